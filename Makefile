@@ -1,0 +1,35 @@
+# vera-gateway. `make run` and `make test` are the whole set-up on a fresh machine.
+
+GO          ?= go
+TAGS        ?= nolibopusfile
+GOTESTFLAGS ?=
+TEST_TIMEOUT ?= 30m
+BENCH       ?= .
+BIN         := bin
+
+export CGO_ENABLED := 1
+
+.PHONY: all deps build run test vet bench fuzz vad-anchors clean
+
+all: build
+
+deps:
+	@bash .ci/deps.sh
+
+build: deps
+	$(GO) build -tags $(TAGS) -o $(BIN)/ ./cmd/...
+
+run: deps
+	$(GO) run -tags $(TAGS) ./cmd/vera-gateway $(ARGS)
+
+vet:
+	$(GO) vet -tags $(TAGS) ./...
+
+test: deps vet
+	$(GO) test -tags $(TAGS) -race -count=1 -timeout $(TEST_TIMEOUT) $(GOTESTFLAGS) ./...
+
+bench: deps
+	$(GO) test -tags $(TAGS) -run '^$$' -bench '$(BENCH)' -benchmem ./...
+
+clean:
+	rm -rf $(BIN)
