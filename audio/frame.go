@@ -1,0 +1,130 @@
+package audio
+
+import (
+	"errors"
+	"fmt"
+
+	goaudio "github.com/go-audio/audio"
+)
+
+const (
+	// SampleRate is the internal sample rate in Hz.
+	SampleRate = 16000
+	// Frame10 is the number of samples in a 10 ms frame at SampleRate.
+	Frame10 = SampleRate / 100
+	// Frame20 is the number of samples in a 20 ms frame at SampleRate.
+	Frame20 = SampleRate / 50
+	// BitDepth is the internal sample width in bits.
+	BitDepth = 16
+)
+
+var (
+	// ErrFrameSize is returned when a buffer is not the size an operation needs.
+	ErrFrameSize = errors.New("audio: wrong frame size")
+	// ErrFormat is returned when a go-audio buffer's format is not 16 kHz mono 16-bit.
+	ErrFormat = errors.New("audio: wrong format")
+)
+
+// Format16k is the go-audio format of internal audio. Treat it as read-only.
+var Format16k = &goaudio.Format{NumChannels: 1, SampleRate: SampleRate}
+
+// SamplesPerMs returns the number of samples in ms milliseconds at rate Hz.
+func SamplesPerMs(rate, ms int) int { return rate * ms / 1000 }
+
+// ToIntBuffer copies pcm into dst, reusing dst.Data when it has capacity, and
+// sets dst's format to 16 kHz mono 16-bit. It allocates only when dst.Data is
+// too small. dst keeps no reference to pcm.
+func ToIntBuffer(dst *goaudio.IntBuffer, pcm []int16) {
+	if cap(dst.Data) < len(pcm) {
+		dst.Data = make([]int, len(pcm))
+	}
+	dst.Data = dst.Data[:len(pcm)]
+	for i, s := range pcm {
+		dst.Data[i] = int(s)
+	}
+	dst.Format = Format16k
+	dst.SourceBitDepth = BitDepth
+}
+
+// FromIntBuffer copies src's samples into dst (clipping to int16) and returns
+// the number copied. src must be mono 16 kHz; its bit depth must be 16 (or 0,
+// meaning 16). It returns ErrFrameSize when dst is shorter than src.
+func FromIntBuffer(dst []int16, src *goaudio.IntBuffer) (int, error) {
+	if src == nil || src.Format == nil {
+		return 0, fmt.Errorf("audio: go-audio buffer without format: %w", ErrFormat)
+	}
+	if src.Format.NumChannels != 1 || src.Format.SampleRate != SampleRate {
+		return 0, fmt.Errorf("audio: got %d Hz %d ch, want %d Hz mono: %w",
+			src.Format.SampleRate, src.Format.NumChannels, SampleRate, ErrFormat)
+	}
+	if src.SourceBitDepth != 0 && src.SourceBitDepth != BitDepth {
+		return 0, fmt.Errorf("audio: got %d-bit, want %d-bit: %w", src.SourceBitDepth, BitDepth, ErrFormat)
+	}
+	if len(dst) < len(src.Data) {
+		return 0, fmt.Errorf("audio: dst holds %d samples, need %d: %w", len(dst), len(src.Data), ErrFrameSize)
+	}
+	for i, v := range src.Data {
+		dst[i] = clip16(v)
+	}
+	return len(src.Data), nil
+}
+
+func clip16(v int) int16 {
+	if v > 32767 {
+		return 32767
+	}
+	if v < -32768 {
+		return -32768
+	}
+	return int16(v)
+}
+
+// Framer cuts a stream of arbitrary-length PCM chunks into fixed-size frames
+// without allocating. It owns one frame of carry-over storage.
+type Framer struct {
+	buf []int16
+	n   int
+}
+
+// NewFramer returns a Framer emitting frames of size samples (e.g. Frame10).
+func NewFramer(size int) (*Framer, error) {
+	if size <= 0 {
+		return nil, fmt.Errorf("audio: framer size %d: %w", size, ErrFrameSize)
+	}
+	return &Framer{buf: make([]int16, size)}, nil
+}
+
+// Size is the frame size in samples.
+func (f *Framer) Size() int { return len(f.buf) }
+
+// Buffered is the number of samples waiting for a full frame.
+func (f *Framer) Buffered() int { return f.n }
+
+// Write feeds pcm and calls emit for every completed frame. The frame passed
+// to emit is only valid during the call (it is the Framer's own storage or a
+// sub-slice of pcm). It stops at the first error emit returns.
+func (f *Framer) Write(pcm []int16, emit func(frame []int16) error) error {
+	size := len(f.buf)
+	for len(pcm) > 0 {
+		if f.n == 0 && len(pcm) >= size {
+			if err := emit(pcm[:size:size]); err != nil {
+				return err
+			}
+			pcm = pcm[size:]
+			continue
+		}
+		c := copy(f.buf[f.n:], pcm)
+		f.n += c
+		pcm = pcm[c:]
+		if f.n == size {
+			f.n = 0
+			if err := emit(f.buf); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// Reset drops any partial frame.
+func (f *Framer) Reset() { f.n = 0 }
