@@ -1,0 +1,231 @@
+package event
+
+import (
+	"unicode/utf8"
+)
+
+// Limits on client events. Decode enforces them; they match the Partner
+// API's message limit (8 000 characters) and body limit (64 KB).
+const (
+	MaxEventBytes   = 64 << 10
+	MaxTextChars    = 8000
+	MaxIDChars      = 128
+	MaxTokenChars   = 2048
+	MaxSurfaces     = 8
+	MaxReasonChars  = 500
+	maxDeviceChars  = 64
+	maxRegionChars  = 16
+	maxOverrideLine = 10000
+)
+
+// Client is a decoded client→server event. Its concrete type is one of the
+// pointer types below.
+type Client interface {
+	// EventType is the wire type of the event.
+	EventType() Type
+	// Validate checks the payload's values (Decode calls it).
+	Validate() error
+}
+
+// Hello opens (or resumes) a session: the device profile, the surfaces the
+// client shows, optional per-surface overrides, and for a resume the token
+// and the last seq the client saw.
+type Hello struct {
+	Device      string            `json:"device"`
+	Surfaces    []string          `json:"surfaces,omitempty"`
+	Overrides   *SurfaceOverrides `json:"overrides,omitempty"`
+	Region      string            `json:"region,omitempty"`
+	ResumeToken string            `json:"resume_token,omitempty"`
+	LastSeq     int64             `json:"last_seq,omitempty"`
+}
+
+// SurfaceOverrides lets a client narrow its profile (never widen past the
+// profile's limits; the session clamps).
+type SurfaceOverrides struct {
+	Lines        int   `json:"lines,omitempty"`
+	CharsPerLine int   `json:"chars_per_line,omitempty"`
+	AckTimeoutMS int64 `json:"ack_timeout_ms,omitempty"`
+}
+
+// InputText is one typed user message.
+type InputText struct {
+	Text string `json:"text"`
+}
+
+// DisplayAck says a surface showed a page of a card.
+type DisplayAck struct {
+	CardID  string `json:"card_id"`
+	Page    int    `json:"page"`
+	Surface string `json:"surface"`
+}
+
+// Keys accepted by input.key: the glasses' four inputs.
+const (
+	KeyNext   = "next"
+	KeyPrev   = "prev"
+	KeySelect = "select"
+	KeyBack   = "back"
+)
+
+// InputKey is a key press on a surface (arrow keys, Enter, Escape on a
+// Meta web app; taps elsewhere).
+type InputKey struct {
+	Key     string `json:"key"`
+	Surface string `json:"surface,omitempty"`
+}
+
+// ActionApprove approves a proposed action.
+type ActionApprove struct {
+	ActionID string `json:"action_id"`
+}
+
+// ActionDecline declines a proposed action.
+type ActionDecline struct {
+	ActionID string `json:"action_id"`
+	Reason   string `json:"reason,omitempty"`
+}
+
+// PlaybackStarted says the client started playing the reply's audio.
+type PlaybackStarted struct {
+	TurnID string `json:"turn_id"`
+}
+
+// ResponseCancel cancels the reply in progress (TurnID optional).
+type ResponseCancel struct {
+	TurnID string `json:"turn_id,omitempty"`
+}
+
+func (*Hello) EventType() Type           { return TypeHello }
+func (*InputText) EventType() Type       { return TypeInputText }
+func (*DisplayAck) EventType() Type      { return TypeDisplayAck }
+func (*InputKey) EventType() Type        { return TypeInputKey }
+func (*ActionApprove) EventType() Type   { return TypeActionApprove }
+func (*ActionDecline) EventType() Type   { return TypeActionDecline }
+func (*PlaybackStarted) EventType() Type { return TypePlaybackStarted }
+func (*ResponseCancel) EventType() Type  { return TypeResponseCancel }
+
+func (h *Hello) Validate() error {
+	if err := checkID("device", h.Device, maxDeviceChars, true); err != nil {
+		return err
+	}
+	if len(h.Surfaces) > MaxSurfaces {
+		return invalid("surfaces", ErrTooLong, "at most %d surfaces", MaxSurfaces)
+	}
+	seen := map[string]bool{}
+	for _, s := range h.Surfaces {
+		if err := checkID("surfaces", s, maxDeviceChars, true); err != nil {
+			return err
+		}
+		if seen[s] {
+			return invalid("surfaces", ErrInvalidValue, "surface %q listed twice", s)
+		}
+		seen[s] = true
+	}
+	if o := h.Overrides; o != nil {
+		if o.Lines < 0 || o.Lines > maxOverrideLine {
+			return invalid("overrides.lines", ErrInvalidValue, "must be in [0,%d]", maxOverrideLine)
+		}
+		if o.CharsPerLine < 0 || o.CharsPerLine > maxOverrideLine {
+			return invalid("overrides.chars_per_line", ErrInvalidValue, "must be in [0,%d]", maxOverrideLine)
+		}
+		if o.AckTimeoutMS < 0 || o.AckTimeoutMS > 600_000 {
+			return invalid("overrides.ack_timeout_ms", ErrInvalidValue, "must be in [0,600000]")
+		}
+	}
+	if err := checkID("region", h.Region, maxRegionChars, false); err != nil {
+		return err
+	}
+	if err := checkID("resume_token", h.ResumeToken, MaxTokenChars, false); err != nil {
+		return err
+	}
+	if h.LastSeq < 0 {
+		return invalid("last_seq", ErrInvalidValue, "must not be negative")
+	}
+	if h.LastSeq > 0 && h.ResumeToken == "" {
+		return invalid("last_seq", ErrInvalidValue, "needs resume_token")
+	}
+	return nil
+}
+
+func (e *InputText) Validate() error {
+	if !utf8.ValidString(e.Text) {
+		return invalid("text", ErrInvalidValue, "must be valid UTF-8")
+	}
+	n := utf8.RuneCountInString(e.Text)
+	if n > MaxTextChars {
+		return invalid("text", ErrTooLong, "%d characters, at most %d", n, MaxTextChars)
+	}
+	if isBlank(e.Text) {
+		return invalid("text", ErrMissing, "must not be empty")
+	}
+	return nil
+}
+
+func (e *DisplayAck) Validate() error {
+	if err := checkID("card_id", e.CardID, MaxIDChars, true); err != nil {
+		return err
+	}
+	if e.Page < 1 {
+		return invalid("page", ErrInvalidValue, "must be >= 1")
+	}
+	return checkID("surface", e.Surface, maxDeviceChars, true)
+}
+
+func (e *InputKey) Validate() error {
+	switch e.Key {
+	case KeyNext, KeyPrev, KeySelect, KeyBack:
+	case "":
+		return invalid("key", ErrMissing, "required: next, prev, select or back")
+	default:
+		return invalid("key", ErrInvalidValue, "must be next, prev, select or back")
+	}
+	return checkID("surface", e.Surface, maxDeviceChars, false)
+}
+
+func (e *ActionApprove) Validate() error { return checkID("action_id", e.ActionID, MaxIDChars, true) }
+
+func (e *ActionDecline) Validate() error {
+	if err := checkID("action_id", e.ActionID, MaxIDChars, true); err != nil {
+		return err
+	}
+	if utf8.RuneCountInString(e.Reason) > MaxReasonChars || !utf8.ValidString(e.Reason) {
+		return invalid("reason", ErrTooLong, "at most %d characters of UTF-8", MaxReasonChars)
+	}
+	return nil
+}
+
+func (e *PlaybackStarted) Validate() error { return checkID("turn_id", e.TurnID, MaxIDChars, true) }
+
+func (e *ResponseCancel) Validate() error { return checkID("turn_id", e.TurnID, MaxIDChars, false) }
+
+// checkID validates a short identifier: printable ASCII without spaces or
+// quotes, at most max characters.
+func checkID(field, v string, max int, required bool) error {
+	if v == "" {
+		if required {
+			return invalid(field, ErrMissing, "required")
+		}
+		return nil
+	}
+	if len(v) > max {
+		return invalid(field, ErrTooLong, "at most %d characters", max)
+	}
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if c <= ' ' || c >= 0x7f || c == '"' || c == '\\' {
+			return invalid(field, ErrInvalidValue, "must be printable ASCII without spaces")
+		}
+	}
+	return nil
+}
+
+func isBlank(s string) bool {
+	for _, r := range s {
+		switch r {
+		case ' ', '\t', '\n', '\r', '\u00a0', '\u3000', '\u200b':
+		default:
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,286 @@
+package event
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	"github.com/veraneural/vera-gateway/safety"
+)
+
+// Type names an event on the wire.
+type Type string
+
+// Server → client event types.
+const (
+	TypeSessionCreated      Type = "session.created"
+	TypeNotice              Type = "notice"
+	TypeSpeechStarted       Type = "input.speech_started"
+	TypeSpeechStopped       Type = "input.speech_stopped"
+	TypeTranscriptPartial   Type = "transcript.partial"
+	TypeTranscriptFinal     Type = "transcript.final"
+	TypeReplyDelta          Type = "reply.delta"
+	TypeReplyDone           Type = "reply.done"
+	TypeReplyAudioStarted   Type = "reply.audio_started"
+	TypeReplyAudioStopped   Type = "reply.audio_stopped"
+	TypeReplyInterrupted    Type = "reply.interrupted"
+	TypeSafetyCard          Type = "safety.card"
+	TypeDisplayCard         Type = "display.card"
+	TypeDisplayClear        Type = "display.clear"
+	TypeCaption             Type = "caption"
+	TypeActionProposed      Type = "action.proposed"
+	TypeActionUpdated       Type = "action.updated"
+	TypeError               Type = "error"
+)
+
+// Client → server event types.
+const (
+	TypeHello           Type = "hello"
+	TypeInputText       Type = "input.text"
+	TypeDisplayAck      Type = "display.ack"
+	TypeInputKey        Type = "input.key"
+	TypeActionApprove   Type = "action.approve"
+	TypeActionDecline   Type = "action.decline"
+	TypePlaybackStarted Type = "playback.started"
+	TypeResponseCancel  Type = "response.cancel"
+)
+
+// Envelope is the header every server event carries beside its payload.
+type Envelope struct {
+	Type      Type   `json:"type"`
+	Seq       int64  `json:"seq"`
+	SessionID string `json:"session_id"`
+	// At is the server time the event was created, in epoch milliseconds.
+	At int64 `json:"at"`
+}
+
+// Encode renders one server event: the envelope fields followed by the
+// payload's fields in one flat JSON object. payload must marshal to a JSON
+// object (or be nil) and must not use the envelope's field names.
+func Encode(env Envelope, payload any) ([]byte, error) {
+	head, err := json.Marshal(env)
+	if err != nil {
+		return nil, fmt.Errorf("event: encode %s envelope: %w", env.Type, err)
+	}
+	if payload == nil {
+		return head, nil
+	}
+	body, err := json.Marshal(payload)
+	if err != nil {
+		return nil, fmt.Errorf("event: encode %s payload: %w", env.Type, err)
+	}
+	body = bytes.TrimSpace(body)
+	if len(body) < 2 || body[0] != '{' || body[len(body)-1] != '}' {
+		return nil, fmt.Errorf("event: encode %s payload: %w", env.Type, ErrPayloadNotObject)
+	}
+	if len(bytes.TrimSpace(body[1:len(body)-1])) == 0 {
+		return head, nil
+	}
+	out := make([]byte, 0, len(head)+len(body))
+	out = append(out, head[:len(head)-1]...)
+	out = append(out, ',')
+	out = append(out, body[1:]...)
+	return out, nil
+}
+
+// SessionCreated opens every session and every resumed connection.
+type SessionCreated struct {
+	ResumeToken string `json:"resume_token"`
+	// ResumeWindowMS is how long the session waits for a reconnect.
+	ResumeWindowMS int64 `json:"resume_window_ms"`
+	Resumed        bool  `json:"resumed"`
+	// ReplayFrom is the first seq replayed on this connection after it.
+	ReplayFrom int64         `json:"replay_from"`
+	Device     string        `json:"device"`
+	Surfaces []SurfaceInfo `json:"surfaces"`
+}
+
+// SurfaceInfo describes one display surface of the session's device.
+type SurfaceInfo struct {
+	ID           string `json:"id"`
+	Profile      string `json:"profile"`
+	Width        int    `json:"width"`
+	Height       int    `json:"height"`
+	AckTimeoutMS int64  `json:"ack_timeout_ms"`
+}
+
+// Notice is a message for the person, e.g. the AI disclosure at session
+// start (kind "ai_disclosure") or an unacknowledged safety card
+// (kind "safety_unacknowledged", addressed to the phone surface).
+type Notice struct {
+	Kind    string `json:"kind"`
+	Text    string `json:"text"`
+	Surface string `json:"surface,omitempty"`
+	CardID  string `json:"card_id,omitempty"`
+}
+
+// Speech marks the start or end of user speech in a voice session, in
+// milliseconds of session audio.
+type Speech struct {
+	TurnID  string `json:"turn_id"`
+	AudioMS int64  `json:"audio_ms"`
+}
+
+// Transcript is a partial or final transcript of the user's turn.
+type Transcript struct {
+	TurnID string `json:"turn_id"`
+	Text   string `json:"text"`
+}
+
+// ReplyDelta is one streamed piece of the reply text.
+type ReplyDelta struct {
+	TurnID string `json:"turn_id"`
+	Delta  string `json:"delta"`
+}
+
+// ReplyDone ends a reply; Text is the whole reply.
+type ReplyDone struct {
+	TurnID   string `json:"turn_id"`
+	Text     string `json:"text"`
+	Model    string `json:"model,omitempty"`
+	Provider string `json:"provider,omitempty"`
+	Level    string `json:"safety_level"`
+}
+
+// ReplyAudio marks the start or end of reply audio playout.
+type ReplyAudio struct {
+	TurnID string `json:"turn_id"`
+}
+
+// ReplyInterrupted says a reply was cut short; Heard is the text that was
+// delivered (shown or played) before the interruption, and the only part of
+// the reply the session's history keeps.
+type ReplyInterrupted struct {
+	TurnID string `json:"turn_id"`
+	Heard  string `json:"heard"`
+	Reason string `json:"reason"`
+}
+
+// SafetyCard carries the safety resources of a turn, in full canonical
+// shape and in the order they must appear, plus the pages laid out for every
+// surface of the session. It always precedes the turn's first reply.delta.
+type SafetyCard struct {
+	CardID          string            `json:"card_id"`
+	TurnID          string            `json:"turn_id"`
+	RequiresAck     bool              `json:"requires_ack"`
+	Level           string            `json:"level"`
+	DisplayRequired bool              `json:"display_required"`
+	Source          string            `json:"source,omitempty"`
+	Resources       []safety.Resource `json:"resources"`
+	Surfaces        []CardSurface     `json:"surfaces"`
+	// Resend counts re-sends after a missing acknowledgement (0 first time).
+	Resend int `json:"resend"`
+}
+
+// CardSurface is a card laid out for one surface.
+type CardSurface struct {
+	Surface      string `json:"surface"`
+	Profile      string `json:"profile"`
+	Width        int    `json:"width"`
+	Height       int    `json:"height"`
+	AckTimeoutMS int64  `json:"ack_timeout_ms"`
+	Pages        []Page `json:"pages"`
+}
+
+// Page is one screen of a card: a title, n/N, the page's text and the
+// display operations that draw it.
+type Page struct {
+	N     int      `json:"n"`
+	Of    int      `json:"of"`
+	Title string   `json:"title"`
+	Lines []string `json:"lines"`
+	Ops   []Op     `json:"ops"`
+}
+
+// Op is one display operation. Kind is "panel", "text" or "button";
+// coordinates are pixels of the surface, colors CSS hex.
+type Op struct {
+	Kind    string `json:"op"`
+	X       int    `json:"x"`
+	Y       int    `json:"y"`
+	W       int    `json:"w,omitempty"`
+	H       int    `json:"h,omitempty"`
+	Text    string `json:"text,omitempty"`
+	Size    int    `json:"size,omitempty"`
+	Weight  int    `json:"weight,omitempty"`
+	Color   string `json:"color,omitempty"`
+	Fill    string `json:"fill,omitempty"`
+	Focused bool   `json:"focused,omitempty"`
+	Role    string `json:"role,omitempty"`
+}
+
+// DisplayCard asks one surface to show one page of a card.
+type DisplayCard struct {
+	CardID  string `json:"card_id"`
+	Kind    string `json:"kind"`
+	Surface string `json:"surface"`
+	Page    Page   `json:"page"`
+}
+
+// DisplayClear asks a surface to clear a card.
+type DisplayClear struct {
+	CardID  string `json:"card_id,omitempty"`
+	Surface string `json:"surface"`
+}
+
+// Caption is a line of caption text for displays.
+type Caption struct {
+	TurnID  string `json:"turn_id"`
+	Speaker string `json:"speaker"`
+	Text    string `json:"text"`
+	Final   bool   `json:"final"`
+}
+
+// Action is an action VERA proposes; the person approves or declines it.
+type Action struct {
+	ID        string          `json:"id"`
+	Type      string          `json:"type"`
+	Title     string          `json:"title"`
+	Summary   string          `json:"summary,omitempty"`
+	Input     json.RawMessage `json:"input,omitempty"`
+	Status    string          `json:"status"`
+	ExpiresAt int64           `json:"expires_at,omitempty"`
+}
+
+// ActionProposed carries a newly proposed action.
+type ActionProposed struct {
+	TurnID string `json:"turn_id"`
+	Action Action `json:"action"`
+}
+
+// ActionUpdated reports a new status of an action: approved, declined,
+// expired or failed.
+type ActionUpdated struct {
+	ActionID string `json:"action_id"`
+	Status   string `json:"status"`
+	Reason   string `json:"reason,omitempty"`
+}
+
+// ErrorType is one of the Partner API's error types.
+type ErrorType string
+
+// Error types used on the event channel.
+const (
+	ErrInvalidRequest    ErrorType = "invalid_request"
+	ErrAuthentication    ErrorType = "authentication_error"
+	ErrPermission        ErrorType = "permission_error"
+	ErrNotFound          ErrorType = "not_found"
+	ErrConflict          ErrorType = "conflict"
+	ErrRateLimited       ErrorType = "rate_limited"
+	ErrEngineUnavailable ErrorType = "engine_unavailable"
+	ErrInternal          ErrorType = "internal_error"
+)
+
+// Error is the error event's payload: {"error":{"type","message"}}.
+type Error struct {
+	Error ErrorBody `json:"error"`
+}
+
+// ErrorBody is the Partner API error envelope's inner object. Field names the
+// offending field and EventType the offending client event, when known.
+type ErrorBody struct {
+	Type      ErrorType `json:"type"`
+	Message   string    `json:"message"`
+	Field     string    `json:"field,omitempty"`
+	EventType string    `json:"event_type,omitempty"`
+}
