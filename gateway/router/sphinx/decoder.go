@@ -1,0 +1,173 @@
+//go:build !noembedded
+
+package sphinx
+
+/*
+#cgo pkg-config: pocketsphinx sphinxbase
+#include <stdlib.h>
+#include <pocketsphinx.h>
+#include <sphinxbase/err.h>
+
+// cmd_ln_init is variadic, which cgo cannot call; this wrapper fixes the
+// argument list. Logging goes nowhere: the gateway logs through slog.
+static cmd_ln_t *vera_ps_config(const char *hmm, const char *dict, const char *lm) {
+	err_set_logfp(NULL);
+	return cmd_ln_init(NULL, ps_args(), TRUE,
+		"-hmm", hmm, "-dict", dict, "-lm", lm,
+		"-logfn", "/dev/null",
+		NULL);
+}
+*/
+import "C"
+
+import (
+	"fmt"
+	"strings"
+	"unsafe"
+)
+
+// Decoder is one pocketsphinx decoder. Not safe for concurrent use: the
+// pool hands it to one goroutine at a time.
+type Decoder struct {
+	ps     *C.ps_decoder_t
+	conf   *C.cmd_ln_t
+	kws    bool
+	inUtt  bool
+	search string
+}
+
+func newDecoder(cfg Config) (*Decoder, error) {
+	hmm, dict, lm := C.CString(cfg.HMM), C.CString(cfg.Dict), C.CString(cfg.LM)
+	defer C.free(unsafe.Pointer(hmm))
+	defer C.free(unsafe.Pointer(dict))
+	defer C.free(unsafe.Pointer(lm))
+	conf := C.vera_ps_config(hmm, dict, lm)
+	if conf == nil {
+		return nil, fmt.Errorf("%w: bad configuration (hmm %q, dict %q, lm %q)", ErrDecoder, cfg.HMM, cfg.Dict, cfg.LM)
+	}
+	ps := C.ps_init(conf)
+	if ps == nil {
+		C.cmd_ln_free_r(conf)
+		return nil, fmt.Errorf("%w: cannot load models (hmm %q, dict %q, lm %q)", ErrDecoder, cfg.HMM, cfg.Dict, cfg.LM)
+	}
+	d := &Decoder{ps: ps, conf: conf}
+	if cfg.KeyphraseFile != "" {
+		name, file := C.CString(SearchKeyphrase), C.CString(cfg.KeyphraseFile)
+		rc := C.ps_set_kws(ps, name, file)
+		C.free(unsafe.Pointer(name))
+		C.free(unsafe.Pointer(file))
+		if rc < 0 {
+			d.Close()
+			return nil, fmt.Errorf("%w: keyphrase file %q rejected", ErrDecoder, cfg.KeyphraseFile)
+		}
+		d.kws = true
+		// ps_set_kws leaves the LM search active; make it explicit.
+		if err := d.setSearch(SearchLM); err != nil {
+			d.Close()
+			return nil, err
+		}
+	}
+	return d, nil
+}
+
+func (d *Decoder) setSearch(search string) error {
+	if search == d.search {
+		return nil
+	}
+	name := "ngram" // pocketsphinx's name for the default LM search
+	if search == SearchKeyphrase {
+		if !d.kws {
+			return ErrNoSearch
+		}
+		name = SearchKeyphrase
+	} else if search != SearchLM {
+		return fmt.Errorf("%w: %q", ErrNoSearch, search)
+	}
+	cs := C.CString(name)
+	defer C.free(unsafe.Pointer(cs))
+	if C.ps_set_search(d.ps, cs) < 0 {
+		return fmt.Errorf("%w: set search %q", ErrDecoder, name)
+	}
+	d.search = search
+	return nil
+}
+
+// Start begins an utterance on the given search (SearchLM or
+// SearchKeyphrase). An utterance already in progress is ended first.
+func (d *Decoder) Start(search string) error {
+	if d.ps == nil {
+		return ErrClosed
+	}
+	if d.inUtt {
+		C.ps_end_utt(d.ps)
+		d.inUtt = false
+	}
+	if err := d.setSearch(search); err != nil {
+		return err
+	}
+	if C.ps_start_utt(d.ps) < 0 {
+		return fmt.Errorf("%w: start utterance", ErrDecoder)
+	}
+	d.inUtt = true
+	return nil
+}
+
+// Process feeds 16 kHz mono samples of the current utterance.
+func (d *Decoder) Process(pcm []int16) error {
+	if !d.inUtt {
+		return fmt.Errorf("%w: process outside an utterance", ErrDecoder)
+	}
+	if len(pcm) == 0 {
+		return nil
+	}
+	if C.ps_process_raw(d.ps, (*C.int16)(unsafe.Pointer(&pcm[0])), C.size_t(len(pcm)), 0, 0) < 0 {
+		return fmt.Errorf("%w: process %d samples", ErrDecoder, len(pcm))
+	}
+	return nil
+}
+
+// Hypothesis returns the current best hypothesis (a partial one during the
+// utterance), or "" when there is none.
+func (d *Decoder) Hypothesis() string {
+	if d.ps == nil {
+		return ""
+	}
+	var score C.int32
+	h := C.ps_get_hyp(d.ps, &score)
+	if h == nil {
+		return ""
+	}
+	return strings.TrimSpace(C.GoString(h))
+}
+
+// End finishes the utterance and returns the final hypothesis.
+func (d *Decoder) End() (string, error) {
+	if !d.inUtt {
+		return "", fmt.Errorf("%w: end outside an utterance", ErrDecoder)
+	}
+	d.inUtt = false
+	if C.ps_end_utt(d.ps) < 0 {
+		return "", fmt.Errorf("%w: end utterance", ErrDecoder)
+	}
+	return d.Hypothesis(), nil
+}
+
+// Abort ends any utterance in progress and discards its result.
+func (d *Decoder) Abort() {
+	if d.ps != nil && d.inUtt {
+		C.ps_end_utt(d.ps)
+	}
+	d.inUtt = false
+}
+
+// Close frees the decoder. Safe to call twice.
+func (d *Decoder) Close() {
+	if d.ps != nil {
+		C.ps_free(d.ps)
+		d.ps = nil
+	}
+	if d.conf != nil {
+		C.cmd_ln_free_r(d.conf)
+		d.conf = nil
+	}
+}
