@@ -1,0 +1,212 @@
+package gateway
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+)
+
+// Scopes a key may hold. A route names the one it needs.
+const (
+	ScopeSessionsWrite      = "sessions:write"
+	ScopeConversationsRead  = "conversations:read"
+	ScopeConversationsWrite = "conversations:write"
+	ScopeActionsWrite       = "actions:write"
+	ScopeToolsWrite         = "tools:write"
+	ScopeWebhooksWrite      = "webhooks:write"
+	ScopeAuditRead          = "audit:read"
+)
+
+// AllScopes lists every scope, in documentation order.
+var AllScopes = []string{
+	ScopeSessionsWrite, ScopeConversationsRead, ScopeConversationsWrite,
+	ScopeActionsWrite, ScopeToolsWrite, ScopeWebhooksWrite, ScopeAuditRead,
+}
+
+// Config is the HTTP edge's configuration.
+type Config struct {
+	// Listen is the address of the public listener.
+	Listen string `yaml:"listen"`
+	// DebugListen, when set, serves pprof on a separate listener. It must be
+	// a loopback address: profiles reveal internals.
+	DebugListen string `yaml:"debug_listen"`
+	// APIVersion is sent as VERA-Version on every response.
+	APIVersion  string            `yaml:"api_version"`
+	Auth        AuthConfig        `yaml:"auth"`
+	Limits      LimitsConfig      `yaml:"limits"`
+	Idempotency IdempotencyConfig `yaml:"idempotency"`
+	// ShutdownGraceMS is how long live sessions get after SIGTERM before the
+	// process exits.
+	ShutdownGraceMS int `yaml:"shutdown_grace_ms"`
+}
+
+// AuthConfig holds partner keys and the client-token settings. With no keys
+// the gateway runs in dev mode: loopback clients only, no authentication.
+type AuthConfig struct {
+	Keys []KeyConfig `yaml:"keys"`
+	// TokenSecret signs client tokens (HMAC-SHA256, at least 32 bytes). cmd
+	// fills it from TokenSecretEnv; when both are empty a random secret is
+	// made at start-up, so tokens do not survive a restart or cross nodes.
+	TokenSecret     string `yaml:"token_secret"`
+	TokenSecretEnv  string `yaml:"token_secret_env"`
+	TokenTTLSeconds int    `yaml:"token_ttl_seconds"`
+	TokenMaxTTL     int    `yaml:"token_max_ttl_seconds"`
+}
+
+// KeyConfig is one partner key. Secret is filled by cmd from SecretEnv when
+// that is set (preferred: secrets stay out of files).
+type KeyConfig struct {
+	ID        string   `yaml:"id"`
+	Secret    string   `yaml:"secret"`
+	SecretEnv string   `yaml:"secret_env"`
+	Scopes    []string `yaml:"scopes"`
+}
+
+// LimitsConfig bounds what one key may send.
+type LimitsConfig struct {
+	RequestsPerMinute int   `yaml:"requests_per_minute"`
+	BodyBytes         int64 `yaml:"body_bytes"`
+	MessageChars      int   `yaml:"message_chars"`
+	ContextChars      int   `yaml:"context_chars"`
+}
+
+// IdempotencyConfig bounds the Idempotency-Key store.
+type IdempotencyConfig struct {
+	TTLSeconds int `yaml:"ttl_seconds"`
+	MaxEntries int `yaml:"max_entries"`
+	// MaxResponseBytes is the largest response body kept for replay; larger
+	// responses are not stored and their key is released.
+	MaxResponseBytes int `yaml:"max_response_bytes"`
+}
+
+// DefaultConfig is what `make run` uses: loopback, dev mode, the Partner
+// API's limits.
+func DefaultConfig() Config {
+	return Config{
+		Listen:     "127.0.0.1:8080",
+		APIVersion: "2026-11-30",
+		Auth: AuthConfig{
+			TokenTTLSeconds: 60,
+			TokenMaxTTL:     600,
+		},
+		Limits: LimitsConfig{
+			RequestsPerMinute: 60,
+			BodyBytes:         64 << 10,
+			MessageChars:      8000,
+			ContextChars:      4000,
+		},
+		Idempotency: IdempotencyConfig{
+			TTLSeconds:       24 * 3600,
+			MaxEntries:       100_000,
+			MaxResponseBytes: 256 << 10,
+		},
+		ShutdownGraceMS: 10_000,
+	}
+}
+
+// DevMode reports whether no partner key is configured.
+func (c Config) DevMode() bool { return len(c.Auth.Keys) == 0 }
+
+// Validate checks every value and names the key of the first bad one.
+func (c Config) Validate() error {
+	var errs []error
+	bad := func(key, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s: %s", key, fmt.Sprintf(format, args...)))
+	}
+	host, _, err := net.SplitHostPort(c.Listen)
+	if err != nil {
+		bad("listen", "%q is not host:port", c.Listen)
+	} else if c.DevMode() && !isLoopbackHost(host) {
+		bad("listen", "%q is not a loopback address, and no auth.keys are configured: dev mode serves unauthenticated "+
+			"requests, so it only listens on 127.0.0.1, ::1 or localhost; add auth.keys to listen publicly", c.Listen)
+	}
+	if c.DebugListen != "" {
+		h, _, err := net.SplitHostPort(c.DebugListen)
+		if err != nil || !isLoopbackHost(h) {
+			bad("debug_listen", "%q must be a loopback host:port (pprof exposes internals)", c.DebugListen)
+		}
+	}
+	if strings.TrimSpace(c.APIVersion) == "" {
+		bad("api_version", "must not be empty")
+	}
+	seen := map[string]bool{}
+	for i, k := range c.Auth.Keys {
+		key := fmt.Sprintf("auth.keys[%d]", i)
+		switch {
+		case k.ID == "":
+			bad(key+".id", "must not be empty")
+		case seen[k.ID]:
+			bad(key+".id", "%q is used twice", k.ID)
+		}
+		seen[k.ID] = true
+		if k.Secret == "" {
+			if k.SecretEnv != "" {
+				bad(key+".secret_env", "environment variable %s is empty or unset", k.SecretEnv)
+			} else {
+				bad(key+".secret", "set secret_env (preferred) or secret")
+			}
+		} else if len(k.Secret) < 16 {
+			bad(key+".secret", "must be at least 16 characters")
+		}
+		if len(k.Scopes) == 0 {
+			bad(key+".scopes", "must list at least one scope of %v", AllScopes)
+		}
+		for _, s := range k.Scopes {
+			if !knownScope(s) {
+				bad(key+".scopes", "unknown scope %q (known: %v)", s, AllScopes)
+			}
+		}
+	}
+	if c.Auth.TokenSecret != "" && len(c.Auth.TokenSecret) < 32 {
+		bad("auth.token_secret", "must be at least 32 bytes")
+	}
+	if c.Auth.TokenTTLSeconds < 1 || c.Auth.TokenTTLSeconds > c.Auth.TokenMaxTTL {
+		bad("auth.token_ttl_seconds", "must be in [1, token_max_ttl_seconds]")
+	}
+	if c.Auth.TokenMaxTTL < 1 || c.Auth.TokenMaxTTL > 3600 {
+		bad("auth.token_max_ttl_seconds", "must be in [1, 3600]")
+	}
+	if c.Limits.RequestsPerMinute < 1 {
+		bad("limits.requests_per_minute", "must be at least 1")
+	}
+	if c.Limits.BodyBytes < 1024 {
+		bad("limits.body_bytes", "must be at least 1024")
+	}
+	if c.Limits.MessageChars < 1 {
+		bad("limits.message_chars", "must be at least 1")
+	}
+	if c.Limits.ContextChars < 1 {
+		bad("limits.context_chars", "must be at least 1")
+	}
+	if c.Idempotency.TTLSeconds < 60 {
+		bad("idempotency.ttl_seconds", "must be at least 60")
+	}
+	if c.Idempotency.MaxEntries < 1 {
+		bad("idempotency.max_entries", "must be at least 1")
+	}
+	if c.Idempotency.MaxResponseBytes < 1024 {
+		bad("idempotency.max_response_bytes", "must be at least 1024")
+	}
+	if c.ShutdownGraceMS < 0 {
+		bad("shutdown_grace_ms", "must not be negative")
+	}
+	return errors.Join(errs...)
+}
+
+func knownScope(s string) bool {
+	for _, k := range AllScopes {
+		if s == k {
+			return true
+		}
+	}
+	return false
+}
+
+func isLoopbackHost(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
