@@ -9,7 +9,6 @@ import (
 	"testing"
 )
 
-
 func TestWAVRoundTripAndFormatErrors(t *testing.T) {
 	dir := t.TempDir()
 	pcm := []int16{0, 100, -100, 32767, -32768}
