@@ -1,0 +1,254 @@
+package espeak
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"math"
+	"os/exec"
+	"reflect"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func newSynth(t testing.TB) *Synth {
+	t.Helper()
+	if _, err := exec.LookPath("espeak-ng"); err != nil {
+		t.Skip("espeak-ng not installed: apt-get install espeak-ng")
+	}
+	s, err := New(DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestSpeakPlausibleLengthAndRates(t *testing.T) {
+	s := newSynth(t)
+	text := "Go forward ten meters. Then turn left at the corner."
+	for _, rate := range []int{48000, 16000} {
+		var chunks, total int
+		var peak int16
+		err := s.Speak(context.Background(), text, "", rate, func(pcm []int16) error {
+			chunks++
+			total += len(pcm)
+			for _, v := range pcm {
+				peak = max(peak, v, -v)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// 10 words at 160 wpm is about 3.75 s of speech plus pauses; allow a
+		// wide but finite band so a silent or runaway synthesis fails.
+		secs := float64(total) / float64(rate)
+		if secs < 2 || secs > 8 {
+			t.Errorf("rate %d: %.2f s of audio for %q, want 2..8 s", rate, secs, text)
+		}
+		if peak < 1000 {
+			t.Errorf("rate %d: peak %d: audio is near silent", rate, peak)
+		}
+		if chunks < 2 {
+			t.Errorf("rate %d: %d chunks, want streamed output", rate, chunks)
+		}
+	}
+}
+
+func TestSpeakFirstSentenceBeforeSecond(t *testing.T) {
+	s := newSynth(t)
+	// The emit callback returns an error after the first chunk; if synthesis
+	// were whole-text, the second sentence would already have been run. The
+	// sentence split makes the first audio depend on the first sentence only.
+	stop := errors.New("stop")
+	var got int
+	err := s.Speak(context.Background(), "Hello there. "+longSentence(), "", 16000, func(pcm []int16) error {
+		got += len(pcm)
+		return stop
+	})
+	if !errors.Is(err, stop) {
+		t.Fatalf("got %v, want the emit error", err)
+	}
+	if got == 0 {
+		t.Fatal("no audio before stop")
+	}
+}
+
+func longSentence() string {
+	var b bytes.Buffer
+	for range 30 {
+		b.WriteString("and then a little more, ")
+	}
+	return b.String() + "until the end."
+}
+
+func TestSpeakCancel(t *testing.T) {
+	s := newSynth(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	first := true
+	start := time.Now()
+	err := s.Speak(ctx, longSentence()+" "+longSentence(), "", 16000, func([]int16) error {
+		if first {
+			first = false
+			cancel()
+		}
+		return nil
+	})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("got %v, want context.Canceled", err)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Fatalf("cancel took %v (hang guard)", d)
+	}
+}
+
+func TestSpeakEmpty(t *testing.T) {
+	s := newSynth(t)
+	if err := s.Speak(context.Background(), " ... \n ", "", 0, func([]int16) error { return nil }); !errors.Is(err, ErrEmpty) {
+		t.Fatalf("got %v, want ErrEmpty", err)
+	}
+}
+
+func TestSentences(t *testing.T) {
+	cases := []struct {
+		in   string
+		max  int
+		want []string
+	}{
+		{"Hello. How are you? Fine!", 40, []string{"Hello.", "How are you?", "Fine!"}},
+		{"It costs 3.5 dollars.", 40, []string{"It costs 3.5 dollars."}},
+		{"line one\nline two", 40, []string{"line one", "line two"}},
+		{"  ...  ", 40, nil},
+		{"aaaa, bbbb cccc dddd", 10, []string{"aaaa,", "bbbb cccc", "dddd"}},
+		{"ééééééééééé", 9, []string{"éééé", "éééé", "ééé"}},
+	}
+	for _, tc := range cases {
+		got := Sentences(tc.in, tc.max)
+		if !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("Sentences(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestStreamRejectsBadWAV(t *testing.T) {
+	for name, data := range map[string][]byte{
+		"empty":  nil,
+		"notwav": []byte("hello world, this is not a wav file"),
+		"stereo": wavHeader(22050, 2),
+	} {
+		err := stream(bufio.NewReader(bytes.NewReader(data)), 16000, func([]int16) error { return nil })
+		if !errors.Is(err, ErrOutput) {
+			t.Errorf("%s: got %v, want ErrOutput", name, err)
+		}
+	}
+}
+
+func wavHeader(rate, channels int) []byte {
+	var b bytes.Buffer
+	b.WriteString("RIFF")
+	binary.Write(&b, binary.LittleEndian, uint32(0xffffffff))
+	b.WriteString("WAVEfmt ")
+	binary.Write(&b, binary.LittleEndian, uint32(16))
+	binary.Write(&b, binary.LittleEndian, uint16(1))
+	binary.Write(&b, binary.LittleEndian, uint16(channels))
+	binary.Write(&b, binary.LittleEndian, uint32(rate))
+	binary.Write(&b, binary.LittleEndian, uint32(rate*2*channels))
+	binary.Write(&b, binary.LittleEndian, uint16(2*channels))
+	binary.Write(&b, binary.LittleEndian, uint16(16))
+	b.WriteString("data")
+	binary.Write(&b, binary.LittleEndian, uint32(0xffffffff))
+	return b.Bytes()
+}
+
+// tone returns n samples of a sine at f Hz sampled at rate.
+func tone(f float64, rate, n int) []int16 {
+	out := make([]int16, n)
+	for i := range out {
+		out[i] = int16(10000 * math.Sin(2*math.Pi*f*float64(i)/float64(rate)))
+	}
+	return out
+}
+
+// power at frequency f via a single-bin DFT, normalised by length.
+func power(x []int16, f float64, rate int) float64 {
+	var re, im float64
+	for i, v := range x {
+		a := 2 * math.Pi * f * float64(i) / float64(rate)
+		re += float64(v) * math.Cos(a)
+		im += float64(v) * math.Sin(a)
+	}
+	return (re*re + im*im) / float64(len(x)*len(x))
+}
+
+func TestResamplerLengthToneAndAliasing(t *testing.T) {
+	cases := []struct{ in, out int }{{22050, 48000}, {22050, 16000}, {48000, 16000}, {16000, 48000}}
+	for _, tc := range cases {
+		n := tc.in // one second
+		src := tone(440, tc.in, n)
+		r, err := NewResampler(tc.in, tc.out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []int16
+		for i := 0; i < n; i += 333 { // odd chunking exercises the stream state
+			got = r.Write(got, src[i:min(i+333, n)])
+		}
+		got = r.Flush(got)
+		if len(got) != tc.out {
+			t.Errorf("%d->%d: %d samples from 1 s, want %d", tc.in, tc.out, len(got), tc.out)
+		}
+		mid := got[tc.out/4 : 3*tc.out/4]
+		if p := power(mid, 440, tc.out); p < 0.2*1e8 {
+			t.Errorf("%d->%d: 440 Hz power %.3g, want about 2.5e7", tc.in, tc.out, p)
+		}
+		// Same signal through in one piece: streaming must not change it.
+		r2, _ := NewResampler(tc.in, tc.out)
+		whole := r2.Flush(r2.Write(nil, src))
+		if !reflect.DeepEqual(whole, got) {
+			t.Errorf("%d->%d: chunked output differs from one-piece output", tc.in, tc.out)
+		}
+	}
+	// A 10 kHz tone is above the 8 kHz Nyquist of 16 kHz output: it must be
+	// filtered, not folded to 6 kHz.
+	r, _ := NewResampler(48000, 16000)
+	out := r.Flush(r.Write(nil, tone(10000, 48000, 48000)))
+	if p := power(out[4000:12000], 6000, 16000); p > 1e4 {
+		t.Errorf("10 kHz aliased to 6 kHz with power %.3g", p)
+	}
+	if _, err := NewResampler(0, 16000); err == nil {
+		t.Error("rate 0 accepted")
+	}
+}
+
+func BenchmarkResample22050To48000(b *testing.B) {
+	src := tone(300, 22050, 22050)
+	b.ReportAllocs()
+	var out []int16
+	for b.Loop() {
+		r, _ := NewResampler(22050, 48000)
+		out = r.Flush(r.Write(out[:0], src))
+	}
+}
+
+func FuzzSentences(f *testing.F) {
+	f.Add("Hello. How are you?", 20)
+	f.Add("a,b,c,d,e,f,g,h,i,j,k,l,m", 20)
+	f.Fuzz(func(t *testing.T, s string, n int) {
+		n = 20 + (n&0xff)
+		for _, p := range Sentences(s, n) {
+			if len(p) > n {
+				t.Fatalf("piece of %d bytes over limit %d", len(p), n)
+			}
+			if !utf8.ValidString(p) && utf8.ValidString(s) {
+				t.Fatalf("piece %q splits a rune", p)
+			}
+		}
+	})
+}
