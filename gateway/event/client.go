@@ -2,20 +2,21 @@ package event
 
 import (
 	"unicode/utf8"
+
+	"github.com/veraneural/vera-gateway/devices"
 )
 
 // Limits on client events. Decode enforces them; they match the Partner
 // API's message limit (8 000 characters) and body limit (64 KB).
 const (
-	MaxEventBytes   = 64 << 10
-	MaxTextChars    = 8000
-	MaxIDChars      = 128
-	MaxTokenChars   = 2048
-	MaxSurfaces     = 8
-	MaxReasonChars  = 500
-	maxDeviceChars  = 64
-	maxRegionChars  = 16
-	maxOverrideLine = 10000
+	MaxEventBytes  = 64 << 10
+	MaxTextChars   = 8000
+	MaxIDChars     = 128
+	MaxTokenChars  = 2048
+	MaxSurfaces    = 8
+	MaxReasonChars = 500
+	maxDeviceChars = 64
+	maxRegionChars = 16
 )
 
 // Client is a decoded client→server event. Its concrete type is one of the
@@ -31,20 +32,13 @@ type Client interface {
 // client shows, optional per-surface overrides, and for a resume the token
 // and the last seq the client saw.
 type Hello struct {
-	Device      string            `json:"device"`
-	Surfaces    []string          `json:"surfaces,omitempty"`
-	Overrides   *SurfaceOverrides `json:"overrides,omitempty"`
-	Region      string            `json:"region,omitempty"`
-	ResumeToken string            `json:"resume_token,omitempty"`
-	LastSeq     int64             `json:"last_seq,omitempty"`
-}
-
-// SurfaceOverrides lets a client narrow its profile (never widen past the
-// profile's limits; the session clamps).
-type SurfaceOverrides struct {
-	Lines        int   `json:"lines,omitempty"`
-	CharsPerLine int   `json:"chars_per_line,omitempty"`
-	AckTimeoutMS int64 `json:"ack_timeout_ms,omitempty"`
+	Device   string   `json:"device"`
+	Surfaces []string `json:"surfaces,omitempty"`
+	// Overrides narrow the profile (devices.Negotiate checks the bounds).
+	Overrides   *devices.Overrides `json:"overrides,omitempty"`
+	Region      string             `json:"region,omitempty"`
+	ResumeToken string             `json:"resume_token,omitempty"`
+	LastSeq     int64              `json:"last_seq,omitempty"`
 }
 
 // InputText is one typed user message.
@@ -120,17 +114,6 @@ func (h *Hello) Validate() error {
 			return invalid("surfaces", ErrInvalidValue, "surface %q listed twice", s)
 		}
 		seen[s] = true
-	}
-	if o := h.Overrides; o != nil {
-		if o.Lines < 0 || o.Lines > maxOverrideLine {
-			return invalid("overrides.lines", ErrInvalidValue, "must be in [0,%d]", maxOverrideLine)
-		}
-		if o.CharsPerLine < 0 || o.CharsPerLine > maxOverrideLine {
-			return invalid("overrides.chars_per_line", ErrInvalidValue, "must be in [0,%d]", maxOverrideLine)
-		}
-		if o.AckTimeoutMS < 0 || o.AckTimeoutMS > 600_000 {
-			return invalid("overrides.ack_timeout_ms", ErrInvalidValue, "must be in [0,600000]")
-		}
 	}
 	if err := checkID("region", h.Region, maxRegionChars, false); err != nil {
 		return err

@@ -6,16 +6,18 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/veraneural/vera-gateway/devices"
 	"github.com/veraneural/vera-gateway/safety"
 )
 
 func TestDecodeAccepts(t *testing.T) {
+	six := 6
 	cases := []struct {
 		in   string
 		want Client
 	}{
-		{`{"type":"hello","device":"meta-rayban-display","surfaces":["hud","phone"],"overrides":{"lines":6},"region":"US"}`,
-			&Hello{Device: "meta-rayban-display", Surfaces: []string{"hud", "phone"}, Overrides: &SurfaceOverrides{Lines: 6}, Region: "US"}},
+		{`{"type":"hello","device":"meta-rayban-display","surfaces":["hud","phone"],"overrides":{"lines_per_page":6},"region":"US"}`,
+			&Hello{Device: "meta-rayban-display", Surfaces: []string{"hud", "phone"}, Overrides: &devices.Overrides{LinesPerPage: &six}, Region: "US"}},
 		{`{"type":"hello","device":"browser","resume_token":"rt_abc","last_seq":12}`,
 			&Hello{Device: "browser", ResumeToken: "rt_abc", LastSeq: 12}},
 		{`{"type":"input.text","text":"hi there"}`, &InputText{Text: "hi there"}},
@@ -60,7 +62,7 @@ func TestDecodeRejects(t *testing.T) {
 		{"text number", `{"type":"input.text","text":42}`, ErrWrongType, "text"},
 		{"page string", `{"type":"display.ack","card_id":"c","page":"1","surface":"hud"}`, ErrWrongType, "page"},
 		{"page float", `{"type":"display.ack","card_id":"c","page":1.5,"surface":"hud"}`, ErrWrongType, "page"},
-		{"nested wrong type", `{"type":"hello","device":"d","overrides":{"lines":"six"}}`, ErrWrongType, "overrides.lines"},
+		{"nested wrong type", `{"type":"hello","device":"d","overrides":{"lines_per_page":"six"}}`, ErrWrongType, "overrides.lines_per_page"},
 		{"surfaces not array", `{"type":"hello","device":"d","surfaces":"hud"}`, ErrWrongType, "surfaces"},
 		{"text too long", `{"type":"input.text","text":"` + strings.Repeat("a", MaxTextChars+1) + `"}`, ErrTooLong, "text"},
 		{"text blank", `{"type":"input.text","text":"  \n"}`, ErrMissing, "text"},
@@ -131,7 +133,7 @@ func TestEncodeFlattensEnvelope(t *testing.T) {
 
 func FuzzDecodeClientEvent(f *testing.F) {
 	for _, s := range []string{
-		`{"type":"hello","device":"meta-rayban-display","surfaces":["hud"],"overrides":{"lines":6}}`,
+		`{"type":"hello","device":"meta-rayban-display","surfaces":["hud"],"overrides":{"lines_per_page":6}}`,
 		`{"type":"input.text","text":"I want to end my life tonight"}`,
 		`{"type":"display.ack","card_id":"c1","page":1,"surface":"hud"}`,
 		`{"type":"input.key","key":"select"}`,

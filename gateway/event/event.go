@@ -13,24 +13,24 @@ type Type string
 
 // Server → client event types.
 const (
-	TypeSessionCreated      Type = "session.created"
-	TypeNotice              Type = "notice"
-	TypeSpeechStarted       Type = "input.speech_started"
-	TypeSpeechStopped       Type = "input.speech_stopped"
-	TypeTranscriptPartial   Type = "transcript.partial"
-	TypeTranscriptFinal     Type = "transcript.final"
-	TypeReplyDelta          Type = "reply.delta"
-	TypeReplyDone           Type = "reply.done"
-	TypeReplyAudioStarted   Type = "reply.audio_started"
-	TypeReplyAudioStopped   Type = "reply.audio_stopped"
-	TypeReplyInterrupted    Type = "reply.interrupted"
-	TypeSafetyCard          Type = "safety.card"
-	TypeDisplayCard         Type = "display.card"
-	TypeDisplayClear        Type = "display.clear"
-	TypeCaption             Type = "caption"
-	TypeActionProposed      Type = "action.proposed"
-	TypeActionUpdated       Type = "action.updated"
-	TypeError               Type = "error"
+	TypeSessionCreated    Type = "session.created"
+	TypeNotice            Type = "notice"
+	TypeSpeechStarted     Type = "input.speech_started"
+	TypeSpeechStopped     Type = "input.speech_stopped"
+	TypeTranscriptPartial Type = "transcript.partial"
+	TypeTranscriptFinal   Type = "transcript.final"
+	TypeReplyDelta        Type = "reply.delta"
+	TypeReplyDone         Type = "reply.done"
+	TypeReplyAudioStarted Type = "reply.audio_started"
+	TypeReplyAudioStopped Type = "reply.audio_stopped"
+	TypeReplyInterrupted  Type = "reply.interrupted"
+	TypeSafetyCard        Type = "safety.card"
+	TypeDisplayCard       Type = "display.card"
+	TypeDisplayClear      Type = "display.clear"
+	TypeCaption           Type = "caption"
+	TypeActionProposed    Type = "action.proposed"
+	TypeActionUpdated     Type = "action.updated"
+	TypeError             Type = "error"
 )
 
 // Client → server event types.
@@ -92,7 +92,7 @@ type SessionCreated struct {
 	// ReplayFrom is the first seq replayed on this connection after it.
 	ReplayFrom int64         `json:"replay_from"`
 	Device     string        `json:"device"`
-	Surfaces []SurfaceInfo `json:"surfaces"`
+	Surfaces   []SurfaceInfo `json:"surfaces"`
 }
 
 // SurfaceInfo describes one display surface of the session's device.

@@ -1,0 +1,211 @@
+package session
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/veraneural/vera-gateway/gateway/event"
+	"github.com/veraneural/vera-gateway/safety"
+)
+
+// cardAcks tracks one safety card's acknowledgements; guarded by Session.mu.
+type cardAcks struct {
+	card     event.SafetyCard
+	surfaces map[string]*surfaceAcks
+}
+
+type surfaceAcks struct {
+	pages   []bool // acked, by page index
+	timer   Timer
+	resends int
+	timeout time.Duration
+}
+
+// activeCard is the card a key press pages through, per surface.
+type activeCard struct {
+	card event.SafetyCard
+	page map[string]int // surface → 1-based page shown
+}
+
+// sendCard lays the assessment out for every visual surface and emits
+// safety.card, arming the ack timers. It never drops a resource: a surface
+// whose layout fails still gets the card (with no pages) and the error is
+// logged, so the client draws the structured resources itself.
+func (s *Session) sendCard(turnID string, a safety.Assessment) {
+	s.mu.Lock()
+	surfaces := append(s.surfaces[:0:0], s.surfaces...)
+	profile := s.profile
+	cardID := fmt.Sprintf("card_%s_%d", turnID, len(s.cards)+1)
+	s.mu.Unlock()
+
+	res := a.Resources
+	if res == nil {
+		res = []safety.Resource{}
+	}
+	card := event.SafetyCard{
+		CardID: cardID, TurnID: turnID, Level: a.Level.String(), DisplayRequired: a.DisplayRequired,
+		Source: string(a.Source), Resources: res, Surfaces: []event.CardSurface{},
+		RequiresAck: len(surfaces) > 0,
+	}
+	for _, sf := range surfaces {
+		pages, err := s.deps.Layout.LayoutSafety(a, sf)
+		if err != nil {
+			s.log_.Error("session: lay out safety card", "surface", sf.ID, "device", profile.ID, "err", err)
+			pages = nil
+		}
+		card.Surfaces = append(card.Surfaces, event.CardSurface{Surface: sf.ID, Profile: profile.ID,
+			Width: sf.Width, Height: sf.Height, AckTimeoutMS: int64(profile.AckTimeoutMS), Pages: pages})
+	}
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ca := &cardAcks{card: card, surfaces: map[string]*surfaceAcks{}}
+	s.cards[cardID] = ca
+	s.active = &activeCard{card: card, page: map[string]int{}}
+	s.emitLocked(event.TypeSafetyCard, card)
+	timeout := time.Duration(profile.AckTimeoutMS) * time.Millisecond
+	for _, cs := range card.Surfaces {
+		n := len(cs.Pages)
+		if n == 0 {
+			n = 1
+		}
+		sa := &surfaceAcks{pages: make([]bool, n), timeout: timeout}
+		ca.surfaces[cs.Surface] = sa
+		s.active.page[cs.Surface] = 1
+		if timeout > 0 {
+			s.armAckLocked(cardID, cs.Surface, sa)
+		}
+	}
+}
+
+func (s *Session) armAckLocked(cardID, surface string, sa *surfaceAcks) {
+	sa.timer = s.afterFuncLocked(sa.timeout, func() { s.ackTimeout(cardID, surface) })
+}
+
+// ackTimeout re-sends a card whose first page was not acknowledged on a
+// surface and notifies the phone surface; it re-arms up to AckResends.
+func (s *Session) ackTimeout(cardID, surface string) {
+	s.mu.Lock()
+	ca := s.cards[cardID]
+	if ca == nil {
+		s.mu.Unlock()
+		return
+	}
+	sa := ca.surfaces[surface]
+	if sa == nil || sa.pages[0] {
+		s.mu.Unlock()
+		return
+	}
+	sa.resends++
+	card := ca.card
+	card.Resend = sa.resends
+	s.emitLocked(event.TypeSafetyCard, card)
+	s.emitLocked(event.TypeNotice, event.Notice{Kind: "safety_unacknowledged", Surface: "phone", CardID: cardID,
+		Text: "Your glasses did not confirm the safety card. The resources are shown here as well."})
+	if sa.resends < s.cfg.AckResends {
+		s.armAckLocked(cardID, surface, sa)
+	}
+	hook := s.deps.OnUnacked
+	s.mu.Unlock()
+	s.log_.Warn("session: safety card not acknowledged", "card", cardID, "surface", surface, "resend", card.Resend)
+	if hook != nil {
+		hook(s, card, surface)
+	}
+}
+
+// Errors of display.ack and input.key.
+var (
+	ErrUnknownCard    = fmt.Errorf("session: unknown card")
+	ErrUnknownSurface = fmt.Errorf("session: unknown surface")
+	ErrBadPage        = fmt.Errorf("session: page out of range")
+)
+
+func (s *Session) ack(a *event.DisplayAck) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ca := s.cards[a.CardID]
+	if ca == nil {
+		return fmt.Errorf("%w %q", ErrUnknownCard, a.CardID)
+	}
+	sa := ca.surfaces[a.Surface]
+	if sa == nil {
+		return fmt.Errorf("%w %q for card %s", ErrUnknownSurface, a.Surface, a.CardID)
+	}
+	if a.Page > len(sa.pages) {
+		return fmt.Errorf("%w: page %d of %d", ErrBadPage, a.Page, len(sa.pages))
+	}
+	sa.pages[a.Page-1] = true
+	if a.Page == 1 && sa.timer != nil {
+		s.stopTimerLocked(sa.timer)
+		sa.timer = nil
+	}
+	if s.active != nil && s.active.card.CardID == a.CardID {
+		s.active.page[a.Surface] = a.Page
+	}
+	return nil
+}
+
+// Acked reports, per surface, which pages of a card were acknowledged.
+func (s *Session) Acked(cardID string) map[string][]bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ca := s.cards[cardID]
+	if ca == nil {
+		return nil
+	}
+	out := map[string][]bool{}
+	for id, sa := range ca.surfaces {
+		out[id] = append([]bool(nil), sa.pages...)
+	}
+	return out
+}
+
+// key pages the active card on a surface for devices that forward keys
+// instead of paging locally: next/prev emit display.card with the page,
+// select re-shows it, back clears the surface once every page was seen
+// (a safety card is never withdrawn unseen).
+func (s *Session) key(k *event.InputKey) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ac := s.active
+	if ac == nil {
+		return nil
+	}
+	surface := k.Surface
+	if surface == "" && len(ac.card.Surfaces) > 0 {
+		surface = ac.card.Surfaces[0].Surface
+	}
+	var cs *event.CardSurface
+	for i := range ac.card.Surfaces {
+		if ac.card.Surfaces[i].Surface == surface {
+			cs = &ac.card.Surfaces[i]
+		}
+	}
+	if cs == nil {
+		return fmt.Errorf("%w %q", ErrUnknownSurface, surface)
+	}
+	n := len(cs.Pages)
+	if n == 0 {
+		return nil
+	}
+	cur := ac.page[surface]
+	switch k.Key {
+	case event.KeyNext:
+		cur = min(cur+1, n)
+	case event.KeyPrev:
+		cur = max(cur-1, 1)
+	case event.KeySelect:
+	case event.KeyBack:
+		sa := s.cards[ac.card.CardID].surfaces[surface]
+		for _, seen := range sa.pages {
+			if !seen {
+				return nil
+			}
+		}
+		s.emitLocked(event.TypeDisplayClear, event.DisplayClear{CardID: ac.card.CardID, Surface: surface})
+		return nil
+	}
+	ac.page[surface] = cur
+	s.emitLocked(event.TypeDisplayCard, event.DisplayCard{CardID: ac.card.CardID, Kind: "safety", Surface: surface, Page: cs.Pages[cur-1]})
+	return nil
+}

@@ -1,0 +1,99 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"time"
+
+	"github.com/veraneural/vera-gateway/devices"
+	"github.com/veraneural/vera-gateway/gateway/event"
+	"github.com/veraneural/vera-gateway/safety"
+)
+
+// Converser answers one user turn (the model router). It calls onDelta with
+// each streamed piece of the reply text, in order, from any goroutine, and
+// returns the whole reply. It must return promptly once ctx is cancelled.
+type Converser interface {
+	Converse(ctx context.Context, req ConverseRequest, onDelta func(string)) (Reply, error)
+}
+
+// ConverseRequest is one turn's input.
+type ConverseRequest struct {
+	SessionID string
+	PartnerID string
+	EndUserID string
+	Region    string
+	Text      string
+	// History is the conversation so far, oldest first, without Text.
+	History []Message
+	// SafetyFinal, when the Converser knows the engine's assessment before
+	// the reply text (a provider with no safety channel, or an engine that
+	// sends safety first), may be called once before the first onDelta. The
+	// session then emits the safety card and streams deltas as they come.
+	// Without the call, deltas are held until Converse returns. Never nil.
+	SafetyFinal func(engine safety.Assessment)
+}
+
+// Message is one entry of the conversation history.
+type Message struct {
+	Role string `json:"role"` // "user" or "assistant"
+	Text string `json:"text"`
+}
+
+// Reply is the router's answer to a turn.
+type Reply struct {
+	Message         string
+	Safety          safety.Assessment
+	ProposedActions []Action
+	Model           string
+	Provider        string
+}
+
+// Action is an action the engine proposes; the person must approve it.
+type Action struct {
+	ID        string
+	Type      string
+	Title     string
+	Summary   string
+	Input     json.RawMessage
+	ExpiresAt time.Time
+}
+
+// SafetyLayer is the safety package as the session uses it.
+type SafetyLayer interface {
+	// Assess runs the local detector on one user text and returns its
+	// assessment with the catalog's resources for region ("" = unknown).
+	Assess(text, region string) safety.Assessment
+	// Merge combines the engine's and the local assessment; it must never
+	// rank below either or drop a resource (the session re-checks).
+	Merge(engine, local safety.Assessment) safety.Assessment
+}
+
+// CardLayout lays a safety card out in pages for one visual surface
+// (the glasses package). Every page carries the title and n/N.
+type CardLayout interface {
+	LayoutSafety(a safety.Assessment, s devices.Surface) ([]event.Page, error)
+}
+
+// ActionHandler carries out an approved action or records a declined one
+// upstream (the Partner API's approve/result calls). Optional.
+type ActionHandler interface {
+	Approve(ctx context.Context, sessionID string, a Action) error
+	Decline(ctx context.Context, sessionID string, a Action, reason string) error
+}
+
+// Deps are a session's collaborators. Converser, Safety and Layout are
+// required; Clock defaults to SystemClock, Logger to a discarding logger.
+type Deps struct {
+	Converser Converser
+	Safety    SafetyLayer
+	Layout    CardLayout
+	Actions   ActionHandler
+	Clock     Clock
+	Logger    *slog.Logger
+	// OnUnacked is called (outside session locks) when a safety card's first
+	// page was not acknowledged on a surface in time, after the re-send; a
+	// voice session speaks the first resource here. Optional.
+	OnUnacked func(s *Session, card event.SafetyCard, surface string)
+}

@@ -1,0 +1,112 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/veraneural/vera-gateway/gateway/event"
+)
+
+// ErrUnknownAction: action.approve/decline named no pending action.
+var ErrUnknownAction = errors.New("session: unknown or settled action")
+
+// Handle applies one decoded client event. Errors are the client's fault;
+// the transport reports them as an error event (Handle already did for the
+// errors it returns wrapped in *ClientError) and keeps the connection.
+func (s *Session) Handle(ctx context.Context, ev event.Client) error {
+	var err error
+	switch e := ev.(type) {
+	case *event.InputText:
+		s.submit(e.Text)
+	case *event.DisplayAck:
+		err = s.ack(e)
+	case *event.InputKey:
+		err = s.key(e)
+	case *event.ActionApprove:
+		err = s.settleAction(ctx, e.ActionID, true, "")
+	case *event.ActionDecline:
+		err = s.settleAction(ctx, e.ActionID, false, e.Reason)
+	case *event.PlaybackStarted:
+		// Voice transports measure latency from it; chat has no audio.
+	case *event.ResponseCancel:
+		s.cancelTurn(e.TurnID)
+	case *event.Hello:
+		// A hello on a live connection re-negotiates the device.
+		err = s.negotiate(e)
+		if err == nil {
+			s.mu.Lock()
+			s.emitLocked(event.TypeSessionCreated, s.createdLocked(true, s.seq+1))
+			s.mu.Unlock()
+		}
+	default:
+		err = fmt.Errorf("session: unhandled event %T", ev)
+	}
+	if err != nil {
+		t := event.ErrInvalidRequest
+		if errors.Is(err, ErrUnknownCard) || errors.Is(err, ErrUnknownAction) {
+			t = event.ErrNotFound
+		}
+		s.Emit(event.TypeError, event.Error{Error: event.ErrorBody{Type: t, Message: err.Error(), EventType: string(ev.EventType())}})
+	}
+	return err
+}
+
+func (s *Session) propose(turnID string, acts []Action) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, a := range acts {
+		if a.ID == "" {
+			continue
+		}
+		s.actions[a.ID] = &actionState{a: a, status: "proposed"}
+		ea := event.Action{ID: a.ID, Type: a.Type, Title: a.Title, Summary: a.Summary, Input: a.Input, Status: "proposed"}
+		if !a.ExpiresAt.IsZero() {
+			ea.ExpiresAt = a.ExpiresAt.UnixMilli()
+		}
+		s.emitLocked(event.TypeActionProposed, event.ActionProposed{TurnID: turnID, Action: ea})
+	}
+}
+
+// settleAction approves or declines a proposed action, only once, and only
+// before it expires; the ActionHandler carries it upstream.
+func (s *Session) settleAction(ctx context.Context, id string, approve bool, reason string) error {
+	s.mu.Lock()
+	st := s.actions[id]
+	if st == nil || st.status != "proposed" {
+		s.mu.Unlock()
+		return fmt.Errorf("%w %q", ErrUnknownAction, id)
+	}
+	if !st.a.ExpiresAt.IsZero() && !s.clock.Now().Before(st.a.ExpiresAt) {
+		st.status = "expired"
+		s.emitLocked(event.TypeActionUpdated, event.ActionUpdated{ActionID: id, Status: "expired"})
+		s.mu.Unlock()
+		return nil
+	}
+	st.status = "pending"
+	a := st.a
+	s.mu.Unlock()
+
+	status := "declined"
+	if approve {
+		status = "approved"
+	}
+	var err error
+	if h := s.deps.Actions; h != nil {
+		if approve {
+			err = h.Approve(ctx, s.id, a)
+		} else {
+			err = h.Decline(ctx, s.id, a, reason)
+		}
+	}
+	upd := event.ActionUpdated{ActionID: id, Status: status, Reason: reason}
+	if err != nil {
+		s.log_.Warn("session: action upstream failed", "action", id, "err", err)
+		upd = event.ActionUpdated{ActionID: id, Status: "failed", Reason: "the action could not be completed"}
+	}
+	s.mu.Lock()
+	st.status = upd.Status
+	s.emitLocked(event.TypeActionUpdated, upd)
+	s.mu.Unlock()
+	return nil
+}

@@ -1,0 +1,111 @@
+package session
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/veraneural/vera-gateway/devices"
+	"github.com/veraneural/vera-gateway/gateway/event"
+	"github.com/veraneural/vera-gateway/safety"
+)
+
+// PlainLayout is a dependency-free CardLayout: one resource per page (more
+// pages when a resource's text is longer than a page), the surface's text
+// budget, words never split, action values (phone numbers, short codes)
+// kept whole on one line, no ellipsis. The glasses package's layout, with
+// real font metrics, replaces it when wired.
+type PlainLayout struct{}
+
+// Title is the title of every safety page.
+const safetyTitle = "Support is available"
+
+// LayoutSafety implements CardLayout.
+func (PlainLayout) LayoutSafety(a safety.Assessment, sf devices.Surface) ([]event.Page, error) {
+	budget := sf.TextBudget
+	if budget.LinesPerPage < 1 || budget.CharsPerLine < 8 {
+		return nil, fmt.Errorf("session: layout %s: text budget %+v too small", sf.ID, budget)
+	}
+	var pages [][]string
+	for _, r := range a.Resources {
+		var lines []string
+		lines = wrap(lines, r.Name, budget.CharsPerLine)
+		for _, act := range r.Actions {
+			label := act.Label
+			if label == "" {
+				label = strings.ToUpper(string(act.Type[:1])) + string(act.Type[1:])
+			}
+			if utf8.RuneCountInString(label+" "+act.Value) <= budget.CharsPerLine {
+				lines = append(lines, label+" "+act.Value)
+			} else {
+				lines = wrap(lines, label, budget.CharsPerLine)
+				lines = append(lines, act.Value) // whole, even if wider
+			}
+		}
+		if r.Hours != "" {
+			lines = wrap(lines, r.Hours, budget.CharsPerLine)
+		}
+		lines = wrap(lines, r.Description, budget.CharsPerLine)
+		for len(lines) > 0 {
+			n := min(len(lines), budget.LinesPerPage)
+			pages = append(pages, lines[:n])
+			lines = lines[n:]
+		}
+	}
+	if len(pages) == 0 {
+		return nil, fmt.Errorf("session: layout %s: assessment has no resources", sf.ID)
+	}
+	out := make([]event.Page, len(pages))
+	for i, lines := range pages {
+		out[i] = event.Page{N: i + 1, Of: len(pages), Title: safetyTitle, Lines: lines, Ops: plainOps(sf, safetyTitle, lines, i+1, len(pages))}
+	}
+	return out, nil
+}
+
+func wrap(lines []string, text string, width int) []string {
+	var cur strings.Builder
+	for _, w := range strings.Fields(text) {
+		if cur.Len() > 0 && utf8.RuneCountInString(cur.String())+1+utf8.RuneCountInString(w) > width {
+			lines = append(lines, cur.String())
+			cur.Reset()
+		}
+		if cur.Len() > 0 {
+			cur.WriteByte(' ')
+		}
+		cur.WriteString(w)
+	}
+	if cur.Len() > 0 {
+		lines = append(lines, cur.String())
+	}
+	return lines
+}
+
+// plainOps draws a page: a dark panel (black is transparent on additive
+// displays), the title, n/N, the body lines and a focused Next/Done control.
+func plainOps(sf devices.Surface, title string, lines []string, n, of int) []event.Op {
+	f := sf.Fonts
+	fg, dim, panel := "#ffffff", "#c8d0da", "#1b2230"
+	if sf.Colors.Model == devices.ColorGreen {
+		fg, dim, panel = "#7dff8a", "#4fbf5a", "#0a1f0c"
+	}
+	m := sf.MarginPx
+	ops := []event.Op{{Kind: "panel", X: 0, Y: 0, W: sf.Width, H: sf.Height, Fill: panel}}
+	y := m
+	ops = append(ops,
+		event.Op{Kind: "text", X: m, Y: y, Text: title, Size: f.TitlePx, Weight: 700, Color: fg, Role: "title"},
+		event.Op{Kind: "text", X: sf.Width - m - 3*f.MetaPx, Y: y, Text: fmt.Sprintf("%d/%d", n, of), Size: f.MetaPx, Color: dim, Role: "page"})
+	y += f.TitleLinePx + sf.GapPx
+	for _, l := range lines {
+		ops = append(ops, event.Op{Kind: "text", X: m, Y: y, Text: l, Size: f.BodyPx, Color: fg, Role: "body"})
+		y += f.BodyLinePx
+	}
+	if sf.Buttons {
+		label := "Next"
+		if n == of {
+			label = "Done"
+		}
+		ops = append(ops, event.Op{Kind: "button", X: m, Y: sf.Height - m - sf.ButtonRowPx, W: sf.Width - 2*m, H: sf.ButtonRowPx,
+			Text: label, Size: f.BodyPx, Color: "#0b0f16", Fill: "#e8f0ff", Focused: true, Role: "next"})
+	}
+	return ops
+}

@@ -1,0 +1,626 @@
+package session_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/veraneural/vera-gateway/devices"
+	"github.com/veraneural/vera-gateway/gateway/event"
+	"github.com/veraneural/vera-gateway/gateway/session"
+	"github.com/veraneural/vera-gateway/gateway/session/sessiontest"
+	"github.com/veraneural/vera-gateway/safety"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+var (
+	lifeline = safety.Resource{ID: "us-988", Name: "988 Suicide & Crisis Lifeline", Country: "US",
+		Actions: []safety.Action{{Type: safety.ActionCall, Value: "988"}, {Type: safety.ActionText, Value: "988"}}}
+	textLine = safety.Resource{ID: "us-ctl", Name: "Crisis Text Line", Country: "US",
+		Actions: []safety.Action{{Type: safety.ActionText, Label: "Text HOME to", Value: "741741"}}}
+)
+
+// keywordSafety is a SafetyLayer for tests: "end my life" is a crisis.
+type keywordSafety struct{ downgrade bool }
+
+func (k keywordSafety) Assess(text, region string) safety.Assessment {
+	if strings.Contains(strings.ToLower(text), "end my life") {
+		return safety.Assessment{Level: safety.LevelCrisis, DisplayRequired: true, Resources: []safety.Resource{lifeline}, Source: safety.SourceLocal}
+	}
+	return safety.Assessment{Source: safety.SourceLocal}
+}
+
+func (k keywordSafety) Merge(engine, local safety.Assessment) safety.Assessment {
+	if k.downgrade { // a broken merge: the session must still not downgrade
+		return safety.Assessment{}
+	}
+	out := engine
+	if local.Level > out.Level {
+		out.Level = local.Level
+	}
+	out.DisplayRequired = engine.DisplayRequired || local.DisplayRequired
+	out.Resources = append(append([]safety.Resource(nil), engine.Resources...), local.Resources...)
+	out.Source = safety.SourceMerged
+	return out
+}
+
+// scripted is a Converser driven by a function per call.
+type scripted struct {
+	fn func(ctx context.Context, req session.ConverseRequest, onDelta func(string)) (session.Reply, error)
+	mu sync.Mutex
+	n  int
+	h  [][]session.Message
+}
+
+func (c *scripted) Converse(ctx context.Context, req session.ConverseRequest, onDelta func(string)) (session.Reply, error) {
+	c.mu.Lock()
+	c.n++
+	c.h = append(c.h, req.History)
+	c.mu.Unlock()
+	return c.fn(ctx, req, onDelta)
+}
+
+func echo() *scripted {
+	return &scripted{fn: func(ctx context.Context, req session.ConverseRequest, onDelta func(string)) (session.Reply, error) {
+		onDelta("You said: ")
+		onDelta(req.Text)
+		return session.Reply{Message: "You said: " + req.Text, Model: "echo", Provider: "test"}, nil
+	}}
+}
+
+type ev struct {
+	event.Envelope
+	raw map[string]json.RawMessage
+}
+
+func (e ev) str(k string) string {
+	var s string
+	_ = json.Unmarshal(e.raw[k], &s)
+	return s
+}
+
+func newManager(t *testing.T, cfg session.Config, conv session.Converser, sl session.SafetyLayer, clk session.Clock) *session.Manager {
+	t.Helper()
+	m, err := session.NewManager(cfg, session.Deps{Converser: conv, Safety: sl, Layout: session.PlainLayout{}, Clock: clk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := m.Close(ctx); err != nil {
+			t.Error(err)
+		}
+	})
+	return m
+}
+
+func next(t *testing.T, st *session.Stream) ev {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	b, err := st.Next(ctx)
+	if err != nil {
+		t.Fatalf("next event: %v", err)
+	}
+	var e ev
+	if err := json.Unmarshal(b, &e.Envelope); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &e.raw); err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// until reads events until one of type want and returns all read.
+func until(t *testing.T, st *session.Stream, want event.Type) []ev {
+	t.Helper()
+	var out []ev
+	for {
+		e := next(t, st)
+		out = append(out, e)
+		if e.Type == want {
+			return out
+		}
+	}
+}
+
+func types(evs []ev) []string {
+	var s []string
+	for _, e := range evs {
+		s = append(s, string(e.Type))
+	}
+	return s
+}
+
+func index(evs []ev, t event.Type) int {
+	for i, e := range evs {
+		if e.Type == t {
+			return i
+		}
+	}
+	return -1
+}
+
+var owner = session.Owner{PartnerID: "p1", EndUserID: "u1"}
+
+func TestStartDisclosureAndSeq(t *testing.T) {
+	m := newManager(t, session.DefaultConfig(), echo(), keywordSafety{}, nil)
+	s, st, err := m.Open(owner, &event.Hello{Device: devices.MetaRayBanDisplay})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e1, e2 := next(t, st), next(t, st)
+	if e1.Type != event.TypeSessionCreated || e1.Seq != 1 || e1.SessionID != s.ID() || e1.str("resume_token") != s.ResumeToken() {
+		t.Fatalf("first event %+v", e1)
+	}
+	if e2.Type != event.TypeNotice || e2.str("kind") != "ai_disclosure" || !strings.Contains(e2.str("text"), "not therapy") || e2.Seq != 2 {
+		t.Fatalf("second event %+v %s", e2, e2.raw["text"])
+	}
+	if err := s.Handle(context.Background(), &event.InputText{Text: "hello"}); err != nil {
+		t.Fatal(err)
+	}
+	evs := until(t, st, event.TypeReplyDone)
+	for i, e := range evs {
+		if e.Seq != int64(3+i) {
+			t.Fatalf("seq %d at %d: %v", e.Seq, i, types(evs))
+		}
+	}
+	if got := types(evs); strings.Join(got, ",") != "transcript.final,reply.delta,reply.delta,caption,reply.done" {
+		t.Fatalf("events %v", got)
+	}
+}
+
+func TestLocalCrisisCardBeforeAnyDelta(t *testing.T) {
+	m := newManager(t, session.DefaultConfig(), echo(), keywordSafety{}, nil)
+	s, st, _ := m.Open(owner, &event.Hello{Device: devices.MetaRayBanDisplay})
+	until(t, st, event.TypeNotice)
+	_ = s.Handle(context.Background(), &event.InputText{Text: "I want to end my life tonight"})
+	evs := until(t, st, event.TypeReplyDone)
+	ci, di := index(evs, event.TypeSafetyCard), index(evs, event.TypeReplyDelta)
+	if ci < 0 || di < 0 || ci > di {
+		t.Fatalf("card at %d, first delta at %d: %v", ci, di, types(evs))
+	}
+	var card event.SafetyCard
+	b, _ := json.Marshal(evs[ci].raw)
+	_ = json.Unmarshal(b, &card)
+	if !card.RequiresAck || card.Level != "crisis" || len(card.Resources) != 1 || card.Resources[0].Actions[0].Value != "988" {
+		t.Fatalf("card %+v", card)
+	}
+	if len(card.Surfaces) != 1 || card.Surfaces[0].Surface != "display" || len(card.Surfaces[0].Pages) == 0 {
+		t.Fatalf("surfaces %+v", card.Surfaces)
+	}
+	p := card.Surfaces[0].Pages[0]
+	if p.N != 1 || p.Of != len(card.Surfaces[0].Pages) || p.Title == "" || len(p.Ops) == 0 {
+		t.Fatalf("page %+v", p)
+	}
+	if evs[len(evs)-1].str("safety_level") != "crisis" {
+		t.Fatalf("reply.done level %s", evs[len(evs)-1].raw["safety_level"])
+	}
+}
+
+// The engine raises safety the local detector missed; its deltas streamed
+// during converse are still held behind the card.
+func TestEngineSafetyHoldsDeltas(t *testing.T) {
+	conv := &scripted{fn: func(ctx context.Context, req session.ConverseRequest, onDelta func(string)) (session.Reply, error) {
+		onDelta("I'm really glad ")
+		onDelta("you told me.")
+		return session.Reply{Message: "I'm really glad you told me.",
+			Safety: safety.Assessment{Level: safety.LevelElevated, DisplayRequired: true, Resources: []safety.Resource{textLine}, Source: safety.SourceEngine}}, nil
+	}}
+	m := newManager(t, session.DefaultConfig(), conv, keywordSafety{}, nil)
+	s, st, _ := m.Open(owner, nil)
+	until(t, st, event.TypeNotice)
+	_ = s.Handle(context.Background(), &event.InputText{Text: "things are hard"})
+	evs := until(t, st, event.TypeReplyDone)
+	if got := strings.Join(types(evs), ","); got != "transcript.final,safety.card,reply.delta,reply.delta,caption,reply.done" {
+		t.Fatalf("order %s", got)
+	}
+}
+
+// A broken Merge that returns nothing cannot downgrade or drop resources.
+func TestMergeNeverDowngrades(t *testing.T) {
+	conv := &scripted{fn: func(ctx context.Context, req session.ConverseRequest, onDelta func(string)) (session.Reply, error) {
+		return session.Reply{Message: "ok", Safety: safety.Assessment{Level: safety.LevelElevated, DisplayRequired: true, Resources: []safety.Resource{textLine}}}, nil
+	}}
+	m := newManager(t, session.DefaultConfig(), conv, keywordSafety{downgrade: true}, nil)
+	s, st, _ := m.Open(owner, nil)
+	until(t, st, event.TypeNotice)
+	_ = s.Handle(context.Background(), &event.InputText{Text: "I want to end my life"})
+	evs := until(t, st, event.TypeReplyDone)
+	var cards []event.SafetyCard
+	for _, e := range evs {
+		if e.Type == event.TypeSafetyCard {
+			var c event.SafetyCard
+			b, _ := json.Marshal(e.raw)
+			_ = json.Unmarshal(b, &c)
+			cards = append(cards, c)
+		}
+	}
+	if len(cards) != 2 {
+		t.Fatalf("want local card then merged card, got %d: %v", len(cards), types(evs))
+	}
+	last := cards[1]
+	if last.Level != "crisis" || len(last.Resources) != 2 {
+		t.Fatalf("merged card %+v", last)
+	}
+	if index(evs, event.TypeReplyDelta) < 3 {
+		t.Fatalf("delta before the merged card: %v", types(evs))
+	}
+}
+
+func TestSafetyFinalStreamsEarly(t *testing.T) {
+	release := make(chan struct{})
+	conv := &scripted{fn: func(ctx context.Context, req session.ConverseRequest, onDelta func(string)) (session.Reply, error) {
+		req.SafetyFinal(safety.Assessment{})
+		onDelta("streamed ")
+		select {
+		case <-release:
+		case <-ctx.Done():
+			return session.Reply{}, ctx.Err()
+		}
+		onDelta("text")
+		return session.Reply{Message: "streamed text"}, nil
+	}}
+	m := newManager(t, session.DefaultConfig(), conv, keywordSafety{}, nil)
+	s, st, _ := m.Open(owner, nil)
+	until(t, st, event.TypeNotice)
+	_ = s.Handle(context.Background(), &event.InputText{Text: "hi"})
+	evs := until(t, st, event.TypeReplyDelta) // arrives while Converse is still blocked
+	close(release)
+	evs = append(evs, until(t, st, event.TypeReplyDone)...)
+	if got := strings.Join(types(evs), ","); got != "transcript.final,reply.delta,reply.delta,caption,reply.done" {
+		t.Fatalf("order %s", got)
+	}
+}
+
+func blocking() (*scripted, chan struct{}) {
+	started := make(chan struct{}, 8)
+	return &scripted{fn: func(ctx context.Context, req session.ConverseRequest, onDelta func(string)) (session.Reply, error) {
+		if req.Text == "fast" {
+			return session.Reply{Message: "quick answer"}, nil
+		}
+		req.SafetyFinal(safety.Assessment{})
+		onDelta("partial ")
+		started <- struct{}{}
+		<-ctx.Done()
+		return session.Reply{}, ctx.Err()
+	}}, started
+}
+
+func TestNewInputCancelsReply(t *testing.T) {
+	conv, started := blocking()
+	m := newManager(t, session.DefaultConfig(), conv, keywordSafety{}, nil)
+	s, st, _ := m.Open(owner, nil)
+	until(t, st, event.TypeNotice)
+	_ = s.Handle(context.Background(), &event.InputText{Text: "slow"})
+	<-started
+	_ = s.Handle(context.Background(), &event.InputText{Text: "fast"})
+	evs := until(t, st, event.TypeReplyDone)
+	i := index(evs, event.TypeReplyInterrupted)
+	if i < 0 || evs[i].str("reason") != "superseded" || evs[i].str("heard") != "partial " {
+		t.Fatalf("events %v", types(evs))
+	}
+	if h := s.History(); len(h) != 4 || h[1].Text != "partial " || h[3].Text != "quick answer" {
+		t.Fatalf("history keeps only what was delivered: %+v", h)
+	}
+}
+
+func TestResponseCancel(t *testing.T) {
+	conv, started := blocking()
+	m := newManager(t, session.DefaultConfig(), conv, keywordSafety{}, nil)
+	s, st, _ := m.Open(owner, nil)
+	until(t, st, event.TypeNotice)
+	_ = s.Handle(context.Background(), &event.InputText{Text: "slow"})
+	<-started
+	_ = s.Handle(context.Background(), &event.ResponseCancel{})
+	evs := until(t, st, event.TypeReplyInterrupted)
+	if evs[len(evs)-1].str("reason") != "cancelled" {
+		t.Fatalf("%s", evs[len(evs)-1].raw["reason"])
+	}
+}
+
+func TestQueuePolicy(t *testing.T) {
+	gate := make(chan struct{})
+	conv := &scripted{fn: func(ctx context.Context, req session.ConverseRequest, onDelta func(string)) (session.Reply, error) {
+		if req.Text == "first" {
+			<-gate
+		}
+		return session.Reply{Message: "re: " + req.Text}, nil
+	}}
+	cfg := session.DefaultConfig()
+	cfg.OnBusy = session.BusyQueue
+	m := newManager(t, cfg, conv, keywordSafety{}, nil)
+	s, st, _ := m.Open(owner, nil)
+	until(t, st, event.TypeNotice)
+	_ = s.Handle(context.Background(), &event.InputText{Text: "first"})
+	until(t, st, event.TypeTranscriptFinal)
+	_ = s.Handle(context.Background(), &event.InputText{Text: "second"})
+	close(gate)
+	a := until(t, st, event.TypeReplyDone)
+	b := until(t, st, event.TypeReplyDone)
+	if a[len(a)-1].str("text") != "re: first" || b[len(b)-1].str("text") != "re: second" || index(append(a, b...), event.TypeReplyInterrupted) >= 0 {
+		t.Fatalf("%v / %v", types(a), types(b))
+	}
+}
+
+func TestAckTimeoutResendsAndNotifies(t *testing.T) {
+	clk := sessiontest.NewClock(time.Unix(1_800_000_000, 0))
+	var unacked []string
+	var mu sync.Mutex
+	m, err := session.NewManager(session.DefaultConfig(), session.Deps{Converser: echo(), Safety: keywordSafety{}, Layout: session.PlainLayout{}, Clock: clk,
+		OnUnacked: func(s *session.Session, c event.SafetyCard, surface string) {
+			mu.Lock()
+			unacked = append(unacked, surface)
+			mu.Unlock()
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close(context.Background())
+	s, st, _ := m.Open(owner, &event.Hello{Device: devices.MetaRayBanDisplay})
+	until(t, st, event.TypeNotice)
+	_ = s.Handle(context.Background(), &event.InputText{Text: "I want to end my life"})
+	evs := until(t, st, event.TypeReplyDone)
+	cardID := evs[index(evs, event.TypeSafetyCard)].str("card_id")
+	timeout := time.Duration(s.Profile().AckTimeoutMS) * time.Millisecond
+
+	clk.Advance(timeout - time.Millisecond)
+	clk.Advance(time.Millisecond)
+	re := until(t, st, event.TypeNotice)
+	if len(re) != 2 || re[0].Type != event.TypeSafetyCard || re[0].str("card_id") != cardID || string(re[0].raw["resend"]) != "1" ||
+		re[1].str("kind") != "safety_unacknowledged" || re[1].str("surface") != "phone" {
+		t.Fatalf("after timeout: %v", types(re))
+	}
+	mu.Lock()
+	if len(unacked) != 1 || unacked[0] != "display" {
+		t.Fatalf("hook calls %v", unacked)
+	}
+	mu.Unlock()
+	// The ack stops the re-sends.
+	if err := s.Handle(context.Background(), &event.DisplayAck{CardID: cardID, Page: 1, Surface: "display"}); err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(10 * timeout)
+	if got := s.Acked(cardID)["display"]; !got[0] {
+		t.Fatalf("acked %v", got)
+	}
+	before := s.LastSeq()
+	clk.Advance(10 * timeout)
+	if s.LastSeq() != before {
+		t.Fatal("events after the ack")
+	}
+	// Unknown card and page out of range are client errors.
+	if err := s.Handle(context.Background(), &event.DisplayAck{CardID: "nope", Page: 1, Surface: "display"}); !errors.Is(err, session.ErrUnknownCard) {
+		t.Fatalf("unknown card: %v", err)
+	}
+	if err := s.Handle(context.Background(), &event.DisplayAck{CardID: cardID, Page: 99, Surface: "display"}); !errors.Is(err, session.ErrBadPage) {
+		t.Fatalf("bad page: %v", err)
+	}
+}
+
+func TestResendsAreBounded(t *testing.T) {
+	clk := sessiontest.NewClock(time.Unix(1_800_000_000, 0))
+	cfg := session.DefaultConfig()
+	cfg.AckResends = 2
+	m := newManager(t, cfg, echo(), keywordSafety{}, clk)
+	s, st, _ := m.Open(owner, &event.Hello{Device: devices.MetaRayBanDisplay})
+	_ = s.Handle(context.Background(), &event.InputText{Text: "end my life"})
+	until(t, st, event.TypeReplyDone)
+	for range 5 {
+		clk.Advance(time.Minute)
+	}
+	if clk.Pending() != 0 {
+		t.Fatalf("%d timers still armed", clk.Pending())
+	}
+	n := 0
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+		b, err := st.Next(ctx)
+		cancel()
+		if err != nil {
+			break
+		}
+		if strings.Contains(string(b), `"type":"safety.card"`) {
+			n++
+		}
+	}
+	if n != 2 {
+		t.Fatalf("%d re-sends, want 2", n)
+	}
+}
+
+func TestResume(t *testing.T) {
+	clk := sessiontest.NewClock(time.Unix(1_800_000_000, 0))
+	m := newManager(t, session.DefaultConfig(), echo(), keywordSafety{}, clk)
+	s, st, _ := m.Open(owner, nil)
+	seen := until(t, st, event.TypeNotice)
+	last := seen[len(seen)-1].Seq
+	st.Detach()
+	// Events produced while away are kept.
+	_ = s.Handle(context.Background(), &event.InputText{Text: "while away"})
+	for s.History() == nil {
+		time.Sleep(time.Millisecond) // the worker finishes the turn; no timing asserted
+	}
+	if _, _, err := m.Open(session.Owner{PartnerID: "p1", EndUserID: "other"}, &event.Hello{Device: "browser", ResumeToken: s.ResumeToken(), LastSeq: last}); !errors.Is(err, session.ErrResumeUnknown) {
+		t.Fatalf("other owner: %v", err)
+	}
+	s2, st2, err := m.Open(owner, &event.Hello{Device: "browser", ResumeToken: s.ResumeToken(), LastSeq: last})
+	if err != nil || s2 != s {
+		t.Fatalf("resume: %v", err)
+	}
+	e := next(t, st2)
+	if e.Type != event.TypeSessionCreated || string(e.raw["resumed"]) != "true" || e.Seq != 0 {
+		t.Fatalf("resume starts with %v", e.Type)
+	}
+	got := until(t, st2, event.TypeReplyDone)
+	if got[0].Seq != last+1 || got[0].Type != event.TypeTranscriptFinal {
+		t.Fatalf("replay from %d: %v", got[0].Seq, types(got))
+	}
+	for i := 1; i < len(got); i++ {
+		if got[i].Seq != got[i-1].Seq+1 {
+			t.Fatalf("gap in replay: %v", got)
+		}
+	}
+	// A second attach replaces the first stream.
+	_, st3, err := m.Open(owner, &event.Hello{ResumeToken: s.ResumeToken(), LastSeq: s.LastSeq(), Device: "browser"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-st2.Done()
+	if !errors.Is(st2.Err(), session.ErrReplaced) {
+		t.Fatalf("old stream: %v", st2.Err())
+	}
+	if _, _, err := m.Open(owner, &event.Hello{ResumeToken: s.ResumeToken(), LastSeq: s.LastSeq() + 5, Device: "browser"}); !errors.Is(err, session.ErrResumeAhead) {
+		t.Fatalf("ahead: %v", err)
+	}
+	// Away longer than the window: the session is gone.
+	st3.Detach()
+	clk.Advance(session.DefaultConfig().ResumeWindow + time.Second)
+	if _, ok := m.Get(s.ID()); ok {
+		t.Fatal("session outlived its resume window")
+	}
+	if _, _, err := m.Open(owner, &event.Hello{Device: "browser", ResumeToken: s.ResumeToken()}); !errors.Is(err, session.ErrResumeUnknown) {
+		t.Fatalf("expired: %v", err)
+	}
+}
+
+func TestResumeTooOld(t *testing.T) {
+	cfg := session.DefaultConfig()
+	cfg.ReplayEvents = 16
+	m := newManager(t, cfg, echo(), keywordSafety{}, nil)
+	s, st, _ := m.Open(owner, nil)
+	st.Detach()
+	for i := 0; i < 40; i++ {
+		s.EmitError(event.ErrInvalidRequest, "filler")
+	}
+	if _, _, err := m.Open(owner, &event.Hello{Device: "browser", ResumeToken: s.ResumeToken(), LastSeq: 2}); !errors.Is(err, session.ErrResumeTooOld) {
+		t.Fatalf("want too old, got %v", err)
+	}
+}
+
+func TestSlowConsumerFailsStreamWithoutBlocking(t *testing.T) {
+	cfg := session.DefaultConfig()
+	cfg.ReplayEvents = 16
+	m := newManager(t, cfg, echo(), keywordSafety{}, nil)
+	s, st, _ := m.Open(owner, nil)
+	for i := 0; i < 100; i++ { // never blocks although nobody reads
+		s.EmitError(event.ErrInvalidRequest, "filler")
+	}
+	<-st.Done()
+	if !errors.Is(st.Err(), session.ErrSlowConsumer) {
+		t.Fatalf("stream error %v", st.Err())
+	}
+	if _, err := st.Next(context.Background()); !errors.Is(err, session.ErrSlowConsumer) {
+		t.Fatalf("next: %v", err)
+	}
+}
+
+func TestActions(t *testing.T) {
+	clk := sessiontest.NewClock(time.Unix(1_800_000_000, 0))
+	conv := &scripted{fn: func(ctx context.Context, req session.ConverseRequest, onDelta func(string)) (session.Reply, error) {
+		return session.Reply{Message: "Shall I remind you?", ProposedActions: []session.Action{
+			{ID: "act_1", Type: "reminder", Title: "Remind me at 9", ExpiresAt: clk.Now().Add(time.Hour)},
+			{ID: "act_2", Type: "message", Title: "Text Sam"},
+			{ID: "act_3", Type: "message", Title: "Old", ExpiresAt: clk.Now().Add(time.Minute)},
+		}}, nil
+	}}
+	m := newManager(t, session.DefaultConfig(), conv, keywordSafety{}, clk)
+	s, st, _ := m.Open(owner, nil)
+	until(t, st, event.TypeNotice)
+	_ = s.Handle(context.Background(), &event.InputText{Text: "remind me"})
+	evs := until(t, st, event.TypeReplyDone)
+	if got := strings.Join(types(evs), ","); got != "transcript.final,reply.delta,caption,action.proposed,action.proposed,action.proposed,reply.done" {
+		t.Fatalf("turn events %s", got)
+	}
+	ctx := context.Background()
+	_ = s.Handle(ctx, &event.ActionApprove{ActionID: "act_1"})
+	_ = s.Handle(ctx, &event.ActionDecline{ActionID: "act_2", Reason: "no"})
+	if err := s.Handle(ctx, &event.ActionApprove{ActionID: "act_1"}); !errors.Is(err, session.ErrUnknownAction) {
+		t.Fatalf("approve twice: %v", err)
+	}
+	clk.Advance(2 * time.Minute)
+	_ = s.Handle(ctx, &event.ActionApprove{ActionID: "act_3"})
+	want := []string{"act_1/approved", "act_2/declined", "error", "act_3/expired"}
+	for _, w := range want {
+		e := next(t, st)
+		got := string(e.Type)
+		if e.Type == event.TypeActionUpdated {
+			got = e.str("action_id") + "/" + e.str("status")
+		}
+		if got != w {
+			t.Fatalf("got %s want %s", got, w)
+		}
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	if err := session.DefaultConfig().Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for key, mut := range map[string]func(*session.Config){
+		"session.on_busy":       func(c *session.Config) { c.OnBusy = "drop" },
+		"session.replay_events": func(c *session.Config) { c.ReplayEvents = 1 },
+		"session.disclosure":    func(c *session.Config) { c.Disclosure = "" },
+		"session.resume_window": func(c *session.Config) { c.ResumeWindow = 0 },
+	} {
+		c := session.DefaultConfig()
+		mut(&c)
+		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), key) {
+			t.Errorf("%s: %v", key, err)
+		}
+	}
+}
+
+func TestBadHello(t *testing.T) {
+	m := newManager(t, session.DefaultConfig(), echo(), keywordSafety{}, nil)
+	if _, _, err := m.Open(owner, &event.Hello{Device: "toaster"}); !errors.Is(err, session.ErrBadHello) {
+		t.Fatalf("unknown device: %v", err)
+	}
+	if _, _, err := m.Open(owner, &event.Hello{Device: devices.MetaRayBanDisplay, Surfaces: []string{"nope"}}); !errors.Is(err, session.ErrBadHello) {
+		t.Fatalf("unknown surface: %v", err)
+	}
+}
+
+func TestPlainLayoutEveryProfile(t *testing.T) {
+	a := safety.Assessment{Level: safety.LevelCrisis, DisplayRequired: true, Resources: []safety.Resource{lifeline, textLine,
+		{ID: "intl", Name: "International directory of crisis lines", Description: "Find a helpline in your country. If you are in immediate danger, call your local emergency number.",
+			Actions: []safety.Action{{Type: safety.ActionURL, Value: "https://findahelpline.com"}}}}}
+	for _, p := range devices.Builtins() {
+		for _, sf := range p.Surfaces {
+			if !sf.Visual() {
+				continue
+			}
+			pages, err := session.PlainLayout{}.LayoutSafety(a, sf)
+			if err != nil {
+				t.Fatalf("%s/%s: %v", p.ID, sf.ID, err)
+			}
+			var all []string
+			for i, pg := range pages {
+				if pg.N != i+1 || pg.Of != len(pages) || pg.Title == "" || len(pg.Lines) > sf.TextBudget.LinesPerPage {
+					t.Fatalf("%s page %+v", p.ID, pg)
+				}
+				all = append(all, pg.Lines...)
+				for _, l := range pg.Lines {
+					if strings.Contains(l, "…") || strings.Contains(l, "...") {
+						t.Fatalf("ellipsis in %q", l)
+					}
+				}
+			}
+			joined := strings.Join(all, "\n")
+			for _, want := range []string{"988", "741741", "https://findahelpline.com"} {
+				if !strings.Contains(joined, want) {
+					t.Fatalf("%s: %q missing or split in %q", p.ID, want, joined)
+				}
+			}
+		}
+	}
+}

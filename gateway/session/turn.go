@@ -1,0 +1,273 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/veraneural/vera-gateway/gateway/event"
+	"github.com/veraneural/vera-gateway/safety"
+)
+
+type turnInput struct {
+	text string
+}
+
+// turnState is the turn in progress; guarded by Session.mu.
+type turnState struct {
+	id     string
+	cancel context.CancelCauseFunc
+}
+
+// Causes of a cancelled turn, reported in reply.interrupted.
+var (
+	errSuperseded = errors.New("superseded by new input")
+	errCancelled  = errors.New("cancelled by the client")
+)
+
+// submit queues a user text for a turn, applying the busy policy.
+func (s *Session) submit(text string) {
+	s.mu.Lock()
+	if s.cur != nil && s.cfg.OnBusy == BusyCancel {
+		s.cur.cancel(errSuperseded)
+	}
+	s.mu.Unlock()
+	select {
+	case s.inputs <- turnInput{text: text}:
+	default:
+		s.EmitError(event.ErrRateLimited, fmt.Sprintf("too many inputs waiting for a turn (at most %d)", s.cfg.MaxQueued))
+	}
+}
+
+// cancelTurn cancels the reply in progress (response.cancel).
+func (s *Session) cancelTurn(turnID string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cur == nil || (turnID != "" && turnID != s.cur.id) {
+		return false
+	}
+	s.cur.cancel(errCancelled)
+	return true
+}
+
+func (s *Session) worker() {
+	defer s.wg.Done()
+	for {
+		select {
+		case <-s.ctx.Done():
+			return
+		case in := <-s.inputs:
+			s.runTurn(in)
+		}
+	}
+}
+
+// gate holds reply deltas until the turn's safety is settled.
+type gate struct {
+	mu       sync.Mutex // guards the fields below
+	released bool
+	closed   bool
+	held     []string
+	sent     strings.Builder // text emitted as reply.delta
+}
+
+func (s *Session) runTurn(in turnInput) {
+	ctx, cancel := context.WithCancelCause(s.ctx)
+	defer cancel(nil)
+	ctx, cancelT := context.WithTimeout(ctx, s.cfg.TurnTimeout)
+	defer cancelT()
+
+	s.mu.Lock()
+	s.turnN++
+	turnID := fmt.Sprintf("turn_%d", s.turnN)
+	s.cur = &turnState{id: turnID, cancel: cancel}
+	region := s.region
+	hist := append([]Message(nil), s.history...)
+	s.emitLocked(event.TypeTranscriptFinal, event.Transcript{TurnID: turnID, Text: in.text})
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.cur = nil
+		s.mu.Unlock()
+	}()
+
+	// Local detector first, on every turn, whatever the engine does.
+	local := s.deps.Safety.Assess(in.text, region)
+	var shown *safety.Assessment // the assessment the last card carried
+	if local.DisplayRequired {
+		s.sendCard(turnID, local)
+		shown = &local
+	}
+
+	g := &gate{}
+	flush := func() { // g.mu held
+		for _, d := range g.held {
+			s.Emit(event.TypeReplyDelta, event.ReplyDelta{TurnID: turnID, Delta: d})
+			g.sent.WriteString(d)
+		}
+		g.held = nil
+		g.released = true
+	}
+	settle := func(engine safety.Assessment) { // g.mu held
+		merged := guardMerge(engine, local, s.deps.Safety.Merge(engine, local))
+		if needsCard(merged, shown) {
+			s.sendCard(turnID, merged)
+			shown = &merged
+		}
+	}
+	req := ConverseRequest{
+		SessionID: s.id, PartnerID: s.owner.PartnerID, EndUserID: s.owner.EndUserID,
+		Region: region, Text: in.text, History: hist,
+		SafetyFinal: func(engine safety.Assessment) {
+			g.mu.Lock()
+			defer g.mu.Unlock()
+			if g.closed || g.released {
+				return
+			}
+			settle(engine)
+			flush()
+		},
+	}
+	onDelta := func(d string) {
+		if d == "" {
+			return
+		}
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		if g.closed {
+			return
+		}
+		if g.released {
+			s.Emit(event.TypeReplyDelta, event.ReplyDelta{TurnID: turnID, Delta: d})
+			g.sent.WriteString(d)
+			return
+		}
+		g.held = append(g.held, d)
+	}
+
+	reply, err := s.deps.Converser.Converse(ctx, req, onDelta)
+
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.closed = true
+	if ctx.Err() != nil {
+		// Interrupted: only what already left counts as said.
+		heard := g.sent.String()
+		reason := "cancelled"
+		switch cause := context.Cause(ctx); {
+		case errors.Is(cause, errSuperseded):
+			reason = "superseded"
+		case errors.Is(cause, context.DeadlineExceeded):
+			reason = "timeout"
+		case errors.Is(s.ctx.Err(), context.Canceled):
+			return // session closing
+		}
+		s.Emit(event.TypeReplyInterrupted, event.ReplyInterrupted{TurnID: turnID, Heard: heard, Reason: reason})
+		s.remember(in.text, heard)
+		return
+	}
+	if err != nil {
+		s.log_.Warn("session: converse failed", "turn", turnID, "err", err)
+		// The local card (if any) is already out; the engine path failed.
+		s.EmitError(event.ErrEngineUnavailable, "VERA could not answer this turn; please try again")
+		s.remember(in.text, "")
+		return
+	}
+	if !g.released {
+		settle(reply.Safety)
+		if len(g.held) == 0 && reply.Message != "" {
+			g.held = []string{reply.Message}
+		}
+		flush()
+	}
+	level := guardMerge(reply.Safety, local, reply.Safety).Level
+	if shown != nil {
+		level = maxLevel(level, shown.Level)
+	}
+	text := reply.Message
+	if text == "" {
+		text = g.sent.String()
+	}
+	s.Emit(event.TypeCaption, event.Caption{TurnID: turnID, Speaker: "vera", Text: text, Final: true})
+	s.propose(turnID, reply.ProposedActions)
+	s.remember(in.text, text)
+	// reply.done is the last event of a turn.
+	s.Emit(event.TypeReplyDone, event.ReplyDone{TurnID: turnID, Text: text, Model: reply.Model, Provider: reply.Provider, Level: level.String()})
+}
+
+// remember appends a turn to the bounded history.
+func (s *Session) remember(user, assistant string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.history = append(s.history, Message{Role: "user", Text: user})
+	if assistant != "" {
+		s.history = append(s.history, Message{Role: "assistant", Text: assistant})
+	}
+	if n := len(s.history) - s.cfg.HistoryMessages; n > 0 {
+		s.history = append([]Message(nil), s.history[n:]...)
+	}
+}
+
+// History returns a copy of the conversation history.
+func (s *Session) History() []Message {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Message(nil), s.history...)
+}
+
+// guardMerge enforces the merge invariant whatever the SafetyLayer did: the
+// level is at least both inputs', display is required if either requires
+// it, and every resource of both inputs is present (merged order first,
+// then the engine's, then the local ones).
+func guardMerge(engine, local, merged safety.Assessment) safety.Assessment {
+	out := merged
+	out.Level = maxLevel(out.Level, maxLevel(engine.Level, local.Level))
+	out.DisplayRequired = out.DisplayRequired || engine.DisplayRequired || local.DisplayRequired
+	out.Resources = append([]safety.Resource(nil), merged.Resources...)
+	for _, src := range [][]safety.Resource{engine.Resources, local.Resources} {
+		for _, r := range src {
+			if !hasResource(out.Resources, r) {
+				out.Resources = append(out.Resources, r)
+			}
+		}
+	}
+	if out.Source == "" {
+		out.Source = safety.SourceMerged
+	}
+	return out
+}
+
+func hasResource(list []safety.Resource, r safety.Resource) bool {
+	for _, x := range list {
+		if x.ID == r.ID && x.Name == r.Name {
+			return true
+		}
+	}
+	return false
+}
+
+// needsCard reports whether merged must be shown: display is required and
+// nothing shown so far carries its level and every one of its resources.
+func needsCard(merged safety.Assessment, shown *safety.Assessment) bool {
+	if !merged.DisplayRequired {
+		return false
+	}
+	if shown == nil || merged.Level > shown.Level {
+		return true
+	}
+	for _, r := range merged.Resources {
+		if !hasResource(shown.Resources, r) {
+			return true
+		}
+	}
+	return false
+}
+
+func maxLevel(a, b safety.Level) safety.Level {
+	if a > b {
+		return a
+	}
+	return b
+}
