@@ -1,0 +1,212 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// gatewayProcess is the real binary started on an ephemeral loopback port.
+type gatewayProcess struct {
+	cmd    *exec.Cmd
+	base   string
+	stderr *bytes.Buffer
+	done   chan error
+}
+
+var addrRe = regexp.MustCompile(`msg="vera-gateway listening" addr=(\S+)`)
+
+// buildGateway compiles this command once per test binary.
+func buildGateway(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "vera-gateway")
+	cmd := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-tags", "nolibopusfile", "-o", bin, ".")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=1")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+func startGateway(t *testing.T, bin string, env []string, args ...string) *gatewayProcess {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), env...)
+	pr, pw := io.Pipe()
+	cmd.Stderr = pw
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &gatewayProcess{cmd: cmd, stderr: &bytes.Buffer{}, done: make(chan error, 1)}
+	addr := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			line := sc.Text()
+			p.stderr.WriteString(line + "\n")
+			if m := addrRe.FindStringSubmatch(line); m != nil {
+				select {
+				case addr <- m[1]:
+				default:
+				}
+			}
+		}
+	}()
+	go func() { p.done <- cmd.Wait(); pw.Close() }()
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+			<-p.done
+		}
+	})
+	select {
+	case a := <-addr:
+		p.base = "http://" + a
+	case err := <-p.done:
+		t.Fatalf("gateway exited before listening: %v\n%s", err, p.stderr)
+	case <-time.After(60 * time.Second):
+		t.Fatalf("gateway did not listen within 60 s\n%s", p.stderr)
+	}
+	return p
+}
+
+type httpResult struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+func (p *gatewayProcess) request(t *testing.T, method, path, key, body string, hdr ...string) httpResult {
+	t.Helper()
+	req, _ := http.NewRequest(method, p.base+path, strings.NewReader(body))
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return httpResult{resp.StatusCode, resp.Header, b}
+}
+
+func (r httpResult) errorType(t *testing.T) string {
+	t.Helper()
+	var e struct {
+		Error struct {
+			Type      string `json:"type"`
+			Message   string `json:"message"`
+			RequestID string `json:"request_id"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(r.body, &e); err != nil {
+		t.Fatalf("not an envelope: %s", r.body)
+	}
+	if e.Error.RequestID == "" || e.Error.RequestID != r.header.Get("X-Request-Id") {
+		t.Fatalf("envelope without the response's request id: %s", r.body)
+	}
+	return e.Error.Type
+}
+
+// TestBlackBox starts the real binary with one partner key and checks the
+// Partner API conventions from outside, then SIGTERM.
+func TestBlackBox(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	bin := buildGateway(t)
+	const key = "vera_sk_blackbox_0123456789abcdef"
+	const auditKey = "vera_sk_blackbox_audit_0123456789"
+	cfg := writeConfig(t, `listen: "127.0.0.1:0"
+shutdown_grace_ms: 2000
+auth:
+  keys:
+    - id: partner-a
+      secret_env: BB_KEY
+      scopes: [sessions:write, conversations:write]
+    - id: auditor
+      secret_env: BB_AUDIT_KEY
+      scopes: [audit:read]
+`)
+	p := startGateway(t, bin, []string{"BB_KEY=" + key, "BB_AUDIT_KEY=" + auditKey}, "-config", cfg)
+
+	for _, path := range []string{"/healthz", "/readyz"} {
+		if r := p.request(t, "GET", path, "", ""); r.status != 200 {
+			t.Fatalf("%s = %d", path, r.status)
+		}
+	}
+	if r := p.request(t, "GET", "/metrics", "", ""); r.status != 200 || !bytes.Contains(r.body, []byte("\nvera_")) {
+		t.Fatalf("/metrics has no vera_ series: %d", r.status)
+	}
+	const good = `{"end_user_id":"u_123","device":"phone"}`
+	checks := []struct {
+		name, key, body string
+		status          int
+		typ             string
+	}{
+		{"missing key", "", good, 401, "authentication_error"},
+		{"wrong scope", auditKey, good, 403, "permission_error"},
+		{"malformed JSON", key, `{"end_user_id":`, 400, "invalid_request"},
+		{"email end_user_id", key, `{"end_user_id":"a.person@example.com","device":"phone"}`, 400, "invalid_request"},
+		{"70 KB body", key, `{"end_user_id":"` + strings.Repeat("x", 70*1024) + `"}`, 413, "invalid_request"},
+	}
+	for _, c := range checks {
+		r := p.request(t, "POST", "/v1/client_tokens", c.key, c.body)
+		if r.status != c.status || r.errorType(t) != c.typ {
+			t.Errorf("%s: %d %s, want %d %s", c.name, r.status, r.body, c.status, c.typ)
+		}
+	}
+	first := p.request(t, "POST", "/v1/client_tokens", key, good, "Idempotency-Key", "bb-1")
+	replay := p.request(t, "POST", "/v1/client_tokens", key, good, "Idempotency-Key", "bb-1")
+	if first.status != 201 || replay.status != 201 || !bytes.Equal(first.body, replay.body) {
+		t.Fatalf("idempotent replay differs:\n%s\n%s", first.body, replay.body)
+	}
+	// This key has used 5 of its 60 (missing key and wrong scope did not
+	// count against it); spend the rest, then the next one is refused.
+	used := 5
+	var last httpResult
+	for i := used; i <= 60; i++ {
+		last = p.request(t, "POST", "/v1/client_tokens", key, good)
+		if last.status == 429 {
+			break
+		}
+	}
+	if last.status != 429 || last.header.Get("Retry-After") == "" || last.errorType(t) != "rate_limited" {
+		t.Fatalf("61st request in a minute = %d %s (Retry-After %q)", last.status, last.body, last.header.Get("Retry-After"))
+	}
+
+	start := time.Now()
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-p.done:
+		if err != nil {
+			t.Fatalf("exit after SIGTERM: %v\n%s", err, p.stderr)
+		}
+	case <-time.After(2*time.Second + 3*time.Second):
+		t.Fatalf("no exit within the 2 s grace (+3 s)\n%s", p.stderr)
+	}
+	if !strings.Contains(p.stderr.String(), "draining") {
+		t.Fatalf("no drain logged:\n%s", p.stderr)
+	}
+	t.Logf("SIGTERM to exit: %v", time.Since(start).Round(time.Millisecond))
+}

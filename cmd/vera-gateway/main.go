@@ -1,0 +1,181 @@
+// Command vera-gateway runs VERA's live-voice and glasses edge. It is the
+// only place that reads flags, environment variables and files: it loads
+// the YAML config strictly, applies VERA_* overrides, wires the packages and
+// handles SIGINT/SIGTERM by draining.
+//
+//	vera-gateway [-config FILE] [-listen ADDR] [-print-config]
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"reflect"
+	"syscall"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/veraneural/vera-gateway/gateway"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "vera-gateway:", err)
+		if errors.Is(err, errUsage) {
+			os.Exit(2)
+		}
+		os.Exit(1)
+	}
+}
+
+var errUsage = errors.New("usage")
+
+// fileConfig is the whole YAML file: the HTTP edge's keys at the top level
+// and one section per package.
+type fileConfig struct {
+	gateway.Config `yaml:",inline"`
+	// LogLevel is debug, info, warn or error.
+	LogLevel string `yaml:"log_level"`
+}
+
+func defaultFileConfig() fileConfig {
+	return fileConfig{Config: gateway.DefaultConfig(), LogLevel: "info"}
+}
+
+// validate checks every section, so one start-up lists every bad key.
+func (c *fileConfig) validate() error {
+	var errs []error
+	errs = append(errs, c.Config.Validate())
+	var lvl slog.Level
+	if err := lvl.UnmarshalText([]byte(c.LogLevel)); err != nil {
+		errs = append(errs, fmt.Errorf("log_level: %q is not debug, info, warn or error", c.LogLevel))
+	}
+	return errors.Join(errs...)
+}
+
+// loadConfig builds the effective config: defaults, then the file, then
+// VERA_* variables, then flags; secrets named by *_env keys are read last.
+func loadConfig(path, listen string, getenv func(string) string) (fileConfig, []string, error) {
+	cfg := defaultFileConfig()
+	if path != "" {
+		if err := loadConfigFile(path, &cfg); err != nil {
+			return cfg, nil, err
+		}
+	}
+	used, err := applyEnv(&cfg, getenv)
+	if err != nil {
+		return cfg, nil, err
+	}
+	if listen != "" {
+		cfg.Listen = listen
+	}
+	for i := range cfg.Auth.Keys {
+		if k := &cfg.Auth.Keys[i]; k.SecretEnv != "" {
+			k.Secret = getenv(k.SecretEnv)
+		}
+	}
+	if cfg.Auth.TokenSecretEnv != "" {
+		cfg.Auth.TokenSecret = getenv(cfg.Auth.TokenSecretEnv)
+		if cfg.Auth.TokenSecret == "" {
+			return cfg, nil, fmt.Errorf("auth.token_secret_env: environment variable %s is empty or unset", cfg.Auth.TokenSecretEnv)
+		}
+	}
+	if err := cfg.validate(); err != nil {
+		return cfg, nil, fmt.Errorf("invalid config:\n%w", err)
+	}
+	return cfg, used, nil
+}
+
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("vera-gateway", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	configPath := fs.String("config", "", "YAML config `file` (none: embedded defaults)")
+	listen := fs.String("listen", "", "listen `address`, overrides the config's listen")
+	printConfig := fs.Bool("print-config", false, "print the effective config with secrets redacted, then exit")
+	if err := fs.Parse(args); err != nil {
+		return errUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "unexpected arguments: %v\n", fs.Args())
+		return errUsage
+	}
+	cfg, used, err := loadConfig(*configPath, *listen, getenv)
+	if err != nil {
+		return err
+	}
+	if *printConfig {
+		shown := cfg
+		shown.Auth.Keys = append([]gateway.KeyConfig(nil), cfg.Auth.Keys...)
+		redact(reflect.ValueOf(&shown))
+		enc := yaml.NewEncoder(stdout)
+		enc.SetIndent(2)
+		defer enc.Close()
+		return enc.Encode(shown)
+	}
+
+	var lvl slog.Level
+	_ = lvl.UnmarshalText([]byte(cfg.LogLevel))
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lvl}))
+
+	a, err := newApp(cfg, log)
+	if err != nil {
+		return err
+	}
+	defer a.close()
+
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	httpSrv := &http.Server{Handler: a.srv.Handler(), ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	serveErr := make(chan error, 2)
+	go func() { serveErr <- httpSrv.Serve(ln) }()
+
+	var debugSrv *http.Server
+	if cfg.DebugListen != "" {
+		dln, err := net.Listen("tcp", cfg.DebugListen)
+		if err != nil {
+			_ = httpSrv.Close()
+			return fmt.Errorf("debug_listen: %w", err)
+		}
+		debugSrv = &http.Server{Handler: gateway.DebugHandler(), ReadHeaderTimeout: 10 * time.Second}
+		go func() { serveErr <- debugSrv.Serve(dln) }()
+		log.Info("debug listener", "addr", dln.Addr().String())
+	}
+	log.Info("vera-gateway listening", "addr", ln.Addr().String(), "dev_mode", cfg.DevMode(), "env_overrides", used,
+		"web_client", "http://"+ln.Addr().String()+"/")
+
+	select {
+	case err := <-serveErr:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+
+	// Drain: readyz goes false, new sessions get 503, live ones get the grace.
+	grace := time.Duration(cfg.ShutdownGraceMS) * time.Millisecond
+	log.Info("draining", "grace", grace)
+	a.srv.StartDrain()
+	dctx, cancel := context.WithTimeout(context.Background(), grace)
+	defer cancel()
+	a.drain(dctx)
+	sctx, cancel2 := context.WithTimeout(context.Background(), time.Second)
+	defer cancel2()
+	if err := httpSrv.Shutdown(sctx); err != nil {
+		_ = httpSrv.Close()
+	}
+	if debugSrv != nil {
+		_ = debugSrv.Close()
+	}
+	log.Info("stopped")
+	return nil
+}
