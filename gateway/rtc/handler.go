@@ -1,0 +1,381 @@
+package rtc
+
+import (
+	"context"
+	cryptorand "crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"mime"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/gorilla/mux"
+)
+
+// DefaultBasePath is where the voice session resource lives.
+const DefaultBasePath = "/v1/voice/sessions"
+
+// Error types used in envelopes (the Partner API's names).
+const (
+	TypeInvalidRequest = "invalid_request"
+	TypeNotFound       = "not_found"
+	TypeUnavailable    = "unavailable"
+	TypeInternal       = "internal_error"
+)
+
+// HandlerOptions wires the signaling handler into the gateway.
+type HandlerOptions struct {
+	// Engine is required.
+	Engine *Engine
+	// NewSession creates the conversation session for each connection.
+	// Nil accepts media and events and drops them (transport-only).
+	NewSession SessionFactory
+	// Authorize runs first on every request. It returns the principal, or
+	// ok=false after writing its own error response (401/403/429...).
+	// Nil allows everything (dev mode). Session URLs are unguessable
+	// (128-bit ids) and act as the capability for PATCH and DELETE.
+	Authorize func(w http.ResponseWriter, r *http.Request) (principal any, ok bool)
+	// WriteError writes the Partner API envelope; nil uses a local writer
+	// of {"error":{"type","message","request_id"}} with the X-Request-Id.
+	WriteError func(w http.ResponseWriter, r *http.Request, status int, typ, msg string)
+	// Logger; nil discards.
+	Logger *slog.Logger
+	// BasePath for Location headers; "" means DefaultBasePath.
+	BasePath string
+}
+
+// Handler is the WHIP-style signaling endpoint and the registry of live
+// Conns. It owns every Conn it created; Close ends and joins them all.
+type Handler struct {
+	eng        *Engine
+	newSession SessionFactory
+	authorize  func(http.ResponseWriter, *http.Request) (any, bool)
+	writeError func(http.ResponseWriter, *http.Request, int, string, string)
+	log        *slog.Logger
+	base       string
+	router     *mux.Router
+
+	// mu guards conns and closed.
+	mu     sync.Mutex
+	conns  map[string]*Conn
+	closed bool
+}
+
+var deviceRe = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,64}$`)
+
+// NewHandler builds the handler. It serves POST on BasePath and PATCH/DELETE
+// on BasePath/{id}, standalone through ServeHTTP or mounted with Register.
+func NewHandler(o HandlerOptions) (*Handler, error) {
+	if o.Engine == nil {
+		return nil, errors.New("rtc: handler: Engine is required")
+	}
+	h := &Handler{
+		eng: o.Engine, newSession: o.NewSession, authorize: o.Authorize,
+		writeError: o.WriteError, log: o.Logger, base: strings.TrimRight(o.BasePath, "/"),
+		conns: make(map[string]*Conn),
+	}
+	if h.log == nil {
+		h.log = discardLogger()
+	}
+	if h.base == "" {
+		h.base = DefaultBasePath
+	}
+	if h.writeError == nil {
+		h.writeError = WriteEnvelope
+	}
+	if h.newSession == nil {
+		h.newSession = func(context.Context, SessionInfo, *Conn) (Session, error) { return discardSession{}, nil }
+	}
+	h.router = mux.NewRouter()
+	h.Register(h.router)
+	return h, nil
+}
+
+// Register mounts the three routes on r (paths from BasePath).
+func (h *Handler) Register(r *mux.Router) {
+	r.HandleFunc(h.base, h.Create).Methods(http.MethodPost)
+	r.HandleFunc(h.base+"/{id}", h.Update).Methods(http.MethodPatch)
+	r.HandleFunc(h.base+"/{id}", h.Delete).Methods(http.MethodDelete)
+}
+
+// ServeHTTP serves the routes on the handler's own router.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.router.ServeHTTP(w, r) }
+
+// Conn returns a live session's connection.
+func (h *Handler) Conn(id string) (*Conn, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	c, ok := h.conns[id]
+	return c, ok
+}
+
+// Len is the number of live sessions.
+func (h *Handler) Len() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.conns)
+}
+
+// Close refuses new sessions (503), closes every Conn and waits for all of
+// them or ctx.
+func (h *Handler) Close(ctx context.Context) error {
+	h.mu.Lock()
+	h.closed = true
+	conns := make([]*Conn, 0, len(h.conns))
+	for _, c := range h.conns {
+		conns = append(conns, c)
+	}
+	h.mu.Unlock()
+	for _, c := range conns {
+		c.stop(ErrClosed)
+	}
+	var errs []error
+	for _, c := range conns {
+		if err := c.Close(ctx); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (h *Handler) auth(w http.ResponseWriter, r *http.Request) (any, bool) {
+	if h.authorize == nil {
+		return nil, true
+	}
+	return h.authorize(w, r)
+}
+
+func newID() string {
+	var b [16]byte
+	_, _ = cryptorand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// Create handles POST: offer in, 201 + answer out.
+func (h *Handler) Create(w http.ResponseWriter, r *http.Request) {
+	principal, ok := h.auth(w, r)
+	if !ok {
+		return
+	}
+	if !contentTypeIs(r, "application/sdp") {
+		h.writeError(w, r, http.StatusUnsupportedMediaType, TypeInvalidRequest, "Content-Type must be application/sdp")
+		return
+	}
+	device := r.URL.Query().Get("device")
+	if device != "" && !deviceRe.MatchString(device) {
+		h.writeError(w, r, http.StatusBadRequest, TypeInvalidRequest, "device: must be 1-64 characters of A-Z a-z 0-9 . _ : -")
+		return
+	}
+	maxB := h.eng.cfg.MaxOfferBytes
+	body, err := io.ReadAll(io.LimitReader(r.Body, int64(maxB)+1))
+	if err != nil {
+		h.writeError(w, r, http.StatusBadRequest, TypeInvalidRequest, "could not read offer body")
+		return
+	}
+	if len(body) > maxB {
+		h.writeError(w, r, http.StatusRequestEntityTooLarge, TypeInvalidRequest, ErrOfferTooLarge.Error()+": limit is "+strconv.Itoa(maxB)+" bytes")
+		return
+	}
+	offer, err := ParseOffer(body)
+	if err != nil {
+		h.writeError(w, r, http.StatusBadRequest, TypeInvalidRequest, err.Error())
+		return
+	}
+	h.mu.Lock()
+	closed := h.closed
+	h.mu.Unlock()
+	if closed {
+		h.writeError(w, r, http.StatusServiceUnavailable, TypeUnavailable, "gateway is draining")
+		return
+	}
+	id := newID()
+	c, err := newConn(h.eng, id, device, h.log)
+	if err != nil {
+		h.log.Error("rtc: new connection", "err", err)
+		h.writeError(w, r, http.StatusInternalServerError, TypeInternal, "could not create connection")
+		return
+	}
+	info := SessionInfo{ID: id, Device: device, Principal: principal, Offer: offer, RemoteAddr: r.RemoteAddr}
+	sess, err := h.newSession(r.Context(), info, c)
+	if err != nil {
+		c.abort()
+		var rej *RejectError
+		if errors.As(err, &rej) {
+			h.writeError(w, r, rej.Status, rej.Type, rej.Message)
+			return
+		}
+		h.log.Error("rtc: session factory", "err", err)
+		h.writeError(w, r, http.StatusServiceUnavailable, TypeUnavailable, "session could not start")
+		return
+	}
+	if err := c.wire(sess); err != nil {
+		c.abort()
+		h.writeError(w, r, http.StatusInternalServerError, TypeInternal, "could not set up media")
+		return
+	}
+	answer, err := c.answer(r.Context(), offer.SDP)
+	if err != nil {
+		c.abort()
+		var oe *OfferError
+		if errors.As(err, &oe) {
+			h.writeError(w, r, http.StatusBadRequest, TypeInvalidRequest, err.Error())
+			return
+		}
+		h.log.Error("rtc: answer", "err", err)
+		h.writeError(w, r, http.StatusInternalServerError, TypeInternal, "could not create answer")
+		return
+	}
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		c.abort()
+		h.writeError(w, r, http.StatusServiceUnavailable, TypeUnavailable, "gateway is draining")
+		return
+	}
+	h.conns[id] = c
+	h.mu.Unlock()
+	c.start(h.forget)
+	h.log.Info("rtc: session created", "session", id, "device", device)
+
+	hdr := w.Header()
+	for _, l := range linkHeaders(h.eng.cfg.ICEServers) {
+		hdr.Add("Link", l)
+	}
+	hdr.Set("Content-Type", "application/sdp")
+	hdr.Set("Location", h.base+"/"+id)
+	hdr.Set("ETag", c.ETag())
+	w.WriteHeader(http.StatusCreated)
+	_, _ = io.WriteString(w, answer)
+}
+
+func (h *Handler) forget(c *Conn) {
+	h.mu.Lock()
+	if h.conns[c.id] == c {
+		delete(h.conns, c.id)
+	}
+	h.mu.Unlock()
+}
+
+func (h *Handler) lookup(w http.ResponseWriter, r *http.Request) (*Conn, bool) {
+	id := mux.Vars(r)["id"]
+	if id == "" {
+		id = r.URL.Path[strings.LastIndexByte(r.URL.Path, '/')+1:]
+	}
+	c, ok := h.Conn(id)
+	if !ok {
+		h.writeError(w, r, http.StatusNotFound, TypeNotFound, "no such voice session")
+	}
+	return c, ok
+}
+
+// Update handles PATCH: trickle candidates (204) or ICE restart (200 with
+// the server's new fragment). A present If-Match must equal the ETag.
+func (h *Handler) Update(w http.ResponseWriter, r *http.Request) {
+	if _, ok := h.auth(w, r); !ok {
+		return
+	}
+	c, ok := h.lookup(w, r)
+	if !ok {
+		return
+	}
+	if !contentTypeIs(r, "application/trickle-ice-sdpfrag") {
+		h.writeError(w, r, http.StatusUnsupportedMediaType, TypeInvalidRequest, "Content-Type must be application/trickle-ice-sdpfrag")
+		return
+	}
+	if m := r.Header.Get("If-Match"); m != "" && m != "*" && m != c.ETag() {
+		h.writeError(w, r, http.StatusPreconditionFailed, TypeInvalidRequest, "If-Match does not match the current ICE session ETag")
+		return
+	}
+	maxB := h.eng.cfg.MaxPatchBytes
+	body, err := io.ReadAll(io.LimitReader(r.Body, int64(maxB)+1))
+	if err != nil || len(body) > maxB {
+		h.writeError(w, r, http.StatusRequestEntityTooLarge, TypeInvalidRequest, "fragment too large: limit is "+strconv.Itoa(maxB)+" bytes")
+		return
+	}
+	f, err := ParseFragment(body)
+	if err != nil {
+		h.writeError(w, r, http.StatusBadRequest, TypeInvalidRequest, err.Error())
+		return
+	}
+	out, err := c.trickle(r.Context(), f)
+	if err != nil {
+		var oe *OfferError
+		if errors.Is(err, ErrBadFragment) || errors.As(err, &oe) {
+			h.writeError(w, r, http.StatusBadRequest, TypeInvalidRequest, err.Error())
+			return
+		}
+		h.log.Error("rtc: patch", "session", c.id, "err", err)
+		h.writeError(w, r, http.StatusInternalServerError, TypeInternal, "could not apply fragment")
+		return
+	}
+	w.Header().Set("ETag", c.ETag())
+	if out == nil {
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	w.Header().Set("Content-Type", "application/trickle-ice-sdpfrag")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(out.Marshal())
+}
+
+// Delete handles DELETE: hang up and wait for the session to end.
+func (h *Handler) Delete(w http.ResponseWriter, r *http.Request) {
+	if _, ok := h.auth(w, r); !ok {
+		return
+	}
+	c, ok := h.lookup(w, r)
+	if !ok {
+		return
+	}
+	c.stop(ErrHangup)
+	if err := c.Close(r.Context()); err != nil {
+		h.writeError(w, r, http.StatusServiceUnavailable, TypeUnavailable, "hang-up still in progress")
+		return
+	}
+	w.WriteHeader(http.StatusOK)
+}
+
+func contentTypeIs(r *http.Request, want string) bool {
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	return err == nil && strings.EqualFold(mt, want)
+}
+
+// linkHeaders renders ICE servers as WHIP Link headers (RFC 9725 §4.6).
+func linkHeaders(servers []ICEServer) []string {
+	var out []string
+	for _, s := range servers {
+		for _, u := range s.URLs {
+			l := "<" + u + `>; rel="ice-server"`
+			if s.Username != "" {
+				l += `; username="` + s.Username + `"; credential="` + s.Credential + `"; credential-type="password"`
+			}
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// WriteEnvelope is the default error writer: the Partner API envelope with
+// the request id from X-Request-Id (or a fresh one).
+func WriteEnvelope(w http.ResponseWriter, r *http.Request, status int, typ, msg string) {
+	rid := r.Header.Get("X-Request-Id")
+	if rid == "" {
+		rid = "req_" + newID()[:24]
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", rid)
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]string{"type": typ, "message": msg, "request_id": rid}})
+}
+
+type discardSession struct{}
+
+func (discardSession) OnRTP(Packet)   {}
+func (discardSession) OnEvent([]byte) {}
+func (discardSession) Closed(error)   {}

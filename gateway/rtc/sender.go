@@ -1,0 +1,280 @@
+package rtc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/pion/rtp"
+)
+
+// FrameDuration is the playout frame length.
+const FrameDuration = 20 * time.Millisecond
+
+// ErrUnderrun is returned by a source that has no frame ready at this tick
+// (e.g. TTS still synthesising). The tick sends nothing, the RTP clock
+// advances, and the source is asked again next tick.
+var ErrUnderrun = errors.New("rtc: source underrun")
+
+// OpusSource yields pre-encoded 20 ms Opus packets (48 kHz RTP clock).
+// NextOpus returns io.EOF when exhausted or ErrUnderrun when nothing is
+// ready yet. The returned slice need only stay valid until the next call.
+type OpusSource interface {
+	NextOpus() ([]byte, error)
+}
+
+// PCMSource yields 20 ms frames of 16 kHz mono PCM (PCMFrame samples).
+// ReadFrame fills dst (len PCMFrame) and returns how many samples are real;
+// the rest are sent as silence. It returns io.EOF (with n == 0) when
+// exhausted or ErrUnderrun when nothing is ready yet.
+type PCMSource interface {
+	ReadFrame(dst []int16) (n int, err error)
+}
+
+// Playout reports the state of one source on the Sender.
+type Playout struct {
+	// Frames is the number of 20 ms frames of this source put on the wire.
+	Frames int64
+	// Stopped is true when Stop or a newer Play ended the source early.
+	Stopped bool
+	// Err is the source's error other than io.EOF, if any.
+	Err error
+}
+
+// Played is the amount of the source's audio sent so far.
+func (p Playout) Played() time.Duration { return time.Duration(p.Frames) * FrameDuration }
+
+// rtpWriter is what the sender writes to (a pion local track in production).
+type rtpWriter interface {
+	WriteRTP(p *rtp.Packet) error
+}
+
+// Sender paces outbound audio: one 20 ms Opus frame per ticker tick, never
+// sleeping. The RTP timestamp advances by 960 on every tick, including
+// silence, so the receiver sees real time; the first packet after silence
+// carries the marker bit. It is safe for concurrent use.
+type Sender struct {
+	out rtpWriter
+	enc *pcmEncoder
+
+	// mu guards everything below.
+	mu       sync.Mutex
+	live     bool // the transport is connected; otherwise sources wait
+	paused   bool
+	opusSrc  OpusSource
+	pcmSrc   PCMSource
+	onDone   func(Playout)
+	cur      Playout
+	tap      func(pcm []int16, ts uint32)
+	seq      uint16
+	ts       uint32
+	silent   bool // the previous tick sent nothing
+	pcm      []int16
+	pkt      rtp.Packet
+	sent     int64
+	writeErr error
+}
+
+func newSender(out rtpWriter, enc *pcmEncoder, seq uint16, ts uint32) *Sender {
+	return &Sender{out: out, enc: enc, seq: seq, ts: ts, silent: true, pcm: make([]int16, PCMFrame)}
+}
+
+// PlayOpus starts playing src, replacing (and stopping) the current source.
+// onDone, if set, is called once from the sender goroutine when src ends or
+// is stopped; it must not block.
+func (s *Sender) PlayOpus(src OpusSource, onDone func(Playout)) {
+	s.play(src, nil, onDone)
+}
+
+// PlayPCM starts playing src, encoding each frame to Opus; see PlayOpus.
+func (s *Sender) PlayPCM(src PCMSource, onDone func(Playout)) {
+	s.play(nil, src, onDone)
+}
+
+func (s *Sender) play(o OpusSource, p PCMSource, onDone func(Playout)) {
+	s.mu.Lock()
+	prev, prevDone := s.finishLocked(true, nil)
+	s.opusSrc, s.pcmSrc, s.onDone, s.cur = o, p, onDone, Playout{}
+	s.paused = false
+	s.mu.Unlock()
+	if prevDone != nil {
+		prevDone(prev)
+	}
+}
+
+// Stop ends the current source and returns how much of it was played.
+func (s *Sender) Stop() Playout {
+	s.mu.Lock()
+	p, done := s.finishLocked(true, nil)
+	s.mu.Unlock()
+	if done != nil {
+		done(p)
+	}
+	return p
+}
+
+// Pause holds playout (barge-in) without losing the position; Resume
+// continues from the next unplayed frame.
+func (s *Sender) Pause() {
+	s.mu.Lock()
+	s.paused = true
+	s.mu.Unlock()
+}
+
+// Resume continues a paused source.
+func (s *Sender) Resume() {
+	s.mu.Lock()
+	s.paused = false
+	s.mu.Unlock()
+}
+
+// Position returns the current source's playout so far.
+func (s *Sender) Position() Playout {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cur
+}
+
+// Active reports whether a source is loaded (playing or paused).
+func (s *Sender) Active() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.opusSrc != nil || s.pcmSrc != nil
+}
+
+// SentFrames is the total number of audio frames put on the wire.
+func (s *Sender) SentFrames() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.sent
+}
+
+// SetTap installs fn to receive every PCM frame as it is sent, with its RTP
+// timestamp: the echo reference for echo-aware barge-in. fn runs on the
+// sender goroutine, must not block and must not keep pcm.
+func (s *Sender) SetTap(fn func(pcm []int16, ts uint32)) {
+	s.mu.Lock()
+	s.tap = fn
+	s.mu.Unlock()
+}
+
+func (s *Sender) setLive(live bool) {
+	s.mu.Lock()
+	s.live = live
+	s.mu.Unlock()
+}
+
+// finishLocked detaches the current source; the caller runs the returned
+// callback after unlocking.
+func (s *Sender) finishLocked(stopped bool, err error) (Playout, func(Playout)) {
+	if s.opusSrc == nil && s.pcmSrc == nil {
+		return s.cur, nil
+	}
+	p := s.cur
+	p.Stopped, p.Err = stopped, err
+	done := s.onDone
+	s.opusSrc, s.pcmSrc, s.onDone = nil, nil, nil
+	s.cur = p
+	return p, done
+}
+
+// tick sends at most one frame. It is the whole pacing step, separated from
+// the ticker so tests drive it without wall time.
+func (s *Sender) tick() {
+	s.mu.Lock()
+	var payload []byte
+	var srcErr error
+	var tapFrame []int16
+	if s.live && !s.paused {
+		switch {
+		case s.opusSrc != nil:
+			payload, srcErr = s.opusSrc.NextOpus()
+		case s.pcmSrc != nil:
+			clear(s.pcm)
+			var n int
+			n, srcErr = s.pcmSrc.ReadFrame(s.pcm)
+			if srcErr == nil && n > 0 {
+				payload, srcErr = s.enc.encode(s.pcm)
+				tapFrame = s.pcm
+			}
+		}
+	}
+	var doneP Playout
+	var done func(Playout)
+	switch {
+	case srcErr == nil:
+	case errors.Is(srcErr, ErrUnderrun):
+		payload = nil
+	case errors.Is(srcErr, io.EOF):
+		payload = nil
+		doneP, done = s.finishLocked(false, nil)
+	default:
+		payload = nil
+		doneP, done = s.finishLocked(false, srcErr)
+	}
+	if len(payload) > 0 {
+		s.pkt.Header = rtp.Header{Version: 2, PayloadType: OpusPayloadType, SequenceNumber: s.seq, Timestamp: s.ts, Marker: s.silent}
+		s.pkt.Payload = payload
+		if err := s.out.WriteRTP(&s.pkt); err != nil && s.writeErr == nil {
+			s.writeErr = fmt.Errorf("rtc: write rtp: %w", err)
+		}
+		s.seq++
+		s.sent++
+		s.cur.Frames++
+		s.silent = false
+		if s.tap != nil && tapFrame != nil {
+			s.tap(tapFrame, s.ts)
+		}
+	} else {
+		s.silent = true
+	}
+	s.ts += FrameSamples48k
+	s.mu.Unlock()
+	if done != nil {
+		done(doneP)
+	}
+}
+
+// maxCatchUp bounds how many late frames one ticker wake-up sends; beyond it
+// the frames are skipped (the RTP clock still advances) so a stalled process
+// does not burst seconds of audio.
+const maxCatchUp = 3
+
+// run paces tick with a ticker until ctx ends. Frames due are counted from
+// the start time, so a late wake-up sends the missed frames (up to
+// maxCatchUp) and the RTP clock never drifts from wall time.
+func (s *Sender) run(ctx context.Context) {
+	t := time.NewTicker(FrameDuration)
+	defer t.Stop()
+	start := time.Now()
+	var done int64
+	for {
+		select {
+		case <-ctx.Done():
+			s.Stop()
+			return
+		case now := <-t.C:
+			due := int64(now.Sub(start) / FrameDuration)
+			n := due - done
+			if n > maxCatchUp {
+				s.skip(n - maxCatchUp)
+				n = maxCatchUp
+			}
+			for range n {
+				s.tick()
+			}
+			done = due
+		}
+	}
+}
+
+// skip advances the RTP clock by n frames without sending.
+func (s *Sender) skip(n int64) {
+	s.mu.Lock()
+	s.ts += uint32(n) * FrameSamples48k
+	s.silent = true
+	s.mu.Unlock()
+}

@@ -1,0 +1,145 @@
+package rtc
+
+import (
+	"errors"
+	"io"
+	"testing"
+
+	"github.com/pion/rtp"
+)
+
+type captureWriter struct{ pkts []rtp.Packet }
+
+func (w *captureWriter) WriteRTP(p *rtp.Packet) error {
+	c := *p
+	c.Payload = append([]byte(nil), p.Payload...)
+	w.pkts = append(w.pkts, c)
+	return nil
+}
+
+// scriptSource returns the scripted results in order, then io.EOF.
+type scriptSource struct {
+	script []error // nil = a frame
+	i      int
+}
+
+func (s *scriptSource) NextOpus() ([]byte, error) {
+	if s.i >= len(s.script) {
+		return nil, io.EOF
+	}
+	e := s.script[s.i]
+	s.i++
+	if e != nil {
+		return nil, e
+	}
+	return []byte{0xf8, 0xff, 0xfe}, nil // an Opus DTX-style frame
+}
+
+type toneSource struct{ frames, n int }
+
+func (s *toneSource) ReadFrame(dst []int16) (int, error) {
+	if s.n >= s.frames {
+		return 0, io.EOF
+	}
+	s.n++
+	for i := range dst {
+		dst[i] = int16((i % 40) * 400)
+	}
+	return len(dst), nil
+}
+
+func newTestSender(t *testing.T) (*Sender, *captureWriter) {
+	t.Helper()
+	enc, err := newPCMEncoder(24000, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &captureWriter{}
+	s := newSender(w, enc, 65534, 1000)
+	return s, w
+}
+
+func TestSenderPacingAndClock(t *testing.T) {
+	s, w := newTestSender(t)
+	var done []Playout
+	src := &scriptSource{script: []error{nil, nil, ErrUnderrun, nil}}
+	s.PlayOpus(src, func(p Playout) { done = append(done, p) })
+	s.tick() // not live yet: the source must not be consumed
+	if len(w.pkts) != 0 || src.i != 0 {
+		t.Fatalf("sent %d packets before the transport was live", len(w.pkts))
+	}
+	s.setLive(true)
+	for range 6 {
+		s.tick()
+	}
+	if len(w.pkts) != 3 {
+		t.Fatalf("sent %d packets, want 3", len(w.pkts))
+	}
+	// Timestamps advance 960 per tick, including the underrun and the
+	// not-live tick; sequence numbers are contiguous across the wrap.
+	wantTS := []uint32{1000 + 960, 1000 + 2*960, 1000 + 4*960}
+	wantSeq := []uint16{65534, 65535, 0}
+	wantMarker := []bool{true, false, true}
+	for i, p := range w.pkts {
+		if p.Timestamp != wantTS[i] || p.SequenceNumber != wantSeq[i] || p.Marker != wantMarker[i] || p.PayloadType != OpusPayloadType {
+			t.Errorf("packet %d: ts %d seq %d marker %v pt %d", i, p.Timestamp, p.SequenceNumber, p.Marker, p.PayloadType)
+		}
+	}
+	if len(done) != 1 || done[0].Frames != 3 || done[0].Stopped || done[0].Err != nil {
+		t.Fatalf("onDone: %+v", done)
+	}
+	if s.Active() {
+		t.Fatal("source still active after EOF")
+	}
+}
+
+func TestSenderPauseStopAndPCM(t *testing.T) {
+	s, w := newTestSender(t)
+	s.setLive(true)
+	var taps int
+	s.SetTap(func(pcm []int16, _ uint32) {
+		if len(pcm) != PCMFrame {
+			t.Errorf("tap frame %d samples", len(pcm))
+		}
+		taps++
+	})
+	var done []Playout
+	s.PlayPCM(&toneSource{frames: 100}, func(p Playout) { done = append(done, p) })
+	for range 5 {
+		s.tick()
+	}
+	s.Pause()
+	for range 3 {
+		s.tick()
+	}
+	if got := s.Position().Frames; got != 5 {
+		t.Fatalf("position after pause = %d, want 5", got)
+	}
+	s.Resume()
+	s.tick()
+	p := s.Stop()
+	if p.Frames != 6 || !p.Stopped || len(done) != 1 || done[0] != p {
+		t.Fatalf("stop: %+v, done %+v", p, done)
+	}
+	if len(w.pkts) != 6 || taps != 6 {
+		t.Fatalf("packets %d taps %d, want 6", len(w.pkts), taps)
+	}
+	if !w.pkts[5].Marker || w.pkts[4].Marker {
+		t.Fatal("marker must be set on the first packet after the pause only")
+	}
+	// A failing source ends with its error.
+	boom := errors.New("tts broke")
+	s.PlayOpus(&scriptSource{script: []error{nil, boom}}, func(p Playout) { done = append(done, p) })
+	s.tick()
+	s.tick()
+	if last := done[len(done)-1]; !errors.Is(last.Err, boom) || last.Frames != 1 {
+		t.Fatalf("failing source: %+v", last)
+	}
+	// Replacing a source reports the old one as stopped.
+	s.PlayPCM(&toneSource{frames: 10}, func(p Playout) { done = append(done, p) })
+	s.tick()
+	s.PlayPCM(&toneSource{frames: 10}, nil)
+	if last := done[len(done)-1]; !last.Stopped || last.Frames != 1 {
+		t.Fatalf("replaced source: %+v", last)
+	}
+}
