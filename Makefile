@@ -4,6 +4,7 @@ GO          ?= go
 TAGS        ?= nolibopusfile
 GOTESTFLAGS ?=
 TEST_TIMEOUT ?= 30m
+FUZZTIME    ?= 10s
 BENCH       ?= .
 BIN         := bin
 
@@ -27,6 +28,17 @@ vet:
 
 test: deps vet
 	$(GO) test -tags $(TAGS) -race -count=1 -timeout $(TEST_TIMEOUT) $(GOTESTFLAGS) ./...
+	@FUZZTIME=$(FUZZTIME) TAGS=$(TAGS) bash .ci/fuzz.sh
+
+# Every fuzz target for FUZZTIME each (make test runs this too).
+fuzz:
+	@FUZZTIME=$(FUZZTIME) TAGS=$(TAGS) bash .ci/fuzz.sh
+
+# Our VAD side by side with WebRTC VAD (modes 2, 3) and Silero v5 on the same
+# frames, collar and noise mixes. Installs the npm anchors into a cache
+# folder outside the module.
+vad-anchors: deps
+	bash cmd/vera-eval/anchors/run.sh
 
 bench: deps
 	$(GO) test -tags $(TAGS) -run '^$$' -bench '$(BENCH)' -benchmem ./...
