@@ -9,7 +9,7 @@
 #   - iproute2: `ip` for loopback-only network namespaces in browser tests
 set -euo pipefail
 
-pkgs=(libopus-dev pkg-config libpocketsphinx-dev libsphinxbase-dev pocketsphinx-en-us espeak-ng sox opus-tools chromium iproute2)
+pkgs=(libopus-dev pkg-config libpocketsphinx-dev libsphinxbase-dev pocketsphinx pocketsphinx-en-us espeak-ng sox opus-tools chromium iproute2)
 
 missing=()
 for p in "${pkgs[@]}"; do
