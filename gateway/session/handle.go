@@ -8,6 +8,9 @@ import (
 	"github.com/veraneural/vera-gateway/gateway/event"
 )
 
+// ErrNilEvent: Handle was given no event.
+var ErrNilEvent = errors.New("nil event")
+
 // ErrUnknownAction: action.approve/decline named no pending action.
 var ErrUnknownAction = errors.New("session: unknown or settled action")
 
@@ -15,6 +18,9 @@ var ErrUnknownAction = errors.New("session: unknown or settled action")
 // the transport reports them as an error event (Handle already did for the
 // errors it returns wrapped in *ClientError) and keeps the connection.
 func (s *Session) Handle(ctx context.Context, ev event.Client) error {
+	if ev == nil {
+		return fmt.Errorf("session: handle: %w", ErrNilEvent)
+	}
 	var err error
 	switch e := ev.(type) {
 	case *event.InputText:

@@ -103,7 +103,9 @@ func (s *Session) runTurn(in turnInput) {
 
 	g := &gate{}
 	flush := func() { // g.mu held
-		for _, d := range g.held {
+		// Held deltas leave coalesced into few events so a long held reply
+		// cannot burst past the replay log and fail a healthy consumer.
+		for _, d := range coalesce(g.held, maxDeltaBytes) {
 			s.Emit(event.TypeReplyDelta, event.ReplyDelta{TurnID: turnID, Delta: d})
 			g.sent.WriteString(d)
 		}
@@ -270,4 +272,25 @@ func maxLevel(a, b safety.Level) safety.Level {
 		return a
 	}
 	return b
+}
+
+// maxDeltaBytes bounds one coalesced reply.delta.
+const maxDeltaBytes = 4096
+
+// coalesce joins consecutive pieces into chunks of at most max bytes (a
+// single longer piece stays whole).
+func coalesce(pieces []string, max int) []string {
+	var out []string
+	var cur strings.Builder
+	for _, p := range pieces {
+		if cur.Len() > 0 && cur.Len()+len(p) > max {
+			out = append(out, cur.String())
+			cur.Reset()
+		}
+		cur.WriteString(p)
+	}
+	if cur.Len() > 0 {
+		out = append(out, cur.String())
+	}
+	return out
 }
