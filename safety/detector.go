@@ -1,0 +1,398 @@
+package safety
+
+import (
+	"fmt"
+	"sync"
+)
+
+// DefaultContextTurns is how many earlier user turns DetectTurn reads.
+const DefaultContextTurns = 6
+
+// Result is the local detector's verdict on one utterance. Reason is the id
+// of the rule that decided the level (e.g. "en.crisis.kill_self",
+// "en.crisis.kill_self/negated", "ctx.means_time"), never user text, so it
+// may be logged and counted. Lang is the language of that rule, or a
+// stop-word guess ("en", "es", "fr", "de") when nothing fired.
+type Result struct {
+	Level  Level  `json:"level"`
+	Reason string `json:"reason,omitempty"`
+	Lang   string `json:"lang,omitempty"`
+}
+
+// Detector is the local crisis-language detector: the fallback when the
+// engine is down and the second opinion when it is up. It is a tiered phrase
+// matcher over normalised text (see normalize.go and rules.go):
+//
+//   - crisis rules (explicit intent, plan, means, timeline, method seeking)
+//     and elevated rules (passive ideation, hopelessness, distress, past
+//     self-harm, third-party concern, bare mentions of suicide);
+//   - a crisis match is lowered to elevated, never cleared, when it is
+//     negated ("i am not going to kill myself"), in the past ("i tried to
+//     kill myself two years ago") or about someone else ("he wants to die");
+//     phrases that are negative in themselves ("i do not want to live") are
+//     immune;
+//   - idioms never match because rules anchor on the first person and carry
+//     exclusions ("kill the process", "dying to see that film" and "this
+//     traffic is killing me" have no rule to match).
+//
+// A Detector is immutable and safe for concurrent use.
+type Detector struct {
+	rules        []compiledRule
+	byWord       map[string][]cand
+	byPrefix     []prefixCand
+	contextTurns int
+	bufs         sync.Pool
+	compileErr   error
+}
+
+type compiledRule struct {
+	def  *ruleDef
+	pats []pattern
+	// firstPerson per pattern: the pattern itself names the speaker ("i",
+	// "myself", "mich" …), so a third-party subject nearby cannot lower it.
+	firstPerson []bool
+}
+
+type cand struct{ rule, pat int }
+
+type prefixCand struct {
+	prefix string
+	c      cand
+}
+
+var firstPersonWords = map[string]bool{
+	"i": true, "myself": true, "my": true, "me": true, "je": true, "moi": true, "ich": true, "mich": true,
+	"mir": true, "yo": true, "mi": true, "meinem": true, "mein": true, "mes": true, "ma": true,
+}
+
+// NewDetector returns a detector with the built-in rules and DefaultContextTurns.
+func NewDetector() *Detector {
+	d, _ := newDetector(ruleDefs, DefaultContextTurns)
+	return d
+}
+
+// NewDetectorConfig returns a detector using cfg.ContextTurns; cfg must be valid.
+func NewDetectorConfig(cfg Config) (*Detector, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return newDetector(ruleDefs, cfg.ContextTurns)
+}
+
+// newDetector compiles defs. A malformed pattern is skipped and reported in
+// the error (and by Err) rather than aborting: the remaining rules still
+// protect people; TestRulesCompile keeps the built-in table clean.
+func newDetector(defs []ruleDef, contextTurns int) (*Detector, error) {
+	d := &Detector{byWord: map[string][]cand{}, contextTurns: contextTurns}
+	d.bufs.New = func() any { s := make([]string, 0, 64); return &s }
+	var errs []error
+	for ri := range defs {
+		def := &defs[ri]
+		cr := compiledRule{def: def}
+		for _, src := range def.pats {
+			p, err := compilePattern(src)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("rule %s: %w", def.id, err))
+				continue
+			}
+			fp := false
+			for w := range p.words {
+				if firstPersonWords[w] {
+					fp = true
+				}
+			}
+			pi := len(cr.pats)
+			cr.pats = append(cr.pats, p)
+			cr.firstPerson = append(cr.firstPerson, fp)
+			words, prefixes := p.firstKeys()
+			c := cand{rule: len(d.rules), pat: pi}
+			for _, w := range words {
+				d.byWord[w] = append(d.byWord[w], c)
+			}
+			for _, pr := range prefixes {
+				d.byPrefix = append(d.byPrefix, prefixCand{pr, c})
+			}
+		}
+		d.rules = append(d.rules, cr)
+	}
+	if len(errs) > 0 {
+		d.compileErr = fmt.Errorf("safety: detector rules: %v", errs)
+	}
+	return d, d.compileErr
+}
+
+// Err reports rules that failed to compile and were skipped (nil for the
+// built-in table).
+func (d *Detector) Err() error { return d.compileErr }
+
+// analysis is everything the detector learns from one utterance.
+type analysis struct {
+	level              Level
+	reason, lang       string
+	means, place, time bool
+	act                bool
+}
+
+// Detect classifies one utterance on its own.
+func (d *Detector) Detect(text string) Result {
+	a := d.analyze(text)
+	return Result{Level: a.level, Reason: a.reason, Lang: a.lang}
+}
+
+// DetectTurn classifies the current utterance in the light of the last
+// ContextTurns user turns (oldest first). Context can only raise the level:
+//
+//   - means or a crisis in recent turns, plus a time or act cue now
+//     ("i have pills saved up" … "tonight") → crisis ("ctx.means_time");
+//   - distress in recent turns plus an act cue now ("i am going to do it",
+//     "goodbye") → crisis ("ctx.act_after_distress");
+//   - a crisis in recent turns keeps any later turn at least elevated
+//     ("ctx.recent_crisis"), so help stays on screen.
+func (d *Detector) DetectTurn(history []string, text string) Result {
+	cur := d.analyze(text)
+	res := Result{Level: cur.level, Reason: cur.reason, Lang: cur.lang}
+	if res.Level == LevelCrisis || d.contextTurns == 0 {
+		return res
+	}
+	if n := len(history); n > d.contextTurns {
+		history = history[n-d.contextTurns:]
+	}
+	var hmax Level
+	hmeans := false
+	for _, h := range history {
+		a := d.analyze(h)
+		hmax = MaxLevel(hmax, a.level)
+		hmeans = hmeans || a.means
+	}
+	switch {
+	case (hmeans || hmax == LevelCrisis) && (cur.time || cur.act):
+		res.Level, res.Reason = LevelCrisis, "ctx.means_time"
+	case hmax >= LevelElevated && cur.act:
+		res.Level, res.Reason = LevelCrisis, "ctx.act_after_distress"
+	case hmax == LevelCrisis && res.Level < LevelElevated:
+		res.Level, res.Reason = LevelElevated, "ctx.recent_crisis"
+	}
+	return res
+}
+
+func (d *Detector) analyze(text string) analysis {
+	bp := d.bufs.Get().(*[]string)
+	toks := normalize(text, *bp)
+	defer func() {
+		clear(toks)
+		*bp = toks[:0]
+		d.bufs.Put(bp)
+	}()
+	var a analysis
+	hit := func(c cand, start, end int) {
+		cr := &d.rules[c.rule]
+		def := cr.def
+		if def.flags&fTime != 0 {
+			a.time = true
+		}
+		if def.flags&fAct != 0 {
+			a.act = true
+		}
+		if def.flags&fMeans != 0 {
+			a.means = true
+		}
+		if def.flags&fPlace != 0 {
+			a.place = true
+		}
+		lvl, reason := def.level, def.id
+		if lvl == LevelCrisis && def.flags&fImmune == 0 {
+			p := &cr.pats[c.pat]
+			switch {
+			case negated(toks, start, end, p):
+				lvl, reason = LevelElevated, def.id+"/negated"
+			case def.flags&fNoPast == 0 && past(toks, start, end):
+				lvl, reason = LevelElevated, def.id+"/past"
+			case !cr.firstPerson[c.pat] && thirdParty(toks, start):
+				lvl, reason = LevelElevated, def.id+"/third_party"
+			}
+		}
+		if lvl > a.level {
+			a.level, a.reason, a.lang = lvl, reason, def.lang
+		}
+	}
+	for i, t := range toks {
+		for _, c := range d.byWord[t] {
+			if end := d.rules[c.rule].pats[c.pat].match(toks, i); end >= 0 {
+				hit(c, i, end)
+			}
+		}
+		for _, pc := range d.byPrefix {
+			if len(t) >= len(pc.prefix) && t[:len(pc.prefix)] == pc.prefix {
+				if end := d.rules[pc.c.rule].pats[pc.c.pat].match(toks, i); end >= 0 {
+					hit(pc.c, i, end)
+				}
+			}
+		}
+	}
+	if a.level < LevelCrisis && a.means && (a.time || a.act) && (a.level >= LevelElevated || a.place) {
+		a.level, a.reason = LevelCrisis, "ctx.means_time"
+		if a.lang == "" {
+			a.lang = guessLang(toks)
+		}
+	}
+	if a.lang == "" {
+		a.lang = guessLang(toks)
+	}
+	return a
+}
+
+var negators = map[string]bool{
+	"not": true, "never": true, "no": true, "nunca": true, "jamas": true, "pas": true, "jamais": true,
+	"nicht": true, "nie": true, "niemals": true, "kein": true, "keine": true,
+}
+
+// pseudoNegation: "not going to lie", "not joking" negate nothing.
+var pseudoNegation = map[string]bool{"lie": true, "lying": true, "joking": true, "kidding": true, "joke": true, "gonna": true}
+
+var clauseBoundary = map[string]bool{
+	"i": true, "but": true, "and": true, "because": true, "cause": true, "or": true, "then": true,
+	"yo": true, "pero": true, "y": true, "porque": true, "je": true, "mais": true, "et": true, "parce": true,
+	"ich": true, "aber": true, "und": true, "weil": true, "denn": true,
+}
+
+// negated reports a negator up to three words before the match in the same
+// clause, or one a gap absorbed inside the match ("ich werde mich nicht
+// umbringen").
+func negated(toks []string, start, end int, p *pattern) bool {
+	for k := start - 1; k >= 0 && k >= start-3; k-- {
+		t := toks[k]
+		if clauseBoundary[t] {
+			break
+		}
+		if negators[t] && !isPseudoNeg(toks, k) {
+			return true
+		}
+	}
+	for k := start; k < end; k++ {
+		if negators[toks[k]] && !p.words[toks[k]] && !isPseudoNeg(toks, k) {
+			return true
+		}
+	}
+	return false
+}
+
+func isPseudoNeg(toks []string, k int) bool {
+	for j := k + 1; j < len(toks) && j <= k+3; j++ {
+		if pseudoNegation[toks[j]] {
+			return true
+		}
+	}
+	return false
+}
+
+var pastBefore = map[string]bool{
+	"tried": true, "attempted": true, "used": true, "survived": true, "wanted": true, "intente": true,
+	"intento": true, "tentative": true, "tente": true, "versucht": true, "fruher": true, "damals": true,
+}
+
+var pastUnits = map[string]bool{
+	"year": true, "month": true, "summer": true, "winter": true, "spring": true, "fall": true,
+	"autumn": true, "week": true, "time": true,
+}
+
+// past reports a past-time marker: "tried to", "used to", "wanted to" just
+// before the match, or "… ago", "last year", "when i was", "hace", "il y a",
+// "vor jahren" shortly after it.
+func past(toks []string, start, end int) bool {
+	for k := start - 1; k >= 0 && k >= start-4; k-- {
+		if pastBefore[toks[k]] {
+			return true
+		}
+	}
+	for k := end; k < len(toks) && k < end+6; k++ {
+		t := toks[k]
+		nxt := ""
+		if k+1 < len(toks) {
+			nxt = toks[k+1]
+		}
+		switch {
+		case t == "ago" || t == "hace":
+			return true
+		case t == "last" && pastUnits[nxt]:
+			return true
+		case t == "when" && nxt == "i" && k+2 < len(toks) && toks[k+2] == "was":
+			return true
+		case t == "il" && nxt == "y":
+			return true
+		case t == "vor" && (nxt == "jahren" || nxt == "monaten" || nxt == "wochen"):
+			return true
+		case t == "as" && nxt == "a" || t == "in" && nxt == "high":
+			return true
+		}
+	}
+	return false
+}
+
+var thirdPartyWords = map[string]bool{
+	"he": true, "she": true, "they": true, "his": true, "her": true, "their": true, "him": true, "them": true,
+	"friend": true, "friends": true, "brother": true, "sister": true, "son": true, "daughter": true, "mom": true,
+	"mum": true, "dad": true, "mother": true, "father": true, "wife": true, "husband": true, "girlfriend": true,
+	"boyfriend": true, "partner": true, "kid": true, "kids": true, "child": true, "cousin": true, "someone": true,
+	"somebody": true, "character": true, "man": true, "woman": true, "guy": true, "girl": true, "boy": true,
+	"people": true, "person": true, "roommate": true, "coworker": true, "colleague": true, "villain": true,
+	"hero": true, "amigo": true, "amiga": true, "hermano": true, "hermana": true, "hijo": true, "hija": true,
+	"ami": true, "amie": true, "frere": true, "soeur": true, "fils": true, "fille": true, "freund": true,
+	"freundin": true, "bruder": true, "schwester": true, "sohn": true, "tochter": true,
+}
+
+var firstPersonSubject = map[string]bool{"i": true, "me": true, "je": true, "ich": true, "yo": true, "myself": true}
+
+// thirdParty reports that the nearest subject before the match is someone
+// else ("my friend said he wants to die"), not the speaker.
+func thirdParty(toks []string, start int) bool {
+	for k := start - 1; k >= 0 && k >= start-6; k-- {
+		t := toks[k]
+		if firstPersonSubject[t] {
+			return false
+		}
+		if thirdPartyWords[t] {
+			return true
+		}
+	}
+	return false
+}
+
+var langStop = map[string]string{
+	"i": "en", "the": "en", "to": "en", "and": "en", "is": "en", "you": "en", "it": "en", "am": "en", "want": "en",
+	"what": "en", "not": "en", "this": "en", "that": "en", "of": "en",
+	"que": "es", "el": "es", "los": "es", "las": "es", "quiero": "es", "estoy": "es", "y": "es", "muy": "es",
+	"hace": "es", "tengo": "es", "por": "es", "mi": "es", "esta": "es", "es": "es", "no": "es", "con": "es",
+	"je": "fr", "le": "fr", "les": "fr", "pas": "fr", "ne": "fr", "suis": "fr", "veux": "fr", "et": "fr",
+	"est": "fr", "ce": "fr", "une": "fr", "mon": "fr", "va": "fr", "au": "fr", "du": "fr",
+	"ich": "de", "nicht": "de", "der": "de", "das": "de", "und": "de", "ist": "de", "mich": "de",
+	"bin": "de", "ein": "de", "mein": "de", "wie": "de", "den": "de", "vor": "de",
+}
+
+// guessLang picks the language with the most stop words, "en" on a tie or
+// with none; it only labels results, it never changes a level.
+func guessLang(toks []string) string {
+	var en, es, fr, de int
+	for _, t := range toks {
+		switch langStop[t] {
+		case "en":
+			en++
+		case "es":
+			es++
+		case "fr":
+			fr++
+		case "de":
+			de++
+		}
+	}
+	best, lang := en, "en"
+	if es > best {
+		best, lang = es, "es"
+	}
+	if fr > best {
+		best, lang = fr, "fr"
+	}
+	if de > best {
+		lang = "de"
+	}
+	return lang
+}

@@ -1,0 +1,272 @@
+package safety
+
+import (
+	"strings"
+	"unicode"
+)
+
+// Normalisation turns typed or speech-recognised text into the token form
+// the detector's phrase rules are written in. The same steps, in order:
+//
+//  1. lower case; Latin accents folded (é→e, ü→u, ß→ss, ñ→n), so ASR output
+//     with or without diacritics matches; every character that is not a
+//     letter, digit or apostrophe becomes a space;
+//  2. leetspeak inside words undone ("k1ll" → "kill", "su1c1de" → "suicide");
+//     letters repeated three or more times collapsed ("diiie" → "die");
+//  3. contractions expanded, with and without the apostrophe ASR drops:
+//     "i'm"/"im" → "i am", "don't"/"dont" → "do not", "can't"/"cannot" →
+//     "can not", "won't" → "will not", "wanna" → "want to", "gonna" →
+//     "going to", any "n't" → " not"; French elisions split ("j'ai" →
+//     "je ai", "n'en" → "ne en");
+//  4. split or run-together words joined the same way ("my self" → "myself",
+//     "killmyself" → "kill myself", "self-harm" → "self harm"); the
+//     homophones "too"→"to" and "dye"→"die" (unless an object follows:
+//     "dye my hair");
+//  5. fillers and intensifiers removed ("um", "uh", "like", "you know",
+//     "i mean", "just", "really", "so", "very", …), then immediate word
+//     repeats collapsed ("i i want to kill kill myself").
+//
+// Rules are written in the normalised form; a test checks every rule word is
+// a fixed point of this function.
+
+var foldMap = map[rune]string{
+	'à': "a", 'á': "a", 'â': "a", 'ã': "a", 'ä': "a", 'å': "a", 'æ': "ae",
+	'ç': "c", 'è': "e", 'é': "e", 'ê': "e", 'ë': "e",
+	'ì': "i", 'í': "i", 'î': "i", 'ï': "i", 'ñ': "n",
+	'ò': "o", 'ó': "o", 'ô': "o", 'õ': "o", 'ö': "o", 'ø': "o", 'œ': "oe",
+	'ù': "u", 'ú': "u", 'û': "u", 'ü': "u", 'ý': "y", 'ÿ': "y", 'ß': "ss",
+}
+
+var contractions = map[string][]string{
+	"i'm": {"i", "am"}, "im": {"i", "am"}, "i'd": {"i", "would"}, "i've": {"i", "have"}, "ive": {"i", "have"},
+	"i'll": {"i", "will"}, "can't": {"can", "not"}, "cant": {"can", "not"}, "cannot": {"can", "not"},
+	"won't": {"will", "not"}, "wont": {"will", "not"}, "dont": {"do", "not"}, "doesnt": {"does", "not"},
+	"didnt": {"did", "not"}, "isnt": {"is", "not"}, "wasnt": {"was", "not"}, "werent": {"were", "not"},
+	"arent": {"are", "not"}, "wouldnt": {"would", "not"}, "couldnt": {"could", "not"}, "shouldnt": {"should", "not"},
+	"havent": {"have", "not"}, "hasnt": {"has", "not"}, "hadnt": {"had", "not"}, "ain't": {"am", "not"}, "aint": {"am", "not"},
+	"gonna": {"going", "to"}, "wanna": {"want", "to"}, "gotta": {"got", "to"}, "hafta": {"have", "to"},
+	"tryna": {"trying", "to"}, "kinda": {}, "sorta": {}, "let's": {"let", "us"}, "lets": {"let", "us"},
+	"thats": {"that", "is"}, "whats": {"what", "is"}, "theres": {"there", "is"}, "its": {"it", "is"},
+	"killmyself": {"kill", "myself"}, "kilmyself": {"kill", "myself"}, "myselves": {"myself"}, "myslef": {"myself"},
+	"selfharm": {"self", "harm"}, "selfharming": {"self", "harming"}, "too": {"to"}, "unalived": {"unalive"},
+	"wana": {"want", "to"}, "ded": {"dead"}, "suicidle": {"suicidal"}, "sucide": {"suicide"}, "suiside": {"suicide"},
+}
+
+// French elided articles and pronouns, restored to their full form.
+var elisions = map[string]string{
+	"j": "je", "n": "ne", "m": "me", "t": "te", "s": "se", "l": "le", "d": "de", "c": "ce",
+	"qu": "que", "jusqu": "jusque", "lorsqu": "lorsque", "puisqu": "puisque",
+}
+
+var fillers = map[string]bool{
+	"um": true, "umm": true, "uh": true, "uhh": true, "uhm": true, "erm": true, "er": true, "hmm": true, "hm": true,
+	"mm": true, "ah": true, "eh": true, "euh": true, "ahm": true, "ehm": true, "like": true, "just": true,
+	"really": true, "so": true, "very": true, "honestly": true, "literally": true, "actually": true, "basically": true,
+	"seriously": true, "totally": true, "truly": true, "fucking": true, "fuckin": true, "freaking": true, "bloody": true,
+	"pretty": true, "okay": false,
+}
+
+// twoWordFillers are removed as pairs; the first word keys the second.
+var twoWordFillers = map[string]string{"you": "know", "i": "mean", "sort": "of", "kind": "of"}
+
+// dyeObjects keep "dye" a colour verb: "dye my hair".
+var dyeObjects = map[string]bool{
+	"my": true, "the": true, "it": true, "her": true, "his": true, "your": true, "their": true, "hair": true,
+	"this": true, "that": true, "them": true, "some": true, "a": true, "our": true, "these": true, "those": true,
+}
+
+var leet = map[rune]rune{'0': 'o', '1': 'i', '3': 'e', '4': 'a', '5': 's', '7': 't'}
+
+// normalize returns the token form of s (see the comment above). dst is
+// reused when it has capacity.
+func normalize(s string, dst []string) []string {
+	var b strings.Builder
+	b.Grow(len(s) + 8)
+	for _, r := range s {
+		r = unicode.ToLower(r)
+		switch {
+		case r >= 'a' && r <= 'z' || r >= '0' && r <= '9':
+			b.WriteRune(r)
+		case r == '\'' || r == '’' || r == '‘' || r == '`' || r == 'ʼ':
+			b.WriteByte('\'')
+		case r < 0x80:
+			b.WriteByte(' ')
+		default:
+			if f, ok := foldMap[r]; ok {
+				b.WriteString(f)
+			} else if unicode.IsLetter(r) {
+				b.WriteRune(r)
+			} else {
+				b.WriteByte(' ')
+			}
+		}
+	}
+	raw := strings.Fields(b.String())
+	toks := dst[:0]
+	for _, t := range raw {
+		t = strings.Trim(t, "'")
+		if t == "" {
+			continue
+		}
+		t = unleet(t)
+		t = collapseRuns(t)
+		if exp, ok := contractions[t]; ok {
+			toks = append(toks, exp...)
+			continue
+		}
+		if i := strings.IndexByte(t, '\''); i >= 0 {
+			toks = splitApostrophe(t, i, toks)
+			continue
+		}
+		toks = append(toks, t)
+	}
+	return clean(toks)
+}
+
+func splitApostrophe(t string, i int, toks []string) []string {
+	head, tail := t[:i], strings.ReplaceAll(t[i+1:], "'", "")
+	if strings.HasSuffix(head, "n") && tail == "t" && len(head) > 1 {
+		// English "n't": didn't, isn't, wouldn't …
+		return append(toks, head[:len(head)-1], "not")
+	}
+	switch tail {
+	case "m":
+		return append(toks, head, "am")
+	case "re":
+		return append(toks, head, "are")
+	case "ve":
+		return append(toks, head, "have")
+	case "ll":
+		return append(toks, head, "will")
+	case "d":
+		return append(toks, head, "would")
+	case "s":
+		return append(toks, head, "is")
+	}
+	if full, ok := elisions[head]; ok {
+		if exp, ok := contractions[tail]; ok {
+			return append(append(toks, full), exp...)
+		}
+		return append(toks, full, tail)
+	}
+	return append(toks, head+tail)
+}
+
+func unleet(t string) string {
+	hasLetter, hasDigit := false, false
+	for _, r := range t {
+		if r >= '0' && r <= '9' {
+			hasDigit = true
+		} else {
+			hasLetter = true
+		}
+	}
+	if !hasLetter || !hasDigit {
+		return t
+	}
+	return strings.Map(func(r rune) rune {
+		if m, ok := leet[r]; ok {
+			return m
+		}
+		return r
+	}, t)
+}
+
+func collapseRuns(t string) string {
+	prev, run := rune(0), 0
+	for _, r := range t {
+		if r == prev {
+			run++
+			if run >= 3 {
+				return collapseDoubleFromRun(t)
+			}
+		} else {
+			prev, run = r, 1
+		}
+	}
+	return t
+}
+
+// collapseDoubleFromRun reduces every run of three or more identical letters
+// to one letter, leaving genuine doubles ("feel", "kill") alone.
+func collapseDoubleFromRun(t string) string {
+	rs := []rune(t)
+	var b strings.Builder
+	for i := 0; i < len(rs); {
+		j := i
+		for j < len(rs) && rs[j] == rs[i] {
+			j++
+		}
+		if j-i >= 3 {
+			b.WriteRune(rs[i])
+		} else {
+			for k := i; k < j; k++ {
+				b.WriteRune(rs[k])
+			}
+		}
+		i = j
+	}
+	return b.String()
+}
+
+// clean joins split words, fixes homophones, drops fillers and collapses
+// immediate repeats, in place.
+func clean(toks []string) []string {
+	out := toks[:0]
+	for i := 0; i < len(toks); i++ {
+		t := toks[i]
+		next := ""
+		if i+1 < len(toks) {
+			next = toks[i+1]
+		}
+		switch {
+		case (t == "my" || t == "her" || t == "him" || t == "them" || t == "your") && (next == "self" || next == "selves"):
+			switch t {
+			case "my":
+				t = "myself"
+			case "her":
+				t = "herself"
+			case "him":
+				t = "himself"
+			case "them":
+				t = "themselves"
+			case "your":
+				t = "yourself"
+			}
+			i++
+		case t == "un" && next == "alive":
+			t = "unalive"
+			i++
+		case t == "sewer" && (next == "slide" || next == "side"):
+			t = "sewerslide"
+			i++
+		case t == "dye" && !dyeObjects[next]:
+			t = "die"
+		case t == "dyeing" && !dyeObjects[next]:
+			t = "dying"
+		}
+		if fillers[t] && !(t == "um" && germanUm(out)) {
+			continue
+		}
+		if second, ok := twoWordFillers[t]; ok && next == second {
+			i++
+			continue
+		}
+		if n := len(out); n > 0 && out[n-1] == t {
+			continue
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+// germanUm keeps the German separable particle in "bringe mich (heute) um",
+// which the English filler list would otherwise drop.
+func germanUm(out []string) bool {
+	for k := len(out) - 1; k >= 0 && k >= len(out)-3; k-- {
+		if out[k] == "mich" || out[k] == "dich" || out[k] == "sich" {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,180 @@
+package safety
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// A pattern is a sequence of token elements matched against normalised
+// tokens. Syntax, elements separated by spaces:
+//
+//	word        the token itself
+//	a|b|c       any one of the alternatives
+//	suicid*     any token with that prefix (also inside alternatives)
+//	[a|b]       optionally one of the alternatives
+//	~  or ~N    a gap of 0..1 (or 0..N, N ≤ 4) arbitrary tokens; tolerates
+//	            inserted words ("end my whole life") and ASR insertions
+//	!a|b        the next token is not one of these (end of text is fine);
+//	            consumes nothing; used for idioms ("cut myself shaving")
+//	$           end of text
+//
+// Dropped words are handled by making function words optional
+// ("want [to] kill myself" matches "want kill myself").
+type pattern struct {
+	src   string
+	elems []elem
+	words map[string]bool // literal words, to tell a gap-absorbed negator from a written one
+}
+
+type elemKind uint8
+
+const (
+	elWord elemKind = iota
+	elGap
+	elNot
+	elEnd
+)
+
+type elem struct {
+	kind     elemKind
+	optional bool
+	words    []string // exact alternatives
+	prefixes []string // prefix alternatives
+	gap      int
+}
+
+func (e *elem) matches(t string) bool {
+	for _, w := range e.words {
+		if w == t {
+			return true
+		}
+	}
+	for _, p := range e.prefixes {
+		if strings.HasPrefix(t, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func compilePattern(src string) (pattern, error) {
+	p := pattern{src: src, words: map[string]bool{}}
+	for _, f := range strings.Fields(src) {
+		var e elem
+		switch {
+		case f == "$":
+			e.kind = elEnd
+		case f == "~" || strings.HasPrefix(f, "~"):
+			e.kind, e.gap = elGap, 1
+			if len(f) > 1 {
+				n, err := strconv.Atoi(f[1:])
+				if err != nil || n < 1 || n > 4 {
+					return p, fmt.Errorf("pattern %q: bad gap %q", src, f)
+				}
+				e.gap = n
+			}
+		default:
+			body := f
+			if strings.HasPrefix(f, "!") {
+				e.kind, body = elNot, f[1:]
+			} else if strings.HasPrefix(f, "[") && strings.HasSuffix(f, "]") {
+				e.optional, body = true, f[1:len(f)-1]
+			}
+			for _, alt := range strings.Split(body, "|") {
+				if alt == "" {
+					return p, fmt.Errorf("pattern %q: empty alternative in %q", src, f)
+				}
+				if !validWord(strings.TrimSuffix(alt, "*")) {
+					return p, fmt.Errorf("pattern %q: %q is not a lower-case word (one word per alternative)", src, alt)
+				}
+				if strings.HasSuffix(alt, "*") {
+					e.prefixes = append(e.prefixes, strings.TrimSuffix(alt, "*"))
+					continue
+				}
+				e.words = append(e.words, alt)
+				p.words[alt] = true
+			}
+		}
+		p.elems = append(p.elems, e)
+	}
+	if len(p.elems) == 0 {
+		return p, fmt.Errorf("pattern %q: empty", src)
+	}
+	if k := p.elems[0].kind; k == elGap || k == elEnd {
+		return p, fmt.Errorf("pattern %q: must start with a word", src)
+	}
+	return p, nil
+}
+
+// firstKeys returns the exact words and prefixes a match can start with.
+func (p *pattern) firstKeys() (words, prefixes []string) {
+	for _, e := range p.elems {
+		switch e.kind {
+		case elNot:
+			continue
+		case elWord:
+			words = append(words, e.words...)
+			prefixes = append(prefixes, e.prefixes...)
+			if !e.optional {
+				return words, prefixes
+			}
+		default:
+			return words, prefixes
+		}
+	}
+	return words, prefixes
+}
+
+// match tries the pattern at toks[i:], returning the end index (exclusive)
+// of the shortest match or -1.
+func (p *pattern) match(toks []string, i int) int {
+	return matchFrom(p.elems, toks, i)
+}
+
+func matchFrom(el []elem, toks []string, i int) int {
+	if len(el) == 0 {
+		return i
+	}
+	e := &el[0]
+	switch e.kind {
+	case elEnd:
+		if i == len(toks) {
+			return matchFrom(el[1:], toks, i)
+		}
+		return -1
+	case elNot:
+		if i < len(toks) && e.matches(toks[i]) {
+			return -1
+		}
+		return matchFrom(el[1:], toks, i)
+	case elGap:
+		for g := 0; g <= e.gap && i+g <= len(toks); g++ {
+			if end := matchFrom(el[1:], toks, i+g); end >= 0 {
+				return end
+			}
+		}
+		return -1
+	}
+	if i < len(toks) && e.matches(toks[i]) {
+		if end := matchFrom(el[1:], toks, i+1); end >= 0 {
+			return end
+		}
+	}
+	if e.optional {
+		return matchFrom(el[1:], toks, i)
+	}
+	return -1
+}
+
+func validWord(w string) bool {
+	if w == "" {
+		return false
+	}
+	for i := 0; i < len(w); i++ {
+		if !(w[i] >= 'a' && w[i] <= 'z' || w[i] >= '0' && w[i] <= '9') {
+			return false
+		}
+	}
+	return true
+}

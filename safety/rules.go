@@ -1,0 +1,231 @@
+package safety
+
+// ruleFlag changes how a rule's match is interpreted.
+type ruleFlag uint8
+
+const (
+	// fImmune: the phrase is itself negative ("do not want to live", "no
+	// reason to live"); surrounding negation, past tense or a third-party
+	// subject never lower it.
+	fImmune ruleFlag = 1 << iota
+	// fNoPast: an event in progress ("took a bunch of pills"); a past-time
+	// word does not lower it.
+	fNoPast
+	// fMeans: mentions means or a place (pills saved, a rope, a bridge);
+	// with a time or act cue, here or in recent turns, it becomes crisis.
+	fMeans
+	// fTime: a near-time cue ("tonight", "right now").
+	fTime
+	// fAct: an act cue ("going to do it", "goodbye").
+	fAct
+	// fPlace: being at a place of danger ("at the bridge"); with a time cue
+	// in the same utterance it is crisis.
+	fPlace
+)
+
+// ruleDef is one rule of the phrase table. Crisis rules (T1) are explicit
+// intent, plan, means or timeline; elevated rules (T2/T3) are passive
+// ideation, hopelessness, distress, past self-harm and third-party concern.
+// Level none rules only carry cues for the conversation-level checks.
+// Patterns are written in normalised form (see normalize.go).
+type ruleDef struct {
+	id    string
+	level Level
+	lang  string
+	flags ruleFlag
+	pats  []string
+}
+
+var ruleDefs = []ruleDef{
+	// ---- English, crisis ----
+	{"en.crisis.kill_self", LevelCrisis, "en", 0, []string{
+		"kill myself !laughing|working|over|doing|studying|trying|for",
+		"killing myself !laughing|working|over|at|doing|studying|trying|with|for|to",
+		"kms", "unalive myself|me", "unalive", "sewerslide",
+		"want|going to killed myself",
+		"if i killed|kill myself",
+		"suicide myself", "kill me self", "off myself", "offing myself",
+	}},
+	{"en.crisis.end_life", LevelCrisis, "en", 0, []string{
+		"end|ending|take|taking my [own] life", "end|ending it all", "end|ending everything",
+		"want|going|need|about|plan|planning|ready|decided|time to end it", "thinking about|of ending it",
+		"end it tonight|now|today", "how to end my life", "how do|can|should i end my life",
+		"finish myself off", "end myself",
+	}},
+	{"en.crisis.want_die", LevelCrisis, "en", 0, []string{
+		"want [to] die", "want to be dead", "wish i was|were dead", "better off dead", "rather be dead",
+		"ready to die", "deserve to die", "should [have] die|died", "should be dead", "would to die", "hope i die",
+		"let me die", "want it [all] to be over", "over for good", "want to disappear forever|permanently",
+		"wish i could die", "better off if i was|were dead|gone", "better off if i died|die",
+		"want to go to sleep forever", "sleep forever",
+	}},
+	{"en.crisis.no_will_to_live", LevelCrisis, "en", fImmune, []string{
+		"do not want to live !in|with|at|near|there|on|by|alone|together|like",
+		"do not want to be alive", "rather not be alive", "do not want to exist",
+		"do not want to be here $", "do not want to be here anymore|any|no", "do not want to wake up", "hope i do not wake up",
+		"wish i ~2 not wake up", "never wake up", "no reason [for] [me] to live|living", "nothing [left] to live for",
+		"not worth living", "can not go on living", "do not want to go on", "tired of living|life",
+		"tired of being alive", "done with life|living", "am done living", "had enough of living|life",
+		"will not be here|around much|anymore", "will not be alive", "will not be around by",
+		"will never see me again", "will not hear from me again", "not going to be here much|anymore",
+		"do not deserve to live", "no point [in] living", "why should i live", "why am i alive",
+		"do not want to be here tomorrow",
+	}},
+	{"en.crisis.self_harm_intent", LevelCrisis, "en", 0, []string{
+		"want|going|need|about|plan|planning|ready|decided|urge to hurt|cut|harm|burn|stab myself",
+		"hurting|cutting|harming|burning myself ~ now", "am hurting|cutting|harming myself $",
+		"slit|slitting|cut|cutting my wrists|wrist|throat",
+	}},
+	{"en.crisis.means", LevelCrisis, "en", fNoPast, []string{
+		"took|swallowed|taken|take|swallow|taking a bunch of pills|tablets|meds|medication|painkillers",
+		"took|swallowed|taken|take|swallow|taking to many pills|tablets|meds|painkillers",
+		"took|swallowed|taken|take|swallow|taking all [of] my|the|these|those pills|tablets|meds|medication|painkillers",
+		"took|swallowed|taken|take|swallow|taking a [whole] bottle|handful|box|pack|packet of [my|the] pills|tablets|meds|sleeping|painkillers",
+		"took|swallowed|taken|take|swallow|taking an overdose", "overdosed", "overdosing",
+		"take them all", "lethal dose", "how many pills ~4 die|kill|dead|lethal|overdose|many",
+		"easiest|painless|quickest|fastest|best|quietest way to die|kill", "most painless way",
+		"how do|can|should i kill myself", "how to kill myself", "how to die", "way to kill myself",
+		"want|going|plan|planning|about|ready|decided|need to overdose|od",
+		"hang myself", "hanging myself", "shoot myself", "shooting myself", "drown myself",
+		"gun ~2 ready|loaded", "rope ~2 ready",
+		"jump|jumping|step|stepping off|from|out ~2 bridge|building|roof|cliff|balcony|ledge|tower|window|overpass|platform",
+		"throw|throwing myself off|from|out ~2 bridge|building|roof|cliff|balcony|ledge|tower|window|overpass|platform",
+		"jump|jumping|step|stepping in front of ~2 train|bus|car|truck|traffic",
+		"throw|throwing myself in front of ~2 train|bus|car|truck|traffic",
+		"want|going|about|ready to jump $", "crash my car on purpose", "drive|driving off ~2 bridge|cliff|road",
+		"standing|sitting on ~2 edge|ledge|railing", "standing|sitting on ~2 roof|bridge",
+		"pills in front of me", "rope around my neck", "noose",
+	}},
+	{"en.crisis.plan", LevelCrisis, "en", 0, []string{
+		"wrote|written|writing|left [my|a|the] suicide|goodbye|farewell note|notes|letter|letters",
+		"wrote|written|writing my note|notes", "wrote the note for my",
+		"this is my goodbye", "this is goodbye $", "goodbye forever", "saying|say goodbye to everyone|everybody",
+		"gave|giving away ~2 things|stuff|belongings|possessions", "tonight is the night $",
+		"know how i am going to do it", "know how i will do it", "have a plan to die|end|kill",
+		"commit|committing|commiting suicide", "suicidal thoughts|ideation|feelings|urges",
+		"am|feel|feeling|been|getting|getting suicidal", "think|thinking|thought|thoughts|considering about|of suicid*",
+		"plan|planning|planned suicid*", "going to commit",
+	}},
+	// ---- English, elevated ----
+	{"en.elevated.self_harm", LevelElevated, "en", 0, []string{
+		"hurt myself !playing|running|at|on|lifting|skiing|while|during|in|exercising|working|skating|climbing|cycling|falling",
+		"cut myself !shaving|cooking|on|while|by|accidentally|chopping|opening|peeling|slicing",
+		"cutting myself !shaving|cooking|on|while|chopping", "harm myself", "harming myself", "burn myself", "burning myself",
+		"self harm*", "scars from cutting|self", "used to hurt|cut|harm|burn myself", "relapsed", "starve myself", "starving myself",
+		"make|making myself throw|sick|vomit|puke", "have not eaten in days|a", "am not eating", "punish myself",
+	}},
+	{"en.elevated.hopeless", LevelElevated, "en", 0, []string{
+		"hopeless", "hopelessness", "no hope", "lost [all] hope", "no point anymore", "no point $", "no point in|to anything|trying|going|living|life",
+		"what is the point $", "what is the point anymore", "what is the point of|in anything|living|life|trying|it",
+		"do not see the point", "never going to get better", "never get better", "will not get better", "not going to get better",
+		"nothing ~2 ever get|gets better", "can not see a way out", "no way out", "no future",
+		"give up on everything|life|myself", "feel giving up", "want to give up $", "giving up on life|everything",
+		"nothing to look forward to", "nothing matters anymore", "nothing matters",
+	}},
+	{"en.elevated.cant_cope", LevelElevated, "en", 0, []string{
+		"can not go on !living", "can not do this anymore", "can not do this $", "can not take it|this anymore", "can not take anymore",
+		"can not take this $", "can not take it $", "can not cope", "not coping", "can not handle it|this|anything|life anymore",
+		"can not live like this", "end of my rope|tether", "falling apart", "breaking down", "am struggling $",
+		"struggling much|badly", "struggling to cope", "struggling with everything|life", "am not okay|ok|alright",
+		"how much longer i can", "exhausted of everything", "tired of everything", "tired of it all", "have had enough $",
+		"scared of what i might|will|could do", "do not trust myself", "dark thoughts", "dark place",
+		"want the pain to stop", "pain to stop", "do|doing something|anything stupid", "emotional pain",
+		"pain emotionally", "am in much pain", "want to disappear $", "wish i could disappear", "wish i could vanish",
+		"want everything to stop", "will not be here|around tomorrow",
+	}},
+	{"en.elevated.worth", LevelElevated, "en", 0, []string{
+		"worthless", "am|feel useless", "burden", "better off without me", "nobody cares|loves|wants [about] me",
+		"no one cares|loves|wants [about] me", "nobody cares", "no one cares", "nobody would care|miss|notice",
+		"no one would care|miss|notice", "would not notice if i", "would not miss me",
+		"hate myself", "hate my life", "am|feel empty", "empty inside", "feel|feeling alone", "all alone", "lonely",
+		"feel|feeling|am trapped", "am drowning", "depressed", "depression", "panic attack", "can not stop crying",
+		"crying all the time|every", "am|feel broken", "wish i had never been born", "never been born",
+		"should never have been born", "think|thinking|thought about dying|death", "think|thinking|thought about not being|existing", "think|thinking|thought about my death",
+		"do not care if i die|live|wake", "would not mind dying", "would not mind if i died", "am|feel a failure", "am a mistake",
+		"no one would miss me", "nobody likes me", "everyone hates me",
+	}},
+	{"en.elevated.third_party", LevelElevated, "en", 0, []string{
+		"kill|kills|killed|killing|hurt|hurts|hurting|cut|cuts|cutting|harm|harming|hang|hanged|shot|shoot himself|herself|themselves|themself|hisself",
+		"wants|wanted|going|trying|planning|tries|tried to die", "wanted to die",
+		"talking|talks|talked|thinking about suicid*|killing|dying|ending", "is|was suicidal",
+		"committed suicide", "died by suicide", "took his|her|their [own] life", "ended his|her|their [own] life",
+		"lost someone to suicide",
+	}},
+	{"en.elevated.mention", LevelElevated, "en", 0, []string{
+		"attempted suicid*", "suicide attempt", "suicid*", "overdose",
+	}},
+	// ---- Spanish ----
+	{"es.crisis.want_die", LevelCrisis, "es", 0, []string{
+		"quiero|quisiera|deseo morir|morirme|matarme|suicidarme", "me quiero morir|matar|suicidar",
+		"voy a matarme|suicidarme", "me voy a matar|suicidar", "quitarme la vida", "acabar|terminar con mi vida",
+		"acabar con todo", "suicidarme", "pensando|pienso|pensado|pensar ~ en ~ suicid*|matarme",
+		"ojala estuviera|estuviese muerto|muerta", "quiero|quisiera|prefiero|preferiria estar muerto|muerta", "mejor muerto|muerta",
+		"tomarme|tomar todas las|mis pastillas", "hacerme dano", "me quiero hacer dano", "cortarme las venas",
+		"quiero dormir y no despertar", "ideas suicidas", "quiero acabar con todo",
+	}},
+	{"es.crisis.no_will_to_live", LevelCrisis, "es", fImmune, []string{
+		"no quiero vivir !en|con|alli|aqui|cerca", "no quiero seguir viviendo", "no quiero estar aqui",
+		"no quiero despertar", "no vale la pena vivir", "no tengo razon|razones|motivos para vivir", "nada por lo que vivir",
+		"ya no quiero vivir", "no quiero vivir mas",
+	}},
+	{"es.elevated", LevelElevated, "es", 0, []string{
+		"sin esperanza", "no puedo mas", "no aguanto mas", "siento ~ solo|sola|vacio|vacia|inutil", "inutil",
+		"nadie me quiere", "soy una carga", "deprimido|deprimida|depresion", "me corto", "cortarme", "autolesion*",
+		"estoy harto|harta de vivir|todo", "no vale nada", "odio mi vida", "me odio", "suicid*", "quiero desaparecer",
+	}},
+	// ---- French ----
+	{"fr.crisis.want_die", LevelCrisis, "fr", 0, []string{
+		"veux|voudrais|vais|envie|pense|penser|songe ~2 mourir !de", "veux|voudrais|vais|envie|pense|penser|songe ~3 me tuer|suicider",
+		"veux|voudrais|vais|envie ~2 en finir", "me suicider", "mettre fin ~ mes|ma jours|vie",
+		"suicidaire|suicidaires", "pense|pensees|penser ~ au|a ~ suicide", "veux|voudrais|prefererais|aimerais ~2 etre mort|morte",
+		"veux|vais|envie ~2 me faire du mal", "avaler ~2 tous|toutes mes medicaments|cachets|pilules",
+		"me jeter ~3 pont|fenetre|train|sous", "me pendre",
+	}},
+	{"fr.crisis.no_will_to_live", LevelCrisis, "fr", fImmune, []string{
+		"ne veux plus vivre", "ne ai plus envie de vivre", "plus envie de vivre", "ne veux pas vivre !a|en|avec|dans",
+		"aucune raison de vivre", "ne vaut pas la peine de vivre", "ne veux plus me reveiller", "ne plus me reveiller",
+	}},
+	{"fr.elevated", LevelElevated, "fr", 0, []string{
+		"ne en peux plus", "en peux plus", "sans espoir", "desespere|desesperee", "me sens ~2 seul|seule|vide|inutile|nul|nulle",
+		"deprime|deprimee|depression", "fardeau", "plus envie de rien", "me scarifie", "scarification", "automutil*",
+		"me faire du mal", "tentative de suicide", "suicide", "je me deteste", "je me hais", "marre de tout", "envie de disparaitre",
+	}},
+	// ---- German ----
+	{"de.crisis.want_die", LevelCrisis, "de", 0, []string{
+		"will|mochte|werde|wurde|moechte ~2 sterben", "will|mochte|ware|wurde ~2 tot", "mich ~2 umbringen", "bringe mich ~2 um",
+		"mir ~2 das leben nehmen", "nehme mir ~2 das leben", "denke ~2 an suizid*|selbstmord*", "suizidgedanken",
+		"selbstmordgedanken", "bin suizidal", "allem ein ende", "meinem leben ein ende", "will|werde|mochte mich ~2 verletzen",
+		"alle ~2 tabletten", "brucke|dach|hochhaus ~2 springen", "vor den zug", "mich ~2 toten", "selbstmord begehen",
+		"suizid begehen",
+	}},
+	{"de.crisis.no_will_to_live", LevelCrisis, "de", fImmune, []string{
+		"nicht mehr leben", "nicht mehr aufwachen", "nicht mehr da sein", "keinen grund mehr zu leben", "nicht mehr hier sein",
+		"mag nicht mehr leben",
+	}},
+	{"de.elevated", LevelElevated, "de", 0, []string{
+		"hoffnungslos", "kann nicht mehr $", "keine hoffnung", "fuhle mich ~2 allein|einsam|leer|wertlos|nutzlos",
+		"einsam", "wertlos", "depressiv", "depression", "deprimiert", "bin ~2 last", "eine last", "sinnlos",
+		"geritzt", "ritze mich", "ritzen", "halte es nicht mehr aus", "keinen sinn mehr", "mich selbst verletzen",
+		"verletze mich", "suizid*", "selbstmord*", "hasse mich", "will nicht mehr $",
+	}},
+	// ---- cues (no level of their own) ----
+	{"cue.means_stockpile", LevelElevated, "en", fMeans, []string{
+		"pills saved", "saving [up] [my] pills", "saved [up] [my] pills", "stockpil*",
+		"pastillas guardadas", "tabletten gesammelt",
+	}},
+	{"cue.means", LevelNone, "", fMeans, []string{
+		"bought|got|have ~2 rope",
+		"bought|got|have ~2 gun", "razor|razors|blade|blades", "have a plan $",
+	}},
+	{"cue.place", LevelNone, "", fMeans | fPlace, []string{
+		"at the bridge|edge|ledge|roof|cliff|tracks", "on the bridge|ledge|roof|tracks",
+	}},
+	{"cue.time", LevelNone, "", fTime, []string{
+		"tonight", "today", "tomorrow", "now", "soon", "weekend", "this morning", "this evening", "hoy", "manana",
+		"esta noche", "ahora", "ce soir", "maintenant", "demain", "aujourd", "heute", "jetzt", "morgen", "nacht",
+	}},
+	{"cue.act", LevelNone, "", fAct, []string{
+		"do it", "doing it", "goodbye", "bye forever", "it is time", "am ready", "no one can stop me",
+		"nobody can stop me", "lo voy a hacer", "lo hare", "vais le faire", "mache es", "tue es",
+	}},
+}
