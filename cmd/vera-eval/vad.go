@@ -1,0 +1,509 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/veraneural/vera-gateway/audio/turn"
+	"github.com/veraneural/vera-gateway/audio/vad"
+	"github.com/veraneural/vera-gateway/audio/wavio"
+)
+
+func init() {
+	register("vad", command{
+		summary: "score the VAD and turn detector against labelled audio: vad [-json] [-noise DIR] [-snr 10,0] [-collar-ms 100] DIR",
+		run:     runVAD,
+	})
+}
+
+const (
+	frameMs      = 10
+	frameSamples = 160
+	sampleRate   = 16000
+)
+
+// segment is one reference speech region in milliseconds.
+type segment struct {
+	StartMs int `json:"start_ms"`
+	EndMs   int `json:"end_ms"`
+}
+
+type clip struct {
+	name string
+	pcm  []int16
+	segs []segment
+}
+
+// counts is a confusion matrix over scored frames.
+type counts struct{ tp, fp, fn, tn int }
+
+func (c *counts) add(o counts) { c.tp += o.tp; c.fp += o.fp; c.fn += o.fn; c.tn += o.tn }
+
+type conditionResult struct {
+	Name      string  `json:"name"`
+	Precision float64 `json:"precision"`
+	Recall    float64 `json:"recall"`
+	F1        float64 `json:"f1"`
+	FAR       float64 `json:"far"`
+	Frames    int     `json:"frames"`
+	TP        int     `json:"tp"`
+	FP        int     `json:"fp"`
+	FN        int     `json:"fn"`
+	TN        int     `json:"tn"`
+}
+
+func result(name string, c counts) conditionResult {
+	r := conditionResult{Name: name, Frames: c.tp + c.fp + c.fn + c.tn, TP: c.tp, FP: c.fp, FN: c.fn, TN: c.tn}
+	r.Precision = ratio(c.tp, c.tp+c.fp)
+	r.Recall = ratio(c.tp, c.tp+c.fn)
+	if r.Precision+r.Recall > 0 {
+		r.F1 = 2 * r.Precision * r.Recall / (r.Precision + r.Recall)
+	}
+	r.FAR = ratio(c.fp, c.fp+c.tn)
+	return r
+}
+
+func ratio(a, b int) float64 {
+	if b == 0 {
+		return 0
+	}
+	return float64(a) / float64(b)
+}
+
+type eosStats struct {
+	P50     float64 `json:"p50"`
+	P90     float64 `json:"p90"`
+	N       int     `json:"n"`
+	Missed  int     `json:"missed"`
+	MeanErr float64 `json:"mean_signed"`
+}
+
+type vadReport struct {
+	Dir          string            `json:"dir"`
+	CollarMs     int               `json:"collar_ms"`
+	Threshold    float64           `json:"threshold"`
+	Clips        []string          `json:"clips"`
+	Conditions   []conditionResult `json:"conditions"`
+	Overall      conditionResult   `json:"overall"`
+	AlwaysSpeech []conditionResult `json:"always_speech"`
+	EOS          eosStats          `json:"end_of_speech_error_ms"`
+	AudioSeconds float64           `json:"audio_seconds"`
+	CostPerSecMs float64           `json:"cost_ms_per_audio_second"`
+}
+
+type vadFlags struct {
+	json      bool
+	noiseDir  string
+	snrs      []float64
+	collarMs  int
+	threshold float64
+	dump      string
+	fit       bool
+}
+
+func runVAD(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("vad", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var f vadFlags
+	snr := fs.String("snr", "10,0", "comma-separated SNRs in dB for the noise mixes (empty: clean only)")
+	fs.BoolVar(&f.json, "json", false, "print one JSON object instead of a table")
+	fs.StringVar(&f.noiseDir, "noise", "", "directory holding noise_*.16k.wav (default: DIR)")
+	fs.IntVar(&f.collarMs, "collar-ms", 100, "frames whose centre is within this many ms of a reference boundary are not scored")
+	fs.Float64Var(&f.threshold, "threshold", 0.5, "speech probability at or above which a frame is speech")
+	fs.StringVar(&f.dump, "dump", "", "also write every condition's mixed WAVs and the frame grid (manifest.json) to this directory, for the anchor scorers")
+	fs.BoolVar(&f.fit, "fit", false, "fit the VAD's logistic weights on DIR (leave-one-clip-out report) instead of scoring")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return errors.New("want exactly one DIR argument")
+	}
+	dir := fs.Arg(0)
+	if f.noiseDir == "" {
+		f.noiseDir = dir
+	}
+	if f.collarMs < 0 {
+		return fmt.Errorf("-collar-ms %d: must be >= 0", f.collarMs)
+	}
+	if !(f.threshold > 0 && f.threshold < 1) {
+		return fmt.Errorf("-threshold %v: must be in (0,1)", f.threshold)
+	}
+	var err error
+	if f.snrs, err = parseSNRs(*snr); err != nil {
+		return err
+	}
+	clips, err := loadClips(dir)
+	if err != nil {
+		return err
+	}
+	conds, err := buildConditions(clips, f.noiseDir, f.snrs)
+	if err != nil {
+		return err
+	}
+	if f.dump != "" {
+		if err := dumpConditions(f.dump, conds, f.collarMs); err != nil {
+			return err
+		}
+	}
+	if f.fit {
+		return fitWeights(stdout, conds, f.collarMs)
+	}
+	rep, err := evaluate(dir, clips, conds, f)
+	if err != nil {
+		return err
+	}
+	if f.json {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	}
+	printTable(stdout, rep)
+	return nil
+}
+
+func parseSNRs(s string) ([]float64, error) {
+	var out []float64
+	for _, p := range strings.Split(s, ",") {
+		p = strings.TrimSpace(p)
+		if p == "" {
+			continue
+		}
+		v, err := strconv.ParseFloat(p, 64)
+		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil, fmt.Errorf("-snr: %q is not a number", p)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// loadClips reads every NAME.16k.wav that has a NAME.segments.json in dir.
+func loadClips(dir string) ([]clip, error) {
+	matches, err := filepath.Glob(filepath.Join(dir, "*.segments.json"))
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(matches)
+	var clips []clip
+	for _, m := range matches {
+		name := strings.TrimSuffix(filepath.Base(m), ".segments.json")
+		wavPath := filepath.Join(dir, name+".16k.wav")
+		if _, err := os.Stat(wavPath); err != nil {
+			continue // labels without audio: not a clip
+		}
+		raw, err := os.ReadFile(m)
+		if err != nil {
+			return nil, err
+		}
+		var segs []segment
+		if err := json.Unmarshal(raw, &segs); err != nil {
+			return nil, fmt.Errorf("%s: %w", m, err)
+		}
+		for i, s := range segs {
+			if s.EndMs <= s.StartMs || (i > 0 && s.StartMs < segs[i-1].EndMs) {
+				return nil, fmt.Errorf("%s: segment %d [%d,%d) is empty, unsorted or overlapping", m, i, s.StartMs, s.EndMs)
+			}
+		}
+		pcm, err := wavio.ReadWAVFile(wavPath, sampleRate)
+		if err != nil {
+			return nil, err
+		}
+		clips = append(clips, clip{name: name, pcm: pcm, segs: segs})
+	}
+	if len(clips) == 0 {
+		return nil, fmt.Errorf("%s: no NAME.16k.wav with NAME.segments.json", dir)
+	}
+	return clips, nil
+}
+
+// condition is one clip set under one noise mix.
+type condition struct {
+	name  string
+	clips []clip
+}
+
+func buildConditions(clips []clip, noiseDir string, snrs []float64) ([]condition, error) {
+	conds := []condition{{name: "clean", clips: clips}}
+	if len(snrs) == 0 {
+		return conds, nil
+	}
+	noises, err := filepath.Glob(filepath.Join(noiseDir, "noise_*.16k.wav"))
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(noises)
+	for _, np := range noises {
+		noise, err := wavio.ReadWAVFile(np, sampleRate)
+		if err != nil {
+			return nil, err
+		}
+		if len(noise) == 0 {
+			return nil, fmt.Errorf("%s: empty noise file", np)
+		}
+		base := strings.TrimSuffix(filepath.Base(np), ".16k.wav")
+		for _, snr := range snrs {
+			c := condition{name: fmt.Sprintf("%s@%sdB", base, strconv.FormatFloat(snr, 'f', -1, 64))}
+			for _, cl := range clips {
+				c.clips = append(c.clips, clip{name: cl.name, segs: cl.segs, pcm: mixAt(cl.pcm, cl.segs, noise, snr)})
+			}
+			conds = append(conds, c)
+		}
+	}
+	return conds, nil
+}
+
+// frameLabels returns per 10 ms frame: 1 speech, 0 non-speech, -1 not scored
+// (centre within collarMs of a reference boundary). A frame is speech when
+// its centre lies inside a segment [start, end).
+func frameLabels(nSamples int, segs []segment, collarMs int) []int8 {
+	n := nSamples / frameSamples
+	out := make([]int8, n)
+	for i := range n {
+		c := float64(i*frameMs) + frameMs/2.0
+		var lab int8
+		for _, s := range segs {
+			if c >= float64(s.StartMs) && c < float64(s.EndMs) {
+				lab = 1
+			}
+			if math.Abs(c-float64(s.StartMs)) < float64(collarMs) || math.Abs(c-float64(s.EndMs)) < float64(collarMs) {
+				lab = -1
+				break
+			}
+		}
+		out[i] = lab
+	}
+	return out
+}
+
+// mixAt adds noise (looped from its start to the clip's length) scaled so
+// that the clean clip's mean power over its reference speech frames divided
+// by the noise's mean power equals snrDb.
+func mixAt(clean []int16, segs []segment, noise []int16, snrDb float64) []int16 {
+	labels := frameLabels(len(clean), segs, 0)
+	var ps float64
+	var ns int
+	for i, l := range labels {
+		if l != 1 {
+			continue
+		}
+		for _, s := range clean[i*frameSamples : (i+1)*frameSamples] {
+			ps += float64(s) * float64(s)
+		}
+		ns += frameSamples
+	}
+	var pn float64
+	for i := range clean {
+		v := float64(noise[i%len(noise)])
+		pn += v * v
+	}
+	out := make([]int16, len(clean))
+	if ns == 0 || pn == 0 {
+		copy(out, clean)
+		return out
+	}
+	ps /= float64(ns)
+	pn /= float64(len(clean))
+	g := math.Sqrt(ps / (pn * math.Pow(10, snrDb/10)))
+	for i, s := range clean {
+		v := math.Round(float64(s) + g*float64(noise[i%len(noise)]))
+		out[i] = int16(max(-32768, min(32767, v)))
+	}
+	return out
+}
+
+// vadProbs runs a fresh VAD over pcm and returns one probability per frame.
+func vadProbs(pcm []int16, feats *[]vad.Features) ([]float32, error) {
+	v, err := vad.New(vad.DefaultConfig())
+	if err != nil {
+		return nil, err
+	}
+	n := len(pcm) / frameSamples
+	out := make([]float32, n)
+	for i := range n {
+		p, ft, err := v.ProcessFeatures(pcm[i*frameSamples : (i+1)*frameSamples])
+		if err != nil {
+			return nil, err
+		}
+		out[i] = p
+		if feats != nil {
+			*feats = append(*feats, ft)
+		}
+	}
+	return out, nil
+}
+
+func scoreFrames(probs []float32, labels []int8, thr float64) (got, always counts) {
+	for i, l := range labels {
+		if l < 0 || i >= len(probs) {
+			continue
+		}
+		speech := float64(probs[i]) >= thr
+		switch {
+		case l == 1 && speech:
+			got.tp++
+		case l == 1:
+			got.fn++
+		case speech:
+			got.fp++
+		default:
+			got.tn++
+		}
+		if l == 1 {
+			always.tp++
+		} else {
+			always.fp++
+		}
+	}
+	return got, always
+}
+
+func evaluate(dir string, clips []clip, conds []condition, f vadFlags) (vadReport, error) {
+	rep := vadReport{Dir: dir, CollarMs: f.collarMs, Threshold: f.threshold}
+	for _, c := range clips {
+		rep.Clips = append(rep.Clips, c.name)
+	}
+	var all, allAlways counts
+	var cost time.Duration
+	var samples int
+	for _, cond := range conds {
+		var got, always counts
+		for _, cl := range cond.clips {
+			t0 := time.Now()
+			probs, err := vadProbs(cl.pcm, nil)
+			if err != nil {
+				return rep, fmt.Errorf("%s/%s: %w", cond.name, cl.name, err)
+			}
+			cost += time.Since(t0)
+			samples += len(cl.pcm)
+			g, a := scoreFrames(probs, frameLabels(len(cl.pcm), cl.segs, f.collarMs), f.threshold)
+			got.add(g)
+			always.add(a)
+		}
+		all.add(got)
+		allAlways.add(always)
+		rep.Conditions = append(rep.Conditions, result(cond.name, got))
+		rep.AlwaysSpeech = append(rep.AlwaysSpeech, result(cond.name, always))
+	}
+	rep.Overall = result("overall", all)
+	rep.AlwaysSpeech = append(rep.AlwaysSpeech, result("overall", allAlways))
+	rep.AudioSeconds = float64(samples) / sampleRate
+	rep.CostPerSecMs = float64(cost.Microseconds()) / 1000 / rep.AudioSeconds
+	eos, err := endOfSpeech(clips)
+	if err != nil {
+		return rep, err
+	}
+	rep.EOS = eos
+	return rep, nil
+}
+
+// endOfSpeech runs VAD + turn detector (BRIEF §7 defaults) over the clean
+// clips and measures |detected true end of speech − reference segment end| for
+// every reference end followed by at least silence_duration_ms of non-speech
+// (or the end of the clip): those are the ends a turn detector should find.
+// A reference end with no SpeechStopped within 1 s is counted as missed.
+func endOfSpeech(clips []clip) (eosStats, error) {
+	cfg := turn.DefaultConfig()
+	var errs []float64
+	var st eosStats
+	var signed float64
+	for _, cl := range clips {
+		probs, err := vadProbs(cl.pcm, nil)
+		if err != nil {
+			return st, err
+		}
+		det, err := turn.New(cfg)
+		if err != nil {
+			return st, err
+		}
+		var ends []float64
+		for i, p := range probs {
+			evs, err := det.Process(cl.pcm[i*frameSamples:(i+1)*frameSamples], p)
+			if err != nil {
+				return st, err
+			}
+			for _, e := range evs {
+				if e.Type == turn.SpeechStopped {
+					ends = append(ends, float64(e.SpeechEnd)*1000/sampleRate)
+				}
+			}
+		}
+		if det.Speaking() { // clip ended mid-turn: the hangover never ran out
+			// Flush with silence so the detector can close the turn.
+			silence := make([]int16, frameSamples)
+			for range cfg.SilenceDurationMs / frameMs {
+				evs, _ := det.Process(silence, 0)
+				for _, e := range evs {
+					if e.Type == turn.SpeechStopped {
+						ends = append(ends, float64(e.SpeechEnd)*1000/sampleRate)
+					}
+				}
+			}
+		}
+		clipMs := len(cl.pcm) * 1000 / sampleRate
+		for i, s := range cl.segs {
+			next := clipMs
+			if i+1 < len(cl.segs) {
+				next = cl.segs[i+1].StartMs
+			}
+			if next-s.EndMs < cfg.SilenceDurationMs && i+1 < len(cl.segs) {
+				continue
+			}
+			best := math.Inf(1)
+			var bestSigned float64
+			for _, e := range ends {
+				if d := math.Abs(e - float64(s.EndMs)); d < best {
+					best, bestSigned = d, e-float64(s.EndMs)
+				}
+			}
+			if best > 1000 {
+				st.Missed++
+				continue
+			}
+			errs = append(errs, best)
+			signed += bestSigned
+		}
+	}
+	st.N = len(errs)
+	if len(errs) > 0 {
+		sort.Float64s(errs)
+		st.P50 = percentile(errs, 50)
+		st.P90 = percentile(errs, 90)
+		st.MeanErr = signed / float64(len(errs))
+	}
+	return st, nil
+}
+
+// percentile uses linear interpolation between closest ranks.
+func percentile(sorted []float64, p float64) float64 {
+	if len(sorted) == 1 {
+		return sorted[0]
+	}
+	r := p / 100 * float64(len(sorted)-1)
+	lo := int(math.Floor(r))
+	hi := min(lo+1, len(sorted)-1)
+	return sorted[lo] + (sorted[hi]-sorted[lo])*(r-float64(lo))
+}
+
+func printTable(w io.Writer, rep vadReport) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "condition\tprecision\trecall\tF1\tFAR\tframes\talways-speech F1\talways FAR\t\n")
+	for i, c := range append(rep.Conditions, rep.Overall) {
+		a := rep.AlwaysSpeech[i]
+		fmt.Fprintf(tw, "%s\t%.3f\t%.3f\t%.3f\t%.3f\t%d\t%.3f\t%.3f\t\n", c.Name, c.Precision, c.Recall, c.F1, c.FAR, c.Frames, a.F1, a.FAR)
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "end of speech error (ms): p50 %.0f  p90 %.0f  (n=%d, missed=%d, mean signed %+.0f)\n",
+		rep.EOS.P50, rep.EOS.P90, rep.EOS.N, rep.EOS.Missed, rep.EOS.MeanErr)
+	fmt.Fprintf(w, "clips: %d, audio scored: %.1f s, VAD cost: %.3f ms per second of audio\n", len(rep.Clips), rep.AudioSeconds, rep.CostPerSecMs)
+}
