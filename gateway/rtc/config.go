@@ -24,6 +24,10 @@ type Config struct {
 	UDPPort int `yaml:"udp_port"`
 	// UDPAddress is the local address the mux binds ("" = all interfaces).
 	UDPAddress string `yaml:"udp_address"`
+	// UDPReadBuffer is the mux socket's receive buffer in bytes (SO_RCVBUF,
+	// capped by net.core.rmem_max). One socket carries every session, so
+	// the kernel default (~200 KiB) overflows under bursts.
+	UDPReadBuffer int `yaml:"udp_read_buffer"`
 	// PortMin and PortMax, when both set, replace the mux by one ephemeral
 	// port per session from this range. Size it for at least 2× sessions.
 	PortMin int `yaml:"port_min"`
@@ -74,6 +78,7 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{
 		UDPPort:                7882,
+		UDPReadBuffer:          4 << 20,
 		MaxOfferBytes:          32 << 10,
 		MaxPatchBytes:          16 << 10,
 		GatherTimeout:          2 * time.Second,
@@ -113,6 +118,9 @@ func (c Config) Validate() error {
 	}
 	if c.UDPAddress != "" && net.ParseIP(c.UDPAddress) == nil {
 		return cfgErr("udp_address", "not an IP address: %q", c.UDPAddress)
+	}
+	if c.UDPReadBuffer < 0 || c.UDPReadBuffer > 1<<30 {
+		return cfgErr("udp_read_buffer", "must be in [0, 1073741824], got %d", c.UDPReadBuffer)
 	}
 	if (c.PortMin == 0) != (c.PortMax == 0) {
 		return cfgErr("port_min", "port_min and port_max must be set together")

@@ -100,6 +100,11 @@ func NewEngine(cfg Config, log *slog.Logger) (*Engine, error) {
 		if err != nil {
 			return nil, fmt.Errorf("rtc: listen udp %s: %w", addr, err)
 		}
+		if cfg.UDPReadBuffer > 0 {
+			if err := conn.SetReadBuffer(cfg.UDPReadBuffer); err != nil {
+				log.Warn("rtc: udp read buffer", "bytes", cfg.UDPReadBuffer, "err", err)
+			}
+		}
 		e.conn = conn
 		e.mux = webrtc.NewICEUDPMux(slogFactory{log: log}.NewLogger("udpmux"), conn)
 		se.SetICEUDPMux(e.mux)
