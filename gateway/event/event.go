@@ -182,31 +182,56 @@ type CardSurface struct {
 	Pages        []Page `json:"pages"`
 }
 
-// Page is one screen of a card: a title, n/N, the page's text and the
-// display operations that draw it.
+// Page is one screen of a card laid out for a surface (the glasses
+// package's display-op page): the title, n/N, the exact text lines in
+// reading order and the drawing ops. A client with its own text rendering
+// draws Title and Lines; a HUD draws Ops.
 type Page struct {
-	N     int      `json:"n"`
-	Of    int      `json:"of"`
-	Title string   `json:"title"`
-	Lines []string `json:"lines"`
-	Ops   []Op     `json:"ops"`
+	N          int      `json:"n"`
+	Of         int      `json:"of"`
+	Title      string   `json:"title"`
+	TitleLines []string `json:"title_lines,omitempty"`
+	Lines      []string `json:"lines"`
+	// Styles is parallel to Lines: title, body, heading, emph or meta.
+	Styles []string `json:"styles,omitempty"`
+	// Cont lists lines that continue the previous line's token (join
+	// without a space).
+	Cont []int `json:"cont,omitempty"`
+	// Resources are the indexes (into the card's resources) on this page.
+	Resources []int     `json:"resources,omitempty"`
+	Controls  []Control `json:"controls,omitempty"`
+	// Focus is the id of the control focused when the page opens.
+	Focus string `json:"focus,omitempty"`
+	Ops   []Op   `json:"ops"`
 }
 
-// Op is one display operation. Kind is "panel", "text" or "button";
-// coordinates are pixels of the surface, colors CSS hex.
+// Control is a focusable button of a page's control row.
+type Control struct {
+	ID    string `json:"id"`
+	Label string `json:"label"`
+	Role  string `json:"role,omitempty"`
+}
+
+// Op is one drawing operation in surface pixels:
+//
+//	panel:  filled rounded rectangle (x, y, w, h, r, fill)
+//	text:   a run of text; y is the baseline; px/bold/color give the style
+//	button: filled rounded rectangle with a centred label; focus draws a ring
 type Op struct {
-	Kind    string `json:"op"`
-	X       int    `json:"x"`
-	Y       int    `json:"y"`
-	W       int    `json:"w,omitempty"`
-	H       int    `json:"h,omitempty"`
-	Text    string `json:"text,omitempty"`
-	Size    int    `json:"size,omitempty"`
-	Weight  int    `json:"weight,omitempty"`
-	Color   string `json:"color,omitempty"`
-	Fill    string `json:"fill,omitempty"`
-	Focused bool   `json:"focused,omitempty"`
-	Role    string `json:"role,omitempty"`
+	Op    string `json:"op"`
+	X     int    `json:"x"`
+	Y     int    `json:"y"`
+	W     int    `json:"w,omitempty"`
+	H     int    `json:"h,omitempty"`
+	R     int    `json:"r,omitempty"`
+	Px    int    `json:"px,omitempty"`
+	Bold  bool   `json:"bold,omitempty"`
+	Color string `json:"color,omitempty"`
+	Fill  string `json:"fill,omitempty"`
+	Text  string `json:"text,omitempty"`
+	Style string `json:"style,omitempty"`
+	ID    string `json:"id,omitempty"`
+	Focus bool   `json:"focus,omitempty"`
 }
 
 // DisplayCard asks one surface to show one page of a card.

@@ -48,7 +48,7 @@ func (s *Session) sendCard(turnID string, a safety.Assessment) {
 		RequiresAck: len(surfaces) > 0,
 	}
 	for _, sf := range surfaces {
-		pages, err := s.deps.Layout.LayoutSafety(a, sf)
+		pages, err := s.deps.Layout.LayoutSafety(cardID, a, profile, sf)
 		if err != nil {
 			s.log_.Error("session: lay out safety card", "surface", sf.ID, "device", profile.ID, "err", err)
 			pages = nil

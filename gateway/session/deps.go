@@ -70,10 +70,12 @@ type SafetyLayer interface {
 	Merge(engine, local safety.Assessment) safety.Assessment
 }
 
-// CardLayout lays a safety card out in pages for one visual surface
-// (the glasses package). Every page carries the title and n/N.
+// CardLayout lays a safety card out in pages for one visual surface of a
+// profile (the glasses package). Every page carries the title and n/N; no
+// text is dropped; an error means the surface gets the structured card
+// without pages (never no card).
 type CardLayout interface {
-	LayoutSafety(a safety.Assessment, s devices.Surface) ([]event.Page, error)
+	LayoutSafety(cardID string, a safety.Assessment, p devices.Profile, s devices.Surface) ([]event.Page, error)
 }
 
 // ActionHandler carries out an approved action or records a declined one

@@ -21,7 +21,7 @@ type PlainLayout struct{}
 const safetyTitle = "Support is available"
 
 // LayoutSafety implements CardLayout.
-func (PlainLayout) LayoutSafety(a safety.Assessment, sf devices.Surface) ([]event.Page, error) {
+func (PlainLayout) LayoutSafety(cardID string, a safety.Assessment, _ devices.Profile, sf devices.Surface) ([]event.Page, error) {
 	budget := sf.TextBudget
 	if budget.LinesPerPage < 1 || budget.CharsPerLine < 8 {
 		return nil, fmt.Errorf("session: layout %s: text budget %+v too small", sf.ID, budget)
@@ -57,7 +57,12 @@ func (PlainLayout) LayoutSafety(a safety.Assessment, sf devices.Surface) ([]even
 	}
 	out := make([]event.Page, len(pages))
 	for i, lines := range pages {
-		out[i] = event.Page{N: i + 1, Of: len(pages), Title: safetyTitle, Lines: lines, Ops: plainOps(sf, safetyTitle, lines, i+1, len(pages))}
+		ctl := event.Control{ID: "next", Label: "Next", Role: "next"}
+		if i == len(pages)-1 {
+			ctl = event.Control{ID: "done", Label: "Done", Role: "back"}
+		}
+		out[i] = event.Page{N: i + 1, Of: len(pages), Title: safetyTitle, Lines: lines, Controls: []event.Control{ctl}, Focus: ctl.ID,
+			Ops: plainOps(sf, safetyTitle, lines, i+1, len(pages))}
 	}
 	return out, nil
 }
@@ -82,30 +87,31 @@ func wrap(lines []string, text string, width int) []string {
 
 // plainOps draws a page: a dark panel (black is transparent on additive
 // displays), the title, n/N, the body lines and a focused Next/Done control.
+// Text y is the baseline.
 func plainOps(sf devices.Surface, title string, lines []string, n, of int) []event.Op {
 	f := sf.Fonts
-	fg, dim, panel := "#ffffff", "#c8d0da", "#1b2230"
+	fg, dim, panel, btn := "#FFFFFF", "#CFD3D9", "#1A1B1F", "#2B2F38"
 	if sf.Colors.Model == devices.ColorGreen {
-		fg, dim, panel = "#7dff8a", "#4fbf5a", "#0a1f0c"
+		fg, dim, panel, btn = "#7DFF8A", "#4FBF5A", "#000000", "#0A3010"
 	}
 	m := sf.MarginPx
-	ops := []event.Op{{Kind: "panel", X: 0, Y: 0, W: sf.Width, H: sf.Height, Fill: panel}}
-	y := m
+	base := func(top, lineH, px int) int { return top + (lineH+px)/2 - px/5 }
+	ops := []event.Op{{Op: "panel", X: 0, Y: 0, W: sf.Width, H: sf.Height, R: max(m, 8), Fill: panel}}
 	ops = append(ops,
-		event.Op{Kind: "text", X: m, Y: y, Text: title, Size: f.TitlePx, Weight: 700, Color: fg, Role: "title"},
-		event.Op{Kind: "text", X: sf.Width - m - 3*f.MetaPx, Y: y, Text: fmt.Sprintf("%d/%d", n, of), Size: f.MetaPx, Color: dim, Role: "page"})
-	y += f.TitleLinePx + sf.GapPx
+		event.Op{Op: "text", X: m, Y: base(m, f.TitleLinePx, f.TitlePx), Text: title, Px: f.TitlePx, Bold: true, Color: fg, Style: "title"},
+		event.Op{Op: "text", X: sf.Width - m - 3*f.MetaPx, Y: base(m, f.TitleLinePx, f.MetaPx), Text: fmt.Sprintf("%d/%d", n, of), Px: f.MetaPx, Color: dim, Style: "meta"})
+	y := m + f.TitleLinePx + sf.GapPx
 	for _, l := range lines {
-		ops = append(ops, event.Op{Kind: "text", X: m, Y: y, Text: l, Size: f.BodyPx, Color: fg, Role: "body"})
+		ops = append(ops, event.Op{Op: "text", X: m, Y: base(y, f.BodyLinePx, f.BodyPx), Text: l, Px: f.BodyPx, Color: fg, Style: "body"})
 		y += f.BodyLinePx
 	}
 	if sf.Buttons {
-		label := "Next"
+		label, id := "Next", "next"
 		if n == of {
-			label = "Done"
+			label, id = "Done", "done"
 		}
-		ops = append(ops, event.Op{Kind: "button", X: m, Y: sf.Height - m - sf.ButtonRowPx, W: sf.Width - 2*m, H: sf.ButtonRowPx,
-			Text: label, Size: f.BodyPx, Color: "#0b0f16", Fill: "#e8f0ff", Focused: true, Role: "next"})
+		ops = append(ops, event.Op{Op: "button", X: m, Y: sf.Height - m - sf.ButtonRowPx, W: sf.Width - 2*m, H: sf.ButtonRowPx, R: sf.ButtonRowPx / 3,
+			Text: label, Px: f.BodyPx, Color: "#F1F3F4", Fill: btn, ID: id, Focus: true})
 	}
 	return ops
 }

@@ -599,7 +599,7 @@ func TestPlainLayoutEveryProfile(t *testing.T) {
 			if !sf.Visual() {
 				continue
 			}
-			pages, err := session.PlainLayout{}.LayoutSafety(a, sf)
+			pages, err := session.PlainLayout{}.LayoutSafety("card_1", a, p, sf)
 			if err != nil {
 				t.Fatalf("%s/%s: %v", p.ID, sf.ID, err)
 			}
