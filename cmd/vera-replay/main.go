@@ -1,0 +1,163 @@
+// Command vera-replay plays one audio file as one live voice session over
+// WebRTC, in real time, and prints every event the gateway sends with the
+// client's receive time. It exits after the last turn's reply has ended, or
+// with status 2 on timeout.
+//
+//	vera-replay -url http://127.0.0.1:8080/v1/voice/sessions -in speech16k.wav [-device ID] [-token T] [-json] [-timeout 2m]
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/veraneural/vera-gateway/fixtures"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+type options struct {
+	url, in, device, token, hello string
+	jsonOut, loopback             bool
+	timeout, settle               time.Duration
+	loss, jitterMs                float64
+	seed                          uint64
+}
+
+func parse(args []string, stderr io.Writer) (options, error) {
+	var o options
+	fs := flag.NewFlagSet("vera-replay", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&o.url, "url", "http://127.0.0.1:8080/v1/voice/sessions", "voice session collection URL")
+	fs.StringVar(&o.in, "in", "", "input WAV (16-bit mono/stereo at 8/12/16/24/48 kHz)")
+	fs.StringVar(&o.device, "device", "", "device profile id (?device= and the hello)")
+	fs.StringVar(&o.token, "token", "", "client token or key (Bearer); dev mode needs none")
+	fs.StringVar(&o.hello, "hello", "", "raw JSON hello to send instead of the default one")
+	fs.BoolVar(&o.jsonOut, "json", false, "print events as JSON lines")
+	fs.BoolVar(&o.loopback, "loopback", false, "keep ICE on loopback addresses only")
+	fs.DurationVar(&o.timeout, "timeout", 2*time.Minute, "give up after this long")
+	fs.DurationVar(&o.settle, "settle", 1500*time.Millisecond, "wait at least this long after playback before exiting")
+	fs.Float64Var(&o.loss, "loss", 0, "packet loss percent applied before sending (seeded)")
+	fs.Float64Var(&o.jitterMs, "jitter-ms", 0, "send jitter in ms applied before sending (seeded)")
+	fs.Uint64Var(&o.seed, "seed", 1, "impairment seed")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if o.in == "" {
+		return o, errors.New("-in is required")
+	}
+	if o.timeout <= 0 || o.settle < 0 {
+		return o, errors.New("-timeout must be > 0 and -settle >= 0")
+	}
+	if o.loss < 0 || o.loss > 100 || o.jitterMs < 0 {
+		return o, errors.New("-loss must be in [0,100] and -jitter-ms >= 0")
+	}
+	if o.hello != "" && !json.Valid([]byte(o.hello)) {
+		return o, errors.New("-hello is not valid JSON")
+	}
+	return o, nil
+}
+
+// line is one printed event.
+type line struct {
+	ReceivedAt string          `json:"received_at"`
+	TMs        float64         `json:"t_ms"` // since playback started (negative: before)
+	Event      json.RawMessage `json:"event"`
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	o, err := parse(args, stderr)
+	if err != nil {
+		fmt.Fprintln(stderr, "vera-replay:", err)
+		return 64
+	}
+	audio, err := fixtures.LoadWAV(o.in)
+	if err != nil {
+		fmt.Fprintln(stderr, "vera-replay:", err)
+		return 1
+	}
+	stream, err := fixtures.Encode(audio, fixtures.EncodeOptions{FEC: true})
+	if err != nil {
+		fmt.Fprintln(stderr, "vera-replay:", err)
+		return 1
+	}
+	if o.loss > 0 || o.jitterMs > 0 {
+		stream = fixtures.Impair(stream, fixtures.Impairment{Seed: o.seed, LossPct: o.loss, Jitter: time.Duration(o.jitterMs * float64(time.Millisecond))})
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	ctx, cancel := context.WithTimeout(ctx, o.timeout)
+	defer cancel()
+
+	var mu sync.Mutex // guards stdout and start
+	var start time.Time
+	enc := json.NewEncoder(stdout)
+	print := func(ev fixtures.Event) {
+		mu.Lock()
+		defer mu.Unlock()
+		t := 0.0 // events before playback (session.created, notice) print at 0
+		if !start.IsZero() {
+			t = float64(ev.At.Sub(start).Microseconds()) / 1000
+		}
+		if o.jsonOut {
+			_ = enc.Encode(line{ReceivedAt: ev.At.UTC().Format(time.RFC3339Nano), TMs: t, Event: ev.Data})
+			return
+		}
+		fmt.Fprintf(stdout, "%9.1f ms  %-24s %s\n", t, ev.Type, compact(ev.Data))
+	}
+	hello := []byte(o.hello)
+	if o.hello == "" && o.device != "" {
+		hello, _ = json.Marshal(map[string]string{"type": "hello", "device": o.device})
+	}
+	sc := fixtures.Scenario{
+		Client: fixtures.ClientOptions{URL: o.url, Token: o.token, Device: o.device, LoopbackOnly: o.loopback, OnEvent: print},
+		Stream: stream,
+		Settle: o.settle,
+		OnPlayStart: func(at time.Time) {
+			mu.Lock()
+			start = at
+			mu.Unlock()
+		},
+	}
+	if len(hello) > 0 {
+		sc.Hello = hello
+	}
+	res, err := fixtures.Run(ctx, sc)
+	if res != nil {
+		turns := 0
+		for _, e := range res.Events {
+			if e.Type == fixtures.EventSpeechStopped {
+				turns++
+			}
+		}
+		fmt.Fprintf(stderr, "vera-replay: session %s: sent %d packets (%.1f s), %d events, %d turns, %d audio packets received\n",
+			res.Location, len(stream.Packets), audio.Duration().Seconds(), len(res.Events), turns, len(res.Audio))
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "vera-replay:", err)
+		if errors.Is(err, fixtures.ErrIncomplete) {
+			return 2
+		}
+		return 1
+	}
+	return 0
+}
+
+func compact(b []byte) string {
+	s := strings.TrimSpace(string(b))
+	if len(s) > 300 {
+		return s[:300] + " [truncated]"
+	}
+	return s
+}
