@@ -1,0 +1,263 @@
+package glasses
+
+import (
+	"fmt"
+	"log/slog"
+	"slices"
+	"unicode/utf8"
+
+	"github.com/veraneural/vera-gateway/devices"
+)
+
+// Config tunes card layout. Safety cards ignore MaxPages: they are never cut.
+type Config struct {
+	// MaxPages bounds non-safety cards (captions, info, prompts); a longer
+	// card is a layout error for the caller to split, not a truncation.
+	MaxPages int `yaml:"max_pages"`
+	// PromptTimeoutMS is how long an approve/decline prompt waits; timeout
+	// means decline, never approve.
+	PromptTimeoutMS int `yaml:"prompt_timeout_ms"`
+}
+
+// DefaultConfig returns the production defaults.
+func DefaultConfig() Config { return Config{MaxPages: 20, PromptTimeoutMS: 20000} }
+
+// Validate names the offending key.
+func (c Config) Validate() error {
+	if c.MaxPages < 1 || c.MaxPages > 1000 {
+		return fmt.Errorf("glasses.max_pages: %d must be in [1,1000]", c.MaxPages)
+	}
+	if c.PromptTimeoutMS < 1000 || c.PromptTimeoutMS > 600000 {
+		return fmt.Errorf("glasses.prompt_timeout_ms: %d must be in [1000,600000]", c.PromptTimeoutMS)
+	}
+	return nil
+}
+
+// Engine lays out and renders cards. It is safe for concurrent use; parsed
+// fonts and glyph advances are shared process-wide.
+type Engine struct {
+	cfg Config
+	log *slog.Logger
+}
+
+// New returns an Engine; log may be nil.
+func New(cfg Config, log *slog.Logger) (*Engine, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if err := loadFonts(); err != nil {
+		return nil, err
+	}
+	return &Engine{cfg: cfg, log: log}, nil
+}
+
+var defaultEngine = &Engine{cfg: DefaultConfig(), log: slog.New(slog.DiscardHandler)}
+
+// LayoutCard lays c out for profile p with the default configuration.
+func LayoutCard(c Card, p devices.Profile) (*Layout, error) { return defaultEngine.Layout(c, p) }
+
+// Layout lays c out for the profile's first visual surface. Voice-only
+// profiles return ErrNoDisplay.
+func (e *Engine) Layout(c Card, p devices.Profile) (*Layout, error) {
+	s, ok := p.Display()
+	if !ok {
+		return nil, fmt.Errorf("glasses: layout for %s: %w", p.ID, ErrNoDisplay)
+	}
+	return e.LayoutSurface(c, p.ID, s)
+}
+
+// LayoutSurface lays c out for one visual surface of device.
+func (e *Engine) LayoutSurface(c Card, device string, s devices.Surface) (*Layout, error) {
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	if !s.Visual() {
+		return nil, fmt.Errorf("glasses: layout for %s/%s: %w", device, s.ID, ErrNoDisplay)
+	}
+	if err := s.Validate(); err != nil {
+		return nil, fmt.Errorf("glasses: layout for %s: %w", device, err)
+	}
+	fs, err := facesFor(s)
+	if err != nil {
+		return nil, err
+	}
+	tb := s.TextBudget
+	bodyH := s.BodyHeightPx()
+	width := s.ContentWidth()
+
+	// 1. Wrap each block with its style's face.
+	var lines []Line
+	for _, b := range c.Blocks(s) {
+		st := b.Style
+		if fs.lineH[st] > bodyH {
+			st = StyleBody
+		}
+		wl, err := e.wrapStyle(fs, st, b.Text, width, tb.CharsPerLine, device)
+		if err != nil {
+			return nil, err
+		}
+		if st == StyleEmph && len(wl) > 1 {
+			// A call line too long to stand large on one line is drawn as
+			// body text instead of being split large.
+			st = StyleBody
+			if wl, err = e.wrapStyle(fs, st, b.Text, width, tb.CharsPerLine, device); err != nil {
+				return nil, err
+			}
+		}
+		for _, w := range wl {
+			lines = append(lines, Line{Text: w.text, Style: st, Cont: w.cont, WidthPx: w.px, Section: b.Section})
+		}
+	}
+
+	// 2. Paginate by line count and pixel height.
+	safetyCard := c.Kind == KindSafety
+	var pages []Page
+	var cur []Line
+	curH := 0
+	flush := func() {
+		if len(cur) > 0 {
+			pages = append(pages, Page{Lines: cur})
+		}
+		cur, curH = nil, 0
+	}
+	for i, ln := range lines {
+		h := fs.lineH[ln.Style]
+		if safetyCard && i > 0 && ln.Section != lines[i-1].Section {
+			flush() // one resource per page when it fits
+		}
+		if len(cur)+1 > tb.LinesPerPage || curH+h > bodyH {
+			flush()
+		}
+		// Keep a resource name with the line after it.
+		if ln.Style == StyleHeading && len(cur) > 0 && i+1 < len(lines) && lines[i+1].Section == ln.Section && lines[i+1].Style != StyleHeading {
+			hn := fs.lineH[lines[i+1].Style]
+			if len(cur)+2 > tb.LinesPerPage || curH+h+hn > bodyH {
+				flush()
+			}
+		}
+		cur = append(cur, ln)
+		curH += h
+	}
+	flush()
+	if len(pages) == 0 {
+		pages = []Page{{}} // a prompt with an empty body still has a page
+	}
+	if !safetyCard && len(pages) > e.cfg.MaxPages {
+		return nil, fmt.Errorf("glasses: card %q on %s: %d pages exceeds glasses.max_pages %d: %w", c.ID, device, len(pages), e.cfg.MaxPages, ErrLayout)
+	}
+
+	// 3. Title and n/N on every page; controls.
+	n := len(pages)
+	ind := fmt.Sprintf("%d/%d", n, n)
+	indPx, err := fs.meta.widthPx(ind)
+	if err != nil {
+		return nil, err
+	}
+	titleWrap, err := e.wrapStyle(fs, StyleTitle, NormalizeSpace(c.Title), width-indPx-s.MarginPx/2-4, tb.CharsPerLine-utf8.RuneCountInString(ind)-1, device)
+	if err != nil {
+		return nil, fmt.Errorf("glasses: title: %w", err)
+	}
+	if len(titleWrap) > tb.TitleLines {
+		return nil, fmt.Errorf("glasses: card %q on %s: title needs %d lines, surface allows %d: %w", c.ID, device, len(titleWrap), tb.TitleLines, ErrTitleTooLong)
+	}
+	title := make([]Line, len(titleWrap))
+	for i, w := range titleWrap {
+		title[i] = Line{Text: w.text, Style: StyleTitle, Cont: w.cont, WidthPx: w.px}
+	}
+	for i := range pages {
+		p := &pages[i]
+		p.N, p.Of = i+1, n
+		p.Title = make([]string, len(title))
+		for j, t := range title {
+			p.Title[j] = t.Text
+		}
+		p.Focus = -1
+		if safetyCard {
+			for _, ln := range p.Lines {
+				if !slices.Contains(p.Resources, ln.Section) {
+					p.Resources = append(p.Resources, ln.Section)
+				}
+			}
+		}
+		if s.Buttons {
+			if err := e.controls(fs, s, c, p); err != nil {
+				return nil, err
+			}
+		}
+	}
+	l := &Layout{Device: device, Surface: s, Card: c, Pages: pages, Title: title, Source: c.SourceText(s)}
+	if c.Kind == KindAction {
+		l.TimeoutMS = e.cfg.PromptTimeoutMS
+	}
+	// Belt and braces: the invariant is checked on every layout, not only
+	// in tests; a violation is a bug and must never reach a person.
+	if got := NormalizeSpace(JoinText(pages)); got != l.Source {
+		return nil, fmt.Errorf("glasses: card %q on %s: paged text differs from source: %w", c.ID, device, ErrLayout)
+	}
+	return l, nil
+}
+
+func (e *Engine) wrapStyle(fs *faces, st Style, text string, maxPx, maxRunes int, device string) ([]wline, error) {
+	if maxPx <= 0 || maxRunes <= 0 {
+		return nil, fmt.Errorf("glasses: %s: no room for %s text: %w", device, st, ErrLayout)
+	}
+	w := wrapper{m: fs.face(st), maxPx: maxPx, maxRunes: maxRunes, device: device}
+	return w.wrap(text)
+}
+
+// controls fills a page's control row: Next/Done plus the page's first
+// call/text link on cards, or the two verb choices on a prompt's last page
+// (focus on the non-committing one).
+func (e *Engine) controls(fs *faces, s devices.Surface, c Card, p *Page) error {
+	last := p.N == p.Of
+	switch {
+	case c.Kind == KindAction && last:
+		for _, a := range c.Actions {
+			p.Controls = append(p.Controls, Control{ID: a.ID, Label: NormalizeSpace(a.Label), Role: a.Role})
+			if a.Role == RoleDecline {
+				p.Focus = len(p.Controls) - 1
+			}
+		}
+	default:
+		if last {
+			p.Controls = append(p.Controls, Control{ID: ControlDone, Label: "Done"})
+		} else {
+			p.Controls = append(p.Controls, Control{ID: ControlNext, Label: "Next ►"})
+		}
+		p.Focus = 0
+		if c.Kind == KindSafety && len(p.Resources) > 0 {
+			r := c.Resources[p.Resources[0]]
+			for _, a := range r.Actions {
+				if a.Type == "call" || a.Type == "text" {
+					label := "Call"
+					if a.Type == "text" {
+						label = "Text"
+					}
+					p.Controls = append(p.Controls, Control{ID: string(a.Type) + ":" + r.ID, Label: label, Role: RoleLink})
+					break
+				}
+			}
+		}
+	}
+	bw := buttonWidth(s, len(p.Controls))
+	for _, ctl := range p.Controls {
+		px, err := fs.body.widthPx(ctl.Label)
+		if err != nil {
+			return fmt.Errorf("glasses: control %q: %w", ctl.ID, err)
+		}
+		if px > bw-16 {
+			return fmt.Errorf("glasses: control %q label %q is %d px, button is %d: %w", ctl.ID, ctl.Label, px, bw, ErrLayout)
+		}
+	}
+	return nil
+}
+
+// buttonWidth is the width of one of n buttons sharing the control row.
+// The row is always split in two so a lone Next keeps the mock's size.
+func buttonWidth(s devices.Surface, n int) int {
+	_ = n
+	return (s.ContentWidth() - s.GapPx) / 2
+}

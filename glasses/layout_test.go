@@ -1,0 +1,344 @@
+package glasses
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/veraneural/vera-gateway/devices"
+	"github.com/veraneural/vera-gateway/safety"
+)
+
+func mustProfile(t testing.TB, id string) devices.Profile {
+	t.Helper()
+	p, err := devices.Lookup(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func mustSafety(t testing.TB, rs ...safety.Resource) Card {
+	t.Helper()
+	c, err := NewSafetyCard("crisis-1", safety.Assessment{Level: safety.LevelCrisis, DisplayRequired: true, Resources: rs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func TestNormalizeSpace(t *testing.T) {
+	tests := map[string]string{
+		"":                        "",
+		"  a  ":                   "a",
+		"a\t\nb":                  "a b",
+		"a\u00a0\u2003b":          "a b",
+		"\u3000x\u2028y\r\n":      "x y",
+		"one  two\n\nthree":       "one two three",
+		"keep-punct…, ünïcödé!  ": "keep-punct…, ünïcödé!",
+	}
+	for in, want := range tests {
+		if got := NormalizeSpace(in); got != want {
+			t.Errorf("NormalizeSpace(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestIsNumberAndSpans(t *testing.T) {
+	for tok, want := range map[string]bool{
+		"988": true, "741741": true, "116": true, "+1": true, "(800)": true, "273-8255,": true, "24/7,": true,
+		"988lifeline.org/chat": false, "HOME": false, "": false, "--": false, "3rd": false,
+	} {
+		if got := IsNumber(tok); got != want {
+			t.Errorf("IsNumber(%q) = %v, want %v", tok, got, want)
+		}
+	}
+	got := []string{}
+	for _, a := range atoms("Call 116 123 or text HOME to 741741 now, or 13 11 14 in AU") {
+		got = append(got, a.text())
+	}
+	want := []string{"Call 116 123", "or", "text HOME to 741741", "now,", "or", "13 11 14", "in", "AU"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("atoms = %q, want %q", got, want)
+	}
+}
+
+func TestSafetyCardMetaOneResourcePerPage(t *testing.T) {
+	p := mustProfile(t, devices.MetaRayBanDisplay)
+	l, err := LayoutCard(mustSafety(t, threeResources()...), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.Pages) != 3 {
+		t.Fatalf("pages = %d, want 3 (one resource per page)", len(l.Pages))
+	}
+	for i, pg := range l.Pages {
+		if pg.N != i+1 || pg.Of != 3 || pg.Indicator() != []string{"1/3", "2/3", "3/3"}[i] {
+			t.Errorf("page %d indicator %s", i, pg.Indicator())
+		}
+		if !slices.Equal(pg.Title, []string{SafetyTitle}) {
+			t.Errorf("page %d title %q", i+1, pg.Title)
+		}
+		if !slices.Equal(pg.Resources, []int{i}) {
+			t.Errorf("page %d resources %v, want [%d]", i+1, pg.Resources, i)
+		}
+		if pg.Lines[0].Style != StyleHeading || pg.Lines[0].Text != threeResources()[i].Name {
+			t.Errorf("page %d starts with %+v", i+1, pg.Lines[0])
+		}
+		if len(pg.Controls) != 2 || pg.Focus != 0 || pg.Controls[1].Role != RoleLink {
+			t.Errorf("page %d controls %+v focus %d", i+1, pg.Controls, pg.Focus)
+		}
+	}
+	if l.Pages[0].Controls[0].ID != ControlNext || l.Pages[2].Controls[0].ID != ControlDone {
+		t.Errorf("nav controls: %v ... %v", l.Pages[0].Controls, l.Pages[2].Controls)
+	}
+	if l.Pages[0].Controls[1].ID != "call:us-988" || l.Pages[1].Controls[1].ID != "text:us-ctl" {
+		t.Errorf("link controls: %v %v", l.Pages[0].Controls, l.Pages[1].Controls)
+	}
+	// Phone numbers stand large and whole.
+	lines := map[string]Style{}
+	for _, pg := range l.Pages {
+		for _, ln := range pg.Lines {
+			lines[ln.Text] = ln.Style
+		}
+	}
+	for _, want := range []string{"Call 988", "Text 988", "Text HOME to 741741", "Call 116 123"} {
+		if st, ok := lines[want]; !ok || st != StyleEmph {
+			t.Errorf("line %q: present=%v style=%s", want, ok, st)
+		}
+	}
+}
+
+func TestManyResourcesKeepOrderAndNeverDrop(t *testing.T) {
+	var rs []safety.Resource
+	for i := range 12 {
+		r := []safety.Resource{res988, resCTL, resSamaritans, resLifeline}[i%4]
+		r.ID = r.ID + "-" + string(rune('a'+i))
+		r.Name = r.Name + " " + string(rune('A'+i))
+		rs = append(rs, r)
+	}
+	for _, id := range devices.IDs() {
+		p := mustProfile(t, id)
+		l, err := LayoutCard(mustSafety(t, rs...), p)
+		if id == devices.VoiceOnly {
+			if !errors.Is(err, ErrNoDisplay) {
+				t.Fatalf("voice-only: err = %v, want ErrNoDisplay", err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", id, err)
+		}
+		next := 0
+		for _, pg := range l.Pages {
+			for _, ln := range pg.Lines {
+				if ln.Section < next-1 || ln.Section > next {
+					t.Fatalf("%s: resource %d out of order (expected %d or %d)", id, ln.Section, next-1, next)
+				}
+				if ln.Section == next {
+					if pg.Lines[0] != ln {
+						t.Errorf("%s: resource %d does not start a page", id, ln.Section)
+					}
+					if ln.Text != rs[next].Name && !strings.HasPrefix(rs[next].Name, ln.Text) {
+						t.Errorf("%s: resource %d starts with %q", id, next, ln.Text)
+					}
+					next++
+				}
+			}
+		}
+		if next != len(rs) {
+			t.Errorf("%s: %d of %d resources shown", id, next, len(rs))
+		}
+	}
+}
+
+func TestGlyphErrorNamesRune(t *testing.T) {
+	p := mustProfile(t, devices.MetaRayBanDisplay)
+	for _, tc := range []struct {
+		text string
+		r    rune
+	}{{"Feeling 😀 today", 0x1F600}, {"求助 hotline", '求'}, {"bell\x07", 0x07}, {"zero\u200bwidth", 0x200B}, {"e\u0301", 0x301}} {
+		_, err := LayoutCard(Card{Kind: KindInfo, Title: "Note", Body: tc.text}, p)
+		var ge *GlyphError
+		if !errors.As(err, &ge) || !errors.Is(err, ErrGlyph) || ge.Rune != tc.r {
+			t.Errorf("%q: err = %v, want GlyphError for %U", tc.text, err, tc.r)
+			continue
+		}
+		if !strings.Contains(err.Error(), fmt.Sprintf("%U", tc.r)) {
+			t.Errorf("error %q does not name the rune", err)
+		}
+	}
+	// Greek, Cyrillic and Latin-1 are covered.
+	if _, err := LayoutCard(Card{Kind: KindInfo, Title: "Ωmega", Body: "Привет, καλημέρα, größer, çà"}, p); err != nil {
+		t.Fatalf("covered scripts: %v", err)
+	}
+}
+
+func TestNumbersNeverSplit(t *testing.T) {
+	num40 := strings.Repeat("1234567890", 4)
+	body := "Reference " + num40 + " please."
+	// Meta: 38 runes per line < 40 digits: a returned error, never a cut.
+	_, err := LayoutCard(Card{Kind: KindInfo, Title: "Ref", Body: body}, mustProfile(t, devices.MetaRayBanDisplay))
+	var ue *UnbreakableError
+	if !errors.As(err, &ue) || ue.Token != num40 || ue.LimitRunes != 38 {
+		t.Fatalf("meta: err = %v, want UnbreakableError for the number", err)
+	}
+	// Browser: 72 runes per line: the number fits, whole, on one line.
+	l, err := LayoutCard(Card{Kind: KindInfo, Title: "Ref", Body: body}, mustProfile(t, devices.Browser))
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, pg := range l.Pages {
+		for _, ln := range pg.Lines {
+			if strings.Contains(ln.Text, num40) {
+				found = true
+			}
+		}
+	}
+	if !found {
+		t.Fatal("browser: 40-digit number not whole on one line")
+	}
+	// A digit run inside a long non-number token is not split either.
+	num45 := num40 + "12345"
+	_, err = LayoutCard(Card{Kind: KindInfo, Title: "Ref", Body: "id:" + num45 + "x"}, mustProfile(t, devices.EvenG1))
+	if !errors.As(err, &ue) || ue.Token != num45 {
+		t.Fatalf("g1 digit run: err = %v", err)
+	}
+}
+
+func TestLongURLBreaksAtCharacters(t *testing.T) {
+	url := "https://www.example.org/" + strings.Repeat("very-long-path-segment/", 6) + "end"
+	c := Card{Kind: KindInfo, Title: "Link", Body: "Open " + url + " now."}
+	for _, id := range []string{devices.MetaRayBanDisplay, devices.EvenG1} {
+		l, err := LayoutCard(c, mustProfile(t, id))
+		if err != nil {
+			t.Fatalf("%s: %v", id, err)
+		}
+		conts := 0
+		for _, pg := range l.Pages {
+			for _, ln := range pg.Lines {
+				if ln.Cont {
+					conts++
+				}
+			}
+		}
+		if conts == 0 {
+			t.Errorf("%s: URL was not broken across lines", id)
+		}
+		if got := NormalizeSpace(JoinText(l.Pages)); got != c.SourceText(l.Surface) {
+			t.Errorf("%s: joined %q", id, got)
+		}
+	}
+}
+
+func TestTitleBounds(t *testing.T) {
+	long := strings.Repeat("Title words ", 10)
+	_, err := LayoutCard(Card{Kind: KindInfo, Title: long, Body: "x"}, mustProfile(t, devices.MetaRayBanDisplay))
+	if !errors.Is(err, ErrTitleTooLong) {
+		t.Fatalf("err = %v, want ErrTitleTooLong", err)
+	}
+	l, err := LayoutCard(Card{Kind: KindInfo, Title: "Two line title for the Meta display", Body: "x"}, mustProfile(t, devices.MetaRayBanDisplay))
+	if err != nil || len(l.Pages[0].Title) != 2 {
+		t.Fatalf("two-line title: %v %v", err, l)
+	}
+}
+
+func TestCardValidate(t *testing.T) {
+	bad := []Card{
+		{Kind: KindSafety, Title: "Help"},
+		{Kind: KindSafety, Title: "Help", Resources: []safety.Resource{{ID: "x", Name: "X"}}},
+		{Kind: KindAction, Title: "Send?", Actions: []Action{{ID: "a", Label: "Send", Role: RoleCommit}}},
+		{Kind: KindAction, Title: "Send?", Actions: []Action{{ID: "a", Label: "Send", Role: RoleCommit}, {ID: "b", Label: "Send too", Role: RoleCommit}}},
+		{Kind: KindInfo, Title: "", Body: "x"},
+		{Kind: KindInfo, Title: "t", Body: " \n "},
+		{Kind: "toast", Title: "t", Body: "x"},
+	}
+	for i, c := range bad {
+		if err := c.Validate(); !errors.Is(err, ErrInvalidCard) {
+			t.Errorf("case %d: err = %v, want ErrInvalidCard", i, err)
+		}
+	}
+	if _, err := NewSafetyCard("x", safety.Assessment{}); !errors.Is(err, ErrInvalidCard) {
+		t.Errorf("empty safety card: %v", err)
+	}
+	if (Card{Kind: KindSafety, Priority: 3}).Rank() != PrioritySafety || (Card{Kind: KindInfo}).Rank() == PrioritySafety {
+		t.Error("only safety ranks as safety")
+	}
+}
+
+func TestPromptCard(t *testing.T) {
+	c, err := NewPrompt("confirm-7", "Send message to Sam?", "“Running 10 minutes late.” via SMS.",
+		Action{ID: "send", Label: "Send", Voice: []string{"send", "send it"}},
+		Action{ID: "cancel", Label: "Don't send", Voice: []string{"don't send"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := LayoutCard(c, mustProfile(t, devices.MetaRayBanDisplay))
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := l.Pages[len(l.Pages)-1]
+	if len(last.Controls) != 2 || last.Controls[last.Focus].ID != "cancel" || last.Controls[0].Label != "Send" {
+		t.Fatalf("controls %+v focus %d", last.Controls, last.Focus)
+	}
+	if l.TimeoutMS != DefaultConfig().PromptTimeoutMS {
+		t.Errorf("timeout %d", l.TimeoutMS)
+	}
+	// Without buttons the card says what to say.
+	g1, err := LayoutCard(c, mustProfile(t, devices.EvenG1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j := JoinText(g1.Pages); !strings.Contains(j, `Say "send" or "don't send".`) {
+		t.Fatalf("g1 prompt text %q", j)
+	}
+	if _, err := NewPrompt("x", "t", "", Action{ID: "a", Label: "Send this message right now"}, Action{ID: "b", Label: "No"}); !errors.Is(err, ErrInvalidCard) {
+		t.Errorf("long label: %v", err)
+	}
+}
+
+func TestActionText(t *testing.T) {
+	for _, tc := range []struct {
+		a    safety.Action
+		want string
+	}{
+		{safety.Action{Type: safety.ActionCall, Value: "988"}, "Call 988"},
+		{safety.Action{Type: safety.ActionText, Value: "741741", Label: "Text HOME to 741741"}, "Text HOME to 741741"},
+		{safety.Action{Type: safety.ActionCall, Value: "116 123", Label: "Call Samaritans"}, "Call Samaritans: 116 123"},
+		{safety.Action{Type: safety.ActionChat, Value: "988lifeline.org/chat"}, "Chat: 988lifeline.org/chat"},
+		{safety.Action{Type: safety.ActionURL, Value: "https://findahelpline.com"}, "https://findahelpline.com"},
+	} {
+		if got := ActionText(tc.a); got != tc.want {
+			t.Errorf("ActionText(%+v) = %q, want %q", tc.a, got, tc.want)
+		}
+	}
+}
+
+func TestConfig(t *testing.T) {
+	if err := DefaultConfig().Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		c   Config
+		key string
+	}{{Config{MaxPages: 0, PromptTimeoutMS: 20000}, "glasses.max_pages"}, {Config{MaxPages: 5, PromptTimeoutMS: 10}, "glasses.prompt_timeout_ms"}} {
+		if err := tc.c.Validate(); err == nil || !strings.Contains(err.Error(), tc.key) {
+			t.Errorf("Validate(%+v) = %v", tc.c, err)
+		}
+	}
+	e, err := New(Config{MaxPages: 1, PromptTimeoutMS: 5000}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := Card{Kind: KindInfo, Title: "Long", Body: strings.Repeat("word ", 400)}
+	if _, err := e.Layout(long, mustProfile(t, devices.EvenG1)); !errors.Is(err, ErrLayout) {
+		t.Errorf("max_pages: %v", err)
+	}
+	// Safety ignores max_pages: it is never cut.
+	if _, err := e.Layout(mustSafety(t, threeResources()...), mustProfile(t, devices.EvenG1)); err != nil {
+		t.Errorf("safety with max_pages 1: %v", err)
+	}
+}
