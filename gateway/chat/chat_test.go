@@ -25,7 +25,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // keywordSafety: "end my life" is a crisis with one resource.
 type keywordSafety struct{}
 
-func (keywordSafety) Assess(text, region string) safety.Assessment {
+func (keywordSafety) Assess(history []string, text, region string) safety.Assessment {
 	if strings.Contains(strings.ToLower(text), "end my life") {
 		return safety.Assessment{Level: safety.LevelCrisis, DisplayRequired: true, Source: safety.SourceLocal,
 			Resources: []safety.Resource{{ID: "us-988", Name: "988 Suicide & Crisis Lifeline", Actions: []safety.Action{{Type: safety.ActionCall, Value: "988"}}}}}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/veraneural/vera-gateway/devices"
 	"github.com/veraneural/vera-gateway/gateway/event"
 	"github.com/veraneural/vera-gateway/safety"
 )
@@ -19,6 +20,7 @@ type surfaceAcks struct {
 	timer   Timer
 	resends int
 	timeout time.Duration
+	kind    string // devices surface kind, for counters
 }
 
 // activeCard is the card a key press pages through, per surface.
@@ -63,13 +65,17 @@ func (s *Session) sendCard(turnID string, a safety.Assessment) {
 	s.cards[cardID] = ca
 	s.active = &activeCard{card: card, page: map[string]int{}}
 	s.emitLocked(event.TypeSafetyCard, card)
+	region := s.region
+	for _, sf := range surfaces {
+		s.deps.Counters.CardShown(a.Level, region, safety.SurfaceKind(sf.Kind))
+	}
 	timeout := time.Duration(profile.AckTimeoutMS) * time.Millisecond
 	for _, cs := range card.Surfaces {
 		n := len(cs.Pages)
 		if n == 0 {
 			n = 1
 		}
-		sa := &surfaceAcks{pages: make([]bool, n), timeout: timeout}
+		sa := &surfaceAcks{pages: make([]bool, n), timeout: timeout, kind: string(kindOf(surfaces, cs.Surface))}
 		ca.surfaces[cs.Surface] = sa
 		s.active.page[cs.Surface] = 1
 		if timeout > 0 {
@@ -133,6 +139,10 @@ func (s *Session) ack(a *event.DisplayAck) error {
 	}
 	if a.Page > len(sa.pages) {
 		return fmt.Errorf("%w: page %d of %d", ErrBadPage, a.Page, len(sa.pages))
+	}
+	if !sa.pages[0] && a.Page == 1 {
+		lvl, _ := safety.ParseLevel(ca.card.Level)
+		s.deps.Counters.CardAcked(lvl, s.region, safety.SurfaceKind(sa.kind))
 	}
 	sa.pages[a.Page-1] = true
 	if a.Page == 1 && sa.timer != nil {
@@ -208,4 +218,13 @@ func (s *Session) key(k *event.InputKey) error {
 	ac.page[surface] = cur
 	s.emitLocked(event.TypeDisplayCard, event.DisplayCard{CardID: ac.card.CardID, Kind: "safety", Surface: surface, Page: cs.Pages[cur-1]})
 	return nil
+}
+
+func kindOf(list []devices.Surface, id string) devices.SurfaceKind {
+	for _, sf := range list {
+		if sf.ID == id {
+			return sf.Kind
+		}
+	}
+	return ""
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/veraneural/vera-gateway/safety"
 )
 
 // Busy policies: what new input does while a reply is in progress.
@@ -11,10 +13,6 @@ const (
 	BusyCancel = "cancel"
 	BusyQueue  = "queue"
 )
-
-// DefaultDisclosure is the AI-disclosure notice sent at session start.
-const DefaultDisclosure = "You are talking with VERA, an AI companion. VERA is not therapy, a clinician or emergency care. " +
-	"If you are in danger, call your local emergency number."
 
 // Config bounds a session. Decoded from YAML under "session".
 type Config struct {
@@ -40,8 +38,12 @@ type Config struct {
 	DefaultDevice string `yaml:"default_device"`
 	// MaxSessions bounds live sessions in a Manager.
 	MaxSessions int `yaml:"max_sessions"`
-	// Disclosure is the AI-disclosure notice text.
+	// Disclosure overrides the safety package's AI-disclosure text per
+	// surface kind; empty uses it.
 	Disclosure string `yaml:"disclosure"`
+	// DisclosureEvery repeats the disclosure in a continuing session (at
+	// most safety.MaxDisclosureInterval).
+	DisclosureEvery time.Duration `yaml:"disclosure_every"`
 }
 
 // DefaultConfig returns production defaults.
@@ -57,7 +59,7 @@ func DefaultConfig() Config {
 		AckResends:      3,
 		DefaultDevice:   "browser",
 		MaxSessions:     10000,
-		Disclosure:      DefaultDisclosure,
+		DisclosureEvery: safety.MaxDisclosureInterval,
 	}
 }
 
@@ -88,8 +90,8 @@ func (c Config) Validate() error {
 		return bad("default_device", "required")
 	case c.MaxSessions < 1:
 		return bad("max_sessions", "must be >= 1")
-	case c.Disclosure == "":
-		return bad("disclosure", "required: the AI disclosure is never skipped")
+	case c.DisclosureEvery <= 0 || c.DisclosureEvery > safety.MaxDisclosureInterval:
+		return bad("disclosure_every", "must be in (0, 3h]")
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -62,9 +63,11 @@ type Action struct {
 
 // SafetyLayer is the safety package as the session uses it.
 type SafetyLayer interface {
-	// Assess runs the local detector on one user text and returns its
-	// assessment with the catalog's resources for region ("" = unknown).
-	Assess(text, region string) safety.Assessment
+	// Assess runs the local detector on one user text (history: the
+	// earlier user texts, oldest first) and returns its assessment with the
+	// catalog's resources for region ("" = unknown: international
+	// directory plus local emergency number).
+	Assess(history []string, text, region string) safety.Assessment
 	// Merge combines the engine's and the local assessment; it must never
 	// rank below either or drop a resource (the session re-checks).
 	Merge(engine, local safety.Assessment) safety.Assessment
@@ -92,10 +95,45 @@ type Deps struct {
 	Safety    SafetyLayer
 	Layout    CardLayout
 	Actions   ActionHandler
-	Clock     Clock
-	Logger    *slog.Logger
+	// Counters counts cards shown and acknowledged (nil counts nothing).
+	Counters *safety.Counters
+	Clock    Clock
+	Logger   *slog.Logger
 	// OnUnacked is called (outside session locks) when a safety card's first
 	// page was not acknowledged on a surface in time, after the re-send; a
 	// voice session speaks the first resource here. Optional.
 	OnUnacked func(s *Session, card event.SafetyCard, surface string)
+}
+
+// LocalSafety is the SafetyLayer on the safety package: its local detector
+// with the embedded catalog, and its merge policy.
+type LocalSafety struct {
+	Detector *safety.Detector
+	Catalog  *safety.Catalog
+	// DefaultRegion is the deployment's region when the client names none.
+	DefaultRegion string
+}
+
+// NewLocalSafety returns a LocalSafety with the default detector and the
+// embedded catalog of verified resources.
+func NewLocalSafety(defaultRegion string) (*LocalSafety, error) {
+	d := safety.NewDetector()
+	if err := d.Err(); err != nil {
+		return nil, fmt.Errorf("session: safety detector: %w", err)
+	}
+	c, err := safety.DefaultCatalog()
+	if err != nil {
+		return nil, fmt.Errorf("session: safety catalog: %w", err)
+	}
+	return &LocalSafety{Detector: d, Catalog: c, DefaultRegion: defaultRegion}, nil
+}
+
+// Assess implements SafetyLayer.
+func (l *LocalSafety) Assess(history []string, text, region string) safety.Assessment {
+	return l.Detector.Assess(history, text, l.Catalog, safety.RegionPrefs{User: region, Default: l.DefaultRegion})
+}
+
+// Merge implements SafetyLayer with safety.Merge.
+func (l *LocalSafety) Merge(engine, local safety.Assessment) safety.Assessment {
+	return safety.Merge(engine, local)
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/veraneural/vera-gateway/devices"
 	"github.com/veraneural/vera-gateway/gateway/event"
+	"github.com/veraneural/vera-gateway/safety"
 )
 
 // Owner identifies who a session belongs to; only the same owner may
@@ -33,6 +34,7 @@ type Session struct {
 	log_        *slog.Logger
 	clock       Clock
 	onDetach    func(*Session)
+	disclosure  *safety.Disclosure
 
 	ctx    context.Context // cancelled by Close; parent of every turn
 	cancel context.CancelFunc
@@ -106,9 +108,12 @@ func New(cfg Config, deps Deps, owner Owner, hello *event.Hello) (*Session, erro
 		cancel()
 		return nil, err
 	}
+	s.disclosure = safety.NewDisclosure(s.clock, cfg.DisclosureEvery)
 	s.mu.Lock()
 	s.emitLocked(event.TypeSessionCreated, s.createdLocked(false, 1))
-	s.emitLocked(event.TypeNotice, event.Notice{Kind: "ai_disclosure", Text: cfg.Disclosure})
+	// The AI disclosure opens every session (and repeats per the schedule).
+	text, _ := s.disclosure.Take(s.surfaceKindLocked())
+	s.emitLocked(event.TypeNotice, event.Notice{Kind: "ai_disclosure", Text: s.disclosureText(text)})
 	s.mu.Unlock()
 	s.wg.Add(1)
 	go s.worker()
@@ -162,6 +167,25 @@ func contains(list []string, v string) bool {
 		}
 	}
 	return false
+}
+
+// surfaceKindLocked is the kind of the session's main surface, for the
+// disclosure wording.
+func (s *Session) surfaceKindLocked() safety.SurfaceKind {
+	if len(s.surfaces) > 0 {
+		return safety.SurfaceKind(s.surfaces[0].Kind)
+	}
+	return safety.SurfaceVoice
+}
+
+func (s *Session) disclosureText(fromSchedule string) string {
+	if s.cfg.Disclosure != "" {
+		return s.cfg.Disclosure
+	}
+	if fromSchedule != "" {
+		return fromSchedule
+	}
+	return safety.DisclosureText(safety.SurfaceScreen)
 }
 
 func (s *Session) createdLocked(resumed bool, from int64) event.SessionCreated {

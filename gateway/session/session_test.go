@@ -30,7 +30,7 @@ var (
 // keywordSafety is a SafetyLayer for tests: "end my life" is a crisis.
 type keywordSafety struct{ downgrade bool }
 
-func (k keywordSafety) Assess(text, region string) safety.Assessment {
+func (k keywordSafety) Assess(history []string, text, region string) safety.Assessment {
 	if strings.Contains(strings.ToLower(text), "end my life") {
 		return safety.Assessment{Level: safety.LevelCrisis, DisplayRequired: true, Resources: []safety.Resource{lifeline}, Source: safety.SourceLocal}
 	}
@@ -162,7 +162,7 @@ func TestStartDisclosureAndSeq(t *testing.T) {
 	if e1.Type != event.TypeSessionCreated || e1.Seq != 1 || e1.SessionID != s.ID() || e1.str("resume_token") != s.ResumeToken() {
 		t.Fatalf("first event %+v", e1)
 	}
-	if e2.Type != event.TypeNotice || e2.str("kind") != "ai_disclosure" || !strings.Contains(e2.str("text"), "not therapy") || e2.Seq != 2 {
+	if e2.Type != event.TypeNotice || e2.str("kind") != "ai_disclosure" || !strings.Contains(e2.str("text"), "AI") || e2.Seq != 2 {
 		t.Fatalf("second event %+v %s", e2, e2.raw["text"])
 	}
 	if err := s.Handle(context.Background(), &event.InputText{Text: "hello"}); err != nil {
@@ -567,10 +567,10 @@ func TestConfigValidate(t *testing.T) {
 		t.Fatal(err)
 	}
 	for key, mut := range map[string]func(*session.Config){
-		"session.on_busy":       func(c *session.Config) { c.OnBusy = "drop" },
-		"session.replay_events": func(c *session.Config) { c.ReplayEvents = 1 },
-		"session.disclosure":    func(c *session.Config) { c.Disclosure = "" },
-		"session.resume_window": func(c *session.Config) { c.ResumeWindow = 0 },
+		"session.on_busy":          func(c *session.Config) { c.OnBusy = "drop" },
+		"session.replay_events":    func(c *session.Config) { c.ReplayEvents = 1 },
+		"session.disclosure_every": func(c *session.Config) { c.DisclosureEvery = 4 * time.Hour },
+		"session.resume_window":    func(c *session.Config) { c.ResumeWindow = 0 },
 	} {
 		c := session.DefaultConfig()
 		mut(&c)
@@ -651,5 +651,55 @@ func TestHeldBurstDoesNotOverflow(t *testing.T) {
 	}
 	if text.Len() != 3000*5 || st.Err() != nil {
 		t.Fatalf("got %d bytes of deltas, stream err %v", text.Len(), st.Err())
+	}
+}
+
+// The real safety package as the session's SafetyLayer: a crisis text while
+// the engine says nothing still puts resources first, for an unknown region
+// and for a known one.
+func TestLocalSafetyRealDetector(t *testing.T) {
+	ls, err := session.NewLocalSafety("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, region := range []string{"", "GB"} {
+		m := newManager(t, session.DefaultConfig(), echo(), ls, nil)
+		s, st, _ := m.Open(owner, &event.Hello{Device: devices.MetaRayBanDisplay, Region: region})
+		until(t, st, event.TypeNotice)
+		_ = s.Handle(context.Background(), &event.InputText{Text: "I want to end my life tonight"})
+		evs := until(t, st, event.TypeReplyDone)
+		ci, di := index(evs, event.TypeSafetyCard), index(evs, event.TypeReplyDelta)
+		if ci < 0 || ci > di {
+			t.Fatalf("region %q: %v", region, types(evs))
+		}
+		var card event.SafetyCard
+		b, _ := json.Marshal(evs[ci].raw)
+		_ = json.Unmarshal(b, &card)
+		if card.Level != "crisis" || len(card.Resources) == 0 || len(card.Surfaces[0].Pages) == 0 {
+			t.Fatalf("region %q card %+v", region, card)
+		}
+		// A harmless text in a fresh conversation gets no card.
+		s2, st2, _ := m.Open(owner, &event.Hello{Device: devices.MetaRayBanDisplay, Region: region})
+		_ = s2.Handle(context.Background(), &event.InputText{Text: "this traffic is killing me"})
+		if evs := until(t, st2, event.TypeReplyDone); index(evs, event.TypeSafetyCard) >= 0 {
+			t.Fatalf("idiom got a card: %v", types(evs))
+		}
+	}
+}
+
+func TestDisclosureRepeats(t *testing.T) {
+	clk := sessiontest.NewClock(time.Unix(1_800_000_000, 0))
+	m := newManager(t, session.DefaultConfig(), echo(), keywordSafety{}, clk)
+	s, st, _ := m.Open(owner, nil)
+	until(t, st, event.TypeNotice)
+	_ = s.Handle(context.Background(), &event.InputText{Text: "hi"})
+	if evs := until(t, st, event.TypeReplyDone); index(evs, event.TypeNotice) >= 0 {
+		t.Fatalf("disclosure repeated too early: %v", types(evs))
+	}
+	clk.Advance(safety.MaxDisclosureInterval)
+	_ = s.Handle(context.Background(), &event.InputText{Text: "still here"})
+	evs := until(t, st, event.TypeReplyDone)
+	if i := index(evs, event.TypeNotice); i != 0 || evs[i].str("kind") != "ai_disclosure" {
+		t.Fatalf("no disclosure after the interval: %v", types(evs))
 	}
 }

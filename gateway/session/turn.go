@@ -85,8 +85,17 @@ func (s *Session) runTurn(in turnInput) {
 	s.cur = &turnState{id: turnID, cancel: cancel}
 	region := s.region
 	hist := append([]Message(nil), s.history...)
+	if text, ok := s.disclosure.Take(s.surfaceKindLocked()); ok {
+		s.emitLocked(event.TypeNotice, event.Notice{Kind: "ai_disclosure", Text: s.disclosureText(text)})
+	}
 	s.emitLocked(event.TypeTranscriptFinal, event.Transcript{TurnID: turnID, Text: in.text})
 	s.mu.Unlock()
+	var userHist []string
+	for _, m := range hist {
+		if m.Role == "user" {
+			userHist = append(userHist, m.Text)
+		}
+	}
 	defer func() {
 		s.mu.Lock()
 		s.cur = nil
@@ -94,7 +103,7 @@ func (s *Session) runTurn(in turnInput) {
 	}()
 
 	// Local detector first, on every turn, whatever the engine does.
-	local := s.deps.Safety.Assess(in.text, region)
+	local := s.deps.Safety.Assess(userHist, in.text, region)
 	var shown *safety.Assessment // the assessment the last card carried
 	if local.DisplayRequired {
 		s.sendCard(turnID, local)
