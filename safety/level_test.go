@@ -92,4 +92,3 @@ func TestConfigValidate(t *testing.T) {
 		}
 	}
 }
-

@@ -60,7 +60,7 @@ var ruleDefs = []ruleDef{
 		"want to go to sleep forever", "sleep forever",
 	}},
 	{"en.crisis.no_will_to_live", LevelCrisis, "en", fImmune, []string{
-		"do not want to live !in|with|at|near|there|on|by|alone|together|like",
+		"do not want to live !in|with|at|near|there|on|by|alone|together",
 		"do not want to be alive", "rather not be alive", "do not want to exist",
 		"do not want to be here $", "do not want to be here anymore|any|no", "do not want to wake up", "hope i do not wake up",
 		"wish i ~2 not wake up", "never wake up", "no reason [for] [me] to live|living", "nothing [left] to live for",
@@ -125,7 +125,7 @@ var ruleDefs = []ruleDef{
 	{"en.elevated.cant_cope", LevelElevated, "en", 0, []string{
 		"can not go on !living", "can not do this anymore", "can not do this $", "can not take it|this anymore", "can not take anymore",
 		"can not take this $", "can not take it $", "can not cope", "not coping", "can not handle it|this|anything|life anymore",
-		"can not live like this", "end of my rope|tether", "falling apart", "breaking down", "am struggling $",
+		"can not live this", "end of my rope|tether", "falling apart", "breaking down", "am struggling $",
 		"struggling much|badly", "struggling to cope", "struggling with everything|life", "am not okay|ok|alright",
 		"how much longer i can", "exhausted of everything", "tired of everything", "tired of it all", "have had enough $",
 		"scared of what i might|will|could do", "do not trust myself", "dark thoughts", "dark place",

@@ -1,0 +1,338 @@
+package safety
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+func TestNormalize(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"I'm gonna KILL myself!!!", "i am going to kill myself"},
+		{"im gonna kill my self", "i am going to kill myself"},
+		{"I don't wanna live", "i do not want to live"},
+		{"i dont want to live", "i do not want to live"},
+		{"I cannot go on", "i can not go on"},
+		{"i can’t go on", "i can not go on"},
+		{"um, like, i want to, you know, uh, die", "i want to die"},
+		{"i i want to kill kill myself", "i want to kill myself"},
+		{"I want too dye", "i want to die"},
+		{"i want to dye my hair", "i want to dye my hair"},
+		{"i wanna k1ll myself", "i want to kill myself"},
+		{"i want to diiiie", "i want to die"},
+		{"killmyself", "kill myself"},
+		{"self-harm", "self harm"},
+		{"J'ai envie de mourir", "je ai envie de mourir"},
+		{"Je n'en peux plus", "je ne en peux plus"},
+		{"¿Quiero suicidarme?", "quiero suicidarme"},
+		{"Ich möchte nicht mehr leben", "ich mochte nicht mehr leben"},
+		{"ich bringe mich um", "ich bringe mich um"},
+		{"um ich weiß nicht", "ich weiss nicht"},
+		{"it's not worth living", "it is not worth living"},
+		{"", ""},
+	}
+	for _, tt := range tests {
+		if got := strings.Join(normalize(tt.in, nil), " "); got != tt.want {
+			t.Errorf("normalize(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+// TestRulesCompile: the built-in table compiles and every literal word of
+// every pattern is already in normalised form, or it could never match.
+func TestRulesCompile(t *testing.T) {
+	d := NewDetector()
+	if err := d.Err(); err != nil {
+		t.Fatal(err)
+	}
+	ids := map[string]bool{}
+	for _, cr := range d.rules {
+		if ids[cr.def.id] {
+			t.Errorf("duplicate rule id %s", cr.def.id)
+		}
+		ids[cr.def.id] = true
+		for _, p := range cr.pats {
+			for w := range p.words {
+				if w == "um" { // kept after "mich" only (germanUm)
+					continue
+				}
+				if got := strings.Join(normalize(w, nil), " "); got != w {
+					t.Errorf("rule %s pattern %q: word %q normalises to %q", cr.def.id, p.src, w, got)
+				}
+			}
+		}
+	}
+}
+
+func TestDetect(t *testing.T) {
+	d := NewDetector()
+	tests := []struct {
+		text string
+		want Level
+	}{
+		// explicit and indirect crisis, ASR-style
+		{"I want to kill myself", LevelCrisis},
+		{"want kill myself", LevelCrisis},
+		{"i wanna um like kill myself", LevelCrisis},
+		{"im going to end my life tonight", LevelCrisis},
+		{"i don't want to live", LevelCrisis},
+		{"i do not want to live anymore", LevelCrisis},
+		{"there's no reason to live", LevelCrisis},
+		{"i'm not going to lie i want to die", LevelCrisis},
+		{"kms", LevelCrisis},
+		{"what's the most painless way to die", LevelCrisis},
+		{"quiero morir", LevelCrisis},
+		{"je veux mourir", LevelCrisis},
+		{"ich will sterben", LevelCrisis},
+		{"ich bringe mich heute um", LevelCrisis},
+		// negation lowers crisis to elevated, never to none
+		{"i'm not going to kill myself", LevelElevated},
+		{"i would never kill myself", LevelElevated},
+		{"i don't want to die", LevelElevated},
+		{"no voy a matarme", LevelElevated},
+		{"je ne vais pas me suicider", LevelElevated},
+		{"ich werde mich nicht umbringen", LevelElevated},
+		// past and third party lower to elevated
+		{"i tried to kill myself two years ago", LevelElevated},
+		{"i used to want to die", LevelElevated},
+		{"my friend wants to kill herself", LevelElevated},
+		{"he said he want to die", LevelElevated},
+		// elevated
+		{"everything feels hopeless", LevelElevated},
+		{"i feel like a burden to everyone", LevelElevated},
+		{"i can't do this anymore", LevelElevated},
+		// hard negatives
+		{"kill the process", LevelNone},
+		{"how do i kill the process on port 8080", LevelNone},
+		{"i'm dying to see that film", LevelNone},
+		{"this traffic is killing me", LevelNone},
+		{"i could murder a pizza", LevelNone},
+		{"i want to dye my hair", LevelNone},
+		{"i don't want to live in the city", LevelNone},
+		{"tonight is the night of the big game", LevelNone},
+		{"i cut myself shaving", LevelNone},
+		{"me muero de hambre", LevelNone},
+		{"je meurs de faim", LevelNone},
+		{"der verkehr bringt mich um", LevelNone},
+		{"", LevelNone},
+	}
+	for _, tt := range tests {
+		r := d.Detect(tt.text)
+		if r.Level != tt.want {
+			t.Errorf("Detect(%q) = %v (%s), want %v", tt.text, r.Level, r.Reason, tt.want)
+		}
+	}
+}
+
+func TestDetectReasonIsRuleID(t *testing.T) {
+	d := NewDetector()
+	known := map[string]bool{"ctx.means_time": true, "ctx.act_after_distress": true, "ctx.recent_crisis": true}
+	for _, cr := range d.rules {
+		known[cr.def.id] = true
+		for _, s := range []string{"/negated", "/past", "/third_party"} {
+			known[cr.def.id+s] = true
+		}
+	}
+	for _, s := range loadSamples(t, "utterances.jsonl") {
+		r := d.Detect(s.Text)
+		if r.Level == LevelNone {
+			if r.Reason != "" {
+				t.Errorf("none with reason %q", r.Reason)
+			}
+			continue
+		}
+		if !known[r.Reason] {
+			t.Errorf("reason %q is not a rule id", r.Reason)
+		}
+	}
+}
+
+func TestDetectLang(t *testing.T) {
+	d := NewDetector()
+	for text, want := range map[string]string{
+		"i want to die": "en", "quiero morir": "es", "je veux mourir": "fr", "ich will sterben": "de",
+		"what time is it": "en", "qué hora es por favor": "es", "quelle heure est-il, je ne sais pas": "fr", "wie spät ist es, ich weiß nicht": "de",
+	} {
+		if got := d.Detect(text).Lang; got != want {
+			t.Errorf("Lang(%q) = %q, want %q", text, got, want)
+		}
+	}
+}
+
+func TestDetectTurn(t *testing.T) {
+	d := NewDetector()
+	tests := []struct {
+		name    string
+		history []string
+		text    string
+		want    Level
+	}{
+		{"means then time", []string{"i have pills saved up"}, "tonight", LevelCrisis},
+		{"means then act", []string{"i bought a rope"}, "i'm going to do it", LevelCrisis},
+		{"distress then act", []string{"i feel hopeless"}, "goodbye", LevelCrisis},
+		{"crisis keeps elevated", []string{"i want to kill myself"}, "what's the weather", LevelElevated},
+		{"context never lowers", []string{"what a nice day"}, "i want to kill myself", LevelCrisis},
+		{"benign history, benign turn", []string{"i love pizza", "what time is it"}, "tonight we go out", LevelNone},
+		{"time alone is nothing", []string{"i had a long day"}, "tonight", LevelNone},
+		{"old context falls out of the window", []string{"i have pills saved up", "a", "b", "c", "d", "e", "f"}, "tonight", LevelNone},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := d.DetectTurn(tt.history, tt.text)
+			if got.Level != tt.want {
+				t.Errorf("DetectTurn = %v (%s), want %v", got.Level, got.Reason, tt.want)
+			}
+			if alone := d.Detect(tt.text); got.Level < alone.Level {
+				t.Errorf("context lowered %v to %v", alone.Level, got.Level)
+			}
+		})
+	}
+}
+
+func TestAssess(t *testing.T) {
+	d := NewDetector()
+	c, err := DefaultCatalog()
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := d.Assess(nil, "i want to kill myself", c, RegionPrefs{Locale: "en-US"})
+	if a.Level != LevelCrisis || !a.DisplayRequired || a.Source != SourceLocal {
+		t.Fatalf("crisis assess = %+v", a)
+	}
+	if got := ids(a.Resources); got[0] != "us-emergency-911" || got[1] != "us-988-lifeline" {
+		t.Errorf("crisis card order = %v, want emergency first then 988", got)
+	}
+	a = d.Assess(nil, "i feel hopeless", nil, RegionPrefs{User: "GB"})
+	if a.Level != LevelElevated || !a.DisplayRequired || ids(a.Resources)[0] != "gb-samaritans" {
+		t.Errorf("elevated assess = %v %v %v", a.Level, a.DisplayRequired, ids(a.Resources))
+	}
+	a = d.Assess(nil, "quiero morir", c, RegionPrefs{})
+	if got := ids(a.Resources); len(got) != 2 || got[0] != "local-emergency-number" {
+		t.Errorf("unknown region crisis card = %v", got)
+	}
+	a = d.Assess(nil, "what's the weather", c, RegionPrefs{User: "US"})
+	if a.Level != LevelNone || a.DisplayRequired || a.Resources == nil || len(a.Resources) != 0 {
+		t.Errorf("none assess = %+v", a)
+	}
+}
+
+// sharedDir is unused here: the labelled sets live in this repo's testdata.
+func loadSamples(t testing.TB, name string) []Sample {
+	t.Helper()
+	f, err := os.Open(filepath.Join("..", "testdata", "safety", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	s, err := ReadSamples(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// Floors for the labelled sets. Crisis recall is the priority: on the
+// tuning set every crisis utterance but a handful must be crisis, and at
+// least 97% must show resources at all; the false-alarm ceiling on none is
+// 5%, a price we accept for recall (safety-anchors §4.1). The held-out split
+// was written before the rules and is never tuned on; its floors sit a few
+// points under the first measured numbers, as a regression guard.
+func TestLabelledSets(t *testing.T) {
+	d := NewDetector()
+	for _, tc := range []struct {
+		file                         string
+		minCrisisRecall, minAlertRec float64
+		maxFalseAlarm                float64
+		minLines                     int
+	}{
+		{"utterances.jsonl", 0.95, 0.97, 0.05, 300},
+		{"heldout.jsonl", 0.85, 0.85, 0.10, 60},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			samples := loadSamples(t, tc.file)
+			if len(samples) < tc.minLines {
+				t.Fatalf("%d samples, want ≥ %d", len(samples), tc.minLines)
+			}
+			langs := map[string]int{}
+			levels := map[Level]int{}
+			for _, s := range samples {
+				langs[s.Lang]++
+				levels[s.Level]++
+			}
+			for _, l := range []string{"en", "es", "fr", "de"} {
+				if langs[l] == 0 {
+					t.Errorf("no %s samples", l)
+				}
+			}
+			for l := LevelNone; l <= LevelCrisis; l++ {
+				if levels[l] < len(samples)/5 {
+					t.Errorf("only %d %v samples of %d: unbalanced", levels[l], l, len(samples))
+				}
+			}
+			rep := Evaluate(d, samples)
+			cr := rep.Levels["crisis"].Recall
+			t.Logf("%s: crisis recall %.3f precision %.3f, alert recall %.3f, elevated recall %.3f, false alarms %.3f",
+				tc.file, cr, rep.Levels["crisis"].Precision, rep.CrisisAlertRecall, rep.Levels["elevated"].Recall, rep.FalseAlarmRate)
+			if cr < tc.minCrisisRecall {
+				t.Errorf("crisis recall %.3f < %.2f", cr, tc.minCrisisRecall)
+			}
+			if rep.CrisisAlertRecall < tc.minAlertRec {
+				t.Errorf("crisis alert recall %.3f < %.2f", rep.CrisisAlertRecall, tc.minAlertRec)
+			}
+			if rep.FalseAlarmRate > tc.maxFalseAlarm {
+				t.Errorf("false-alarm rate %.3f > %.2f", rep.FalseAlarmRate, tc.maxFalseAlarm)
+			}
+			if t.Failed() {
+				for _, m := range rep.Misses {
+					t.Logf("miss gold=%v got=%v reason=%s %q", m.Gold, m.Got, m.Reason, m.Text)
+				}
+			}
+		})
+	}
+}
+
+var reasonRE = regexp.MustCompile(`^[a-z_]+(\.[a-z_]+)+(/[a-z_]+)?$`)
+
+func FuzzDetect(f *testing.F) {
+	for _, s := range []string{"i want to kill myself", "kill the process", "je n'en peux plus", "ich bringe mich um", "\xff\xfe", "'''", "my self my self", "um um um"} {
+		f.Add(s, "i have pills saved up")
+	}
+	d := NewDetector()
+	f.Fuzz(func(t *testing.T, text, hist string) {
+		r := d.DetectTurn([]string{hist}, text)
+		if !r.Level.Valid() {
+			t.Fatalf("invalid level %d", r.Level)
+		}
+		if r.Level != LevelNone && !reasonRE.MatchString(r.Reason) {
+			t.Fatalf("reason %q is not a rule id", r.Reason)
+		}
+		if alone := d.Detect(text); r.Level < alone.Level {
+			t.Fatalf("context lowered %v to %v", alone.Level, r.Level)
+		}
+	})
+}
+
+func BenchmarkDetect(b *testing.B) {
+	samples := loadSamples(b, "utterances.jsonl")
+	d := NewDetector()
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		d.Detect(samples[i%len(samples)].Text)
+		i++
+	}
+}
+
+func BenchmarkDetectTurn(b *testing.B) {
+	samples := loadSamples(b, "utterances.jsonl")
+	d := NewDetector()
+	hist := []string{"i had a long day at work", "my boss yelled at me", "i feel tired"}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		d.DetectTurn(hist, samples[i%len(samples)].Text)
+		i++
+	}
+}
