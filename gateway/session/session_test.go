@@ -15,6 +15,7 @@ import (
 	"github.com/veraneural/vera-gateway/gateway/event"
 	"github.com/veraneural/vera-gateway/gateway/session"
 	"github.com/veraneural/vera-gateway/gateway/session/sessiontest"
+	"github.com/veraneural/vera-gateway/glasses"
 	"github.com/veraneural/vera-gateway/safety"
 )
 
@@ -701,5 +702,39 @@ func TestDisclosureRepeats(t *testing.T) {
 	evs := until(t, st, event.TypeReplyDone)
 	if i := index(evs, event.TypeNotice); i != 0 || evs[i].str("kind") != "ai_disclosure" {
 		t.Fatalf("no disclosure after the interval: %v", types(evs))
+	}
+}
+
+// The glasses package's layout for every profile: pages carry n/N and the
+// ops; the resources' numbers appear whole.
+func TestGlassesLayoutEveryProfile(t *testing.T) {
+	gl, err := session.NewGlassesLayout(glasses.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := safety.Assessment{Level: safety.LevelCrisis, DisplayRequired: true, Resources: []safety.Resource{lifeline, textLine}}
+	for _, p := range devices.Builtins() {
+		for _, sf := range p.Surfaces {
+			if !sf.Visual() {
+				continue
+			}
+			pages, err := gl.LayoutSafety("card_t", a, p, sf)
+			if err != nil {
+				t.Fatalf("%s/%s: %v", p.ID, sf.ID, err)
+			}
+			var all []string
+			for i, pg := range pages {
+				if pg.N != i+1 || pg.Of != len(pages) || pg.Title == "" || len(pg.Ops) == 0 {
+					t.Fatalf("%s page %+v", p.ID, pg)
+				}
+				all = append(all, pg.Lines...)
+			}
+			joined := strings.Join(all, "\n")
+			for _, want := range []string{"988", "741741"} {
+				if !strings.Contains(joined, want) {
+					t.Fatalf("%s: %q missing in %q", p.ID, want, joined)
+				}
+			}
+		}
 	}
 }
