@@ -187,6 +187,8 @@ func newTestServer(t testing.TB, cfg rtc.Config, opts rtc.HandlerOptions) *testS
 	return ts
 }
 
+func newHTTPServer(h http.Handler) *httptest.Server { return httptest.NewServer(h) }
+
 func dial(t testing.TB, ctx context.Context, url string) *fixtures.Client {
 	t.Helper()
 	c, err := fixtures.Dial(ctx, fixtures.ClientOptions{URL: url, LoopbackOnly: true, Device: "meta-rayban-display"})
