@@ -32,6 +32,9 @@ func TestBuiltinFacts(t *testing.T) {
 	if !ok || d.Width != 600 || d.Height != 600 || d.MarginPx != 24 || d.Fonts.BodyPx != 28 || d.Fonts.BodyLinePx != 36 {
 		t.Errorf("meta display = %+v", d)
 	}
+	if d.BodyAreaPx() < 8*36 || d.BodyAreaPx() > 600-2*24-72 {
+		t.Errorf("meta body area %d px", d.BodyAreaPx())
+	}
 	if d.TextBudget.LinesPerPage != 8 || d.TextBudget.CharsPerLine != 38 || !d.Buttons || !d.Colors.BlackIsTransparent {
 		t.Errorf("meta budget = %+v", d.TextBudget)
 	}

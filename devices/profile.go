@@ -119,6 +119,12 @@ func (s Surface) ContentWidth() int { return s.Width - 2*s.MarginPx }
 // BodyHeightPx is the pixel height of the body area: LinesPerPage body lines.
 func (s Surface) BodyHeightPx() int { return s.TextBudget.LinesPerPage * s.Fonts.BodyLinePx }
 
+// BodyAreaPx is the pixel height left for body lines once margins, the
+// reserved title lines, gaps and the control row are placed. Layout fills
+// at most LinesPerPage lines and at most this many pixels (large call
+// lines are taller than body lines).
+func (s Surface) BodyAreaPx() int { return s.Height - (s.RequiredHeight() - s.BodyHeightPx()) }
+
 // RequiredHeight is the height the page geometry needs: margins, title,
 // gap, body area and the control row.
 func (s Surface) RequiredHeight() int {

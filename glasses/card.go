@@ -89,9 +89,6 @@ func (c Card) Validate() error {
 			if NormalizeSpace(r.Name) == "" {
 				return bad("resources[%d].name: must not be empty", i)
 			}
-			if len(r.Actions) == 0 {
-				return bad("resources[%d].actions: must not be empty", i)
-			}
 			for j, a := range r.Actions {
 				if NormalizeSpace(a.Value) == "" {
 					return bad("resources[%d].actions[%d].value: must not be empty", i, j)
@@ -151,12 +148,13 @@ func NewPrompt(id, title, body string, commit, decline Action) (Card, error) {
 }
 
 // ActionText is the line a resource action shows: the label when it already
-// contains the value ("Text HOME to 741741"), otherwise a verb and the value
+// contains the value ("Text HOME to 741741"; for web addresses the value
+// without scheme), otherwise the label or a verb and the value
 // ("Call 988", "Chat: 988lifeline.org/chat"). The value is never omitted.
 func ActionText(a safety.Action) string {
 	v := NormalizeSpace(a.Value)
 	if l := NormalizeSpace(a.Label); l != "" {
-		if strings.Contains(l, v) {
+		if strings.Contains(l, v) || (a.Type == safety.ActionURL || a.Type == safety.ActionChat) && strings.Contains(l, bareURL(v)) {
 			return l
 		}
 		return l + ": " + v
@@ -171,6 +169,19 @@ func ActionText(a safety.Action) string {
 	default:
 		return v
 	}
+}
+
+// bareURL drops the scheme, "www." and a trailing slash, so a label
+// "Chat at 988lifeline.org" counts as showing "https://988lifeline.org".
+func bareURL(u string) string {
+	for _, p := range []string{"https://", "http://"} {
+		u = strings.TrimPrefix(u, p)
+	}
+	u = strings.TrimPrefix(u, "www.")
+	if b := strings.TrimSuffix(u, "/"); b != "" {
+		return b
+	}
+	return u
 }
 
 // Style is how a line is drawn.

@@ -54,3 +54,30 @@ func TestPrecomputeCatalogFailsLoudly(t *testing.T) {
 		t.Fatal("empty catalog accepted")
 	}
 }
+
+// The embedded safety catalog must lay out on every built-in profile: the
+// gateway refuses to start otherwise.
+func TestPrecomputeDefaultCatalog(t *testing.T) {
+	cat, err := safety.DefaultCatalog()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs := cat.All()
+	if len(rs) == 0 {
+		t.Fatal("empty default catalog")
+	}
+	pc, err := PrecomputeCatalog(devices.Builtins(), rs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range devices.Builtins() {
+		all, ok := pc.All(p.ID)
+		if _, visual := p.Display(); !visual {
+			continue
+		}
+		if !ok {
+			t.Fatalf("%s: no catalog card", p.ID)
+		}
+		checkLayout(t, all, all.Card, nil)
+	}
+}

@@ -85,7 +85,7 @@ func (e *Engine) LayoutSurface(c Card, device string, s devices.Surface) (*Layou
 		return nil, err
 	}
 	tb := s.TextBudget
-	bodyH := s.BodyHeightPx()
+	bodyH := s.BodyAreaPx()
 	width := s.ContentWidth()
 
 	// 1. Wrap each block with its style's face.

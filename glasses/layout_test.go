@@ -249,7 +249,8 @@ func TestTitleBounds(t *testing.T) {
 func TestCardValidate(t *testing.T) {
 	bad := []Card{
 		{Kind: KindSafety, Title: "Help"},
-		{Kind: KindSafety, Title: "Help", Resources: []safety.Resource{{ID: "x", Name: "X"}}},
+		{Kind: KindSafety, Title: "Help", Resources: []safety.Resource{{ID: "x", Name: " "}}},
+		{Kind: KindSafety, Title: "Help", Resources: []safety.Resource{{ID: "x", Name: "X", Actions: []safety.Action{{Type: safety.ActionCall}}}}},
 		{Kind: KindAction, Title: "Send?", Actions: []Action{{ID: "a", Label: "Send", Role: RoleCommit}}},
 		{Kind: KindAction, Title: "Send?", Actions: []Action{{ID: "a", Label: "Send", Role: RoleCommit}, {ID: "b", Label: "Send too", Role: RoleCommit}}},
 		{Kind: KindInfo, Title: "", Body: "x"},
@@ -310,6 +311,9 @@ func TestActionText(t *testing.T) {
 		{safety.Action{Type: safety.ActionCall, Value: "116 123", Label: "Call Samaritans"}, "Call Samaritans: 116 123"},
 		{safety.Action{Type: safety.ActionChat, Value: "988lifeline.org/chat"}, "Chat: 988lifeline.org/chat"},
 		{safety.Action{Type: safety.ActionURL, Value: "https://findahelpline.com"}, "https://findahelpline.com"},
+		{safety.Action{Type: safety.ActionURL, Value: "https://findahelpline.com", Label: "findahelpline.com"}, "findahelpline.com"},
+		{safety.Action{Type: safety.ActionChat, Value: "https://988lifeline.org/", Label: "Chat at 988lifeline.org"}, "Chat at 988lifeline.org"},
+		{safety.Action{Type: safety.ActionURL, Value: "https://example.org/help", Label: "Help site"}, "Help site: https://example.org/help"},
 	} {
 		if got := ActionText(tc.a); got != tc.want {
 			t.Errorf("ActionText(%+v) = %q, want %q", tc.a, got, tc.want)

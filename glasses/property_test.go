@@ -144,8 +144,8 @@ func checkLayout(t *testing.T, l *Layout, c Card, spansIn []string) {
 				t.Fatalf("line %q empty or padded", ln.Text)
 			}
 		}
-		if h > s.BodyHeightPx() {
-			t.Fatalf("page %d: %d px > body %d px", i+1, h, s.BodyHeightPx())
+		if h > s.BodyAreaPx() {
+			t.Fatalf("page %d: %d px > body area %d px", i+1, h, s.BodyAreaPx())
 		}
 	}
 	// 4. Numbers intact: a Cont join never falls inside a number or a digit run.
@@ -228,6 +228,16 @@ func checkLayout(t *testing.T, l *Layout, c Card, spansIn []string) {
 				t.Fatalf("op %q below surface: y %d", o.Text, o.Y)
 			}
 		}
+		// Body text never runs into the control row or off the surface.
+		bottom := s.Height - s.MarginPx
+		if s.Buttons && len(op.Controls) > 0 {
+			bottom -= s.ButtonRowPx
+		}
+		for _, o := range op.Ops {
+			if o.Op == "text" && o.Y > bottom {
+				t.Fatalf("page %d: text %q baseline %d below %d", i+1, o.Text, o.Y, bottom)
+			}
+		}
 		if !ind || op.Title != wantTitle || len(op.Lines) != len(l.Pages[i].Lines) {
 			t.Fatalf("ops page %d: indicator %v title %q", i+1, ind, op.Title)
 		}
@@ -289,7 +299,7 @@ func checkErr(t *testing.T, err error, c Card, s devices.Surface) {
 }
 
 func TestPropertyEveryProfile(t *testing.T) {
-	const iters = 300
+	const iters = 200
 	for _, p := range devices.Builtins() {
 		t.Run(p.ID, func(t *testing.T) {
 			r := rand.New(rand.NewSource(int64(len(p.ID)) * 7919))
