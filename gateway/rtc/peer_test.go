@@ -65,6 +65,7 @@ type decodeSession struct {
 	decErrs   int
 	events    [][]byte
 	closedErr error
+	pcmOut    []int16 // every decoded sample in arrival order
 	closed    chan struct{}
 	got       chan struct{} // kicked on every packet
 }
@@ -86,6 +87,7 @@ func (s *decodeSession) OnRTP(p rtc.Packet) {
 		s.decErrs++
 	}
 	s.samples += n
+	s.pcmOut = append(s.pcmOut, s.pcm[:n]...)
 	s.mu.Unlock()
 	select {
 	case s.got <- struct{}{}:
