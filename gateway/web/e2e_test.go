@@ -1,0 +1,360 @@
+package web_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/veraneural/vera-gateway/gateway/chat"
+	"github.com/veraneural/vera-gateway/gateway/session"
+	"github.com/veraneural/vera-gateway/gateway/web"
+	"github.com/veraneural/vera-gateway/glasses"
+	"github.com/veraneural/vera-gateway/safety"
+)
+
+var updateScreenshot = flag.Bool("update-screenshot", false, "write docs/web-client.png from the browser test")
+
+// chromiumPath finds the real Chromium binary (not a wrapper script), so the
+// test can kill exactly the process it started.
+func chromiumPath() string {
+	for _, p := range []string{"/usr/lib/chromium/chromium", "/usr/bin/chromium", "/usr/bin/chromium-browser"} {
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	if p, err := exec.LookPath("chromium"); err == nil {
+		return p
+	}
+	return ""
+}
+
+// echoCompanion answers every turn by reflecting it, streamed in two pieces.
+type echoCompanion struct{}
+
+func (echoCompanion) Converse(ctx context.Context, req session.ConverseRequest, onDelta func(string)) (session.Reply, error) {
+	msg := "I hear you. You said: " + req.Text
+	onDelta("I hear you. ")
+	onDelta("You said: " + req.Text)
+	return session.Reply{Message: msg, Model: "echo", Provider: "test"}, nil
+}
+
+// devAuth accepts loopback clients without a token, as dev mode does.
+func devAuth(r *http.Request, token string) (chat.Principal, error) {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil || !net.ParseIP(host).IsLoopback() {
+		return chat.Principal{}, errors.New("not loopback")
+	}
+	return chat.Principal{PartnerID: "dev", EndUserID: "dev-user"}, nil
+}
+
+type report struct {
+	OK    bool   `json:"ok"`
+	Error string `json:"error"`
+	HUD   *struct {
+		CardID    string   `json:"card_id"`
+		Surface   string   `json:"surface"`
+		Profile   string   `json:"profile"`
+		Page      int      `json:"page"`
+		Of        int      `json:"of"`
+		Indicator string   `json:"indicator"`
+		Focus     string   `json:"focus"`
+		DataPage  string   `json:"data_page"`
+		Title     string   `json:"title"`
+		Lines     []string `json:"lines"`
+		Ops       int      `json:"ops"`
+		Width     int      `json:"width"`
+		Height    int      `json:"height"`
+	} `json:"hud"`
+	Paged *struct {
+		Page     int    `json:"page"`
+		DataPage string `json:"data_page"`
+	} `json:"paged"`
+	AfterEscape      *string `json:"after_escape"`
+	AfterEscapeFirst *string `json:"after_escape_first"`
+	FocusMoved       *struct {
+		From string `json:"from"`
+		To   string `json:"to"`
+	} `json:"focus_moved"`
+	Events []struct {
+		Type string `json:"type"`
+		Seq  int64  `json:"seq"`
+	} `json:"events"`
+	CardIndex       int `json:"card_index"`
+	FirstDeltaIndex int `json:"first_delta_index"`
+	Acks            []struct {
+		CardID  string `json:"card_id"`
+		Page    int    `json:"page"`
+		Surface string `json:"surface"`
+	} `json:"acks"`
+	Announced string `json:"announced"`
+	Reply     string `json:"reply"`
+	HUDPNG    string `json:"hud_png"`
+}
+
+func artifactDir(t *testing.T) string {
+	if d := os.Getenv("VERA_ARTIFACT_DIR"); d != "" {
+		if err := os.MkdirAll(d, 0o755); err == nil {
+			return d
+		}
+	}
+	return t.TempDir()
+}
+
+// TestBrowserCrisisCardOnHUD runs the real page in headless Chromium against
+// the real chat handler, safety detector and glasses layout: a crisis
+// message puts the safety card's first page, 1/N, on the HUD emulator
+// before any reply text, the page acknowledges it, and arrow keys page it.
+func TestBrowserCrisisCardOnHUD(t *testing.T) {
+	bin := chromiumPath()
+	if bin == "" {
+		t.Skip("chromium is not installed (CI installs it via .ci/deps.sh)")
+	}
+	ls, err := session.NewLocalSafety("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gl, err := session.NewGlassesLayout(glasses.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	counters := safety.NewCounters(nil)
+	mgr, err := session.NewManager(session.DefaultConfig(), session.Deps{Converser: echoCompanion{}, Safety: ls, Layout: gl, Counters: counters})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch, err := chat.New(chat.DefaultConfig(), mgr, devAuth, chat.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reports := make(chan report, 1)
+	mux := http.NewServeMux()
+	mux.Handle("/v1/chat", ch)
+	mux.Handle("/", web.Handler())
+	mux.HandleFunc("POST /e2e/report", func(w http.ResponseWriter, r *http.Request) {
+		var rep report
+		if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 8<<20)).Decode(&rep); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		select {
+		case reports <- rep:
+		default:
+		}
+		w.WriteHeader(http.StatusNoContent)
+	})
+	srv := httptest.NewServer(mux)
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		_ = ch.Close(ctx)
+		srv.Close()
+		_ = mgr.Close(ctx)
+	}()
+
+	profile := t.TempDir()
+	cmd := exec.Command(bin,
+		"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+		"--disable-background-networking", "--disable-component-update", "--disable-sync",
+		"--disable-default-apps", "--disable-extensions", "--mute-audio",
+		"--allow-loopback-in-peer-connection", "--use-fake-ui-for-media-stream", "--use-fake-device-for-media-stream",
+		"--user-data-dir="+profile, "--window-size=1320,980", "--remote-debugging-port=0",
+		srv.URL+"/?e2e=1&region=US&report=/e2e/report")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start chromium: %v", err)
+	}
+	var logTail []string
+	logDone := make(chan struct{})
+	go func() {
+		defer close(logDone)
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			if len(logTail) < 200 {
+				logTail = append(logTail, sc.Text())
+			}
+		}
+	}()
+	defer func() {
+		// New headless never exits by itself: kill the browser (and the
+		// process group it leads) by its own pid, then reap it.
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		_ = cmd.Wait()
+		<-logDone
+	}()
+
+	var rep report
+	select {
+	case rep = <-reports:
+	case <-time.After(90 * time.Second):
+		t.Fatalf("the page reported nothing; chromium said:\n%s", strings.Join(logTail, "\n"))
+	}
+	if !rep.OK {
+		t.Fatalf("page check failed: %s (events %+v)", rep.Error, rep.Events)
+	}
+	h := rep.HUD
+	if h == nil || h.Page != 1 || h.Of < 1 || h.Indicator != fmt.Sprintf("1/%d", h.Of) || h.DataPage != h.Indicator {
+		t.Fatalf("HUD state %+v", h)
+	}
+	if h.Profile != "meta-rayban-display" || h.Width != 600 || h.Height != 600 || h.Title == "" || h.Ops == 0 || len(h.Lines) == 0 {
+		t.Fatalf("HUD page %+v", h)
+	}
+	if !regexp.MustCompile(`\d{3}`).MatchString(strings.Join(h.Lines, " ")) {
+		t.Errorf("first page shows no number: %q", h.Lines)
+	}
+	if rep.CardIndex < 0 || (rep.FirstDeltaIndex >= 0 && rep.CardIndex > rep.FirstDeltaIndex) {
+		t.Fatalf("safety.card at %d, first reply.delta at %d", rep.CardIndex, rep.FirstDeltaIndex)
+	}
+	acked := map[int]bool{}
+	for _, a := range rep.Acks {
+		if a.CardID == h.CardID && a.Surface == h.Surface {
+			acked[a.Page] = true
+		}
+	}
+	if !acked[1] {
+		t.Fatalf("page 1 not acknowledged: %+v", rep.Acks)
+	}
+	// Keys behave as on the glasses: Escape on page 1 keeps the sticky
+	// safety card, ArrowDown pages (and acks), Escape goes back a page,
+	// ArrowRight moves focus along the control row.
+	if rep.AfterEscapeFirst == nil || *rep.AfterEscapeFirst != h.Indicator {
+		t.Fatalf("Escape on page 1 removed the safety card: %v", rep.AfterEscapeFirst)
+	}
+	if h.Of > 1 {
+		if rep.Paged == nil || rep.Paged.Page != 2 || rep.Paged.DataPage != fmt.Sprintf("2/%d", h.Of) || !acked[2] {
+			t.Fatalf("ArrowDown did not page and ack: %+v acks %+v", rep.Paged, rep.Acks)
+		}
+		if rep.AfterEscape == nil || *rep.AfterEscape != h.Indicator {
+			t.Fatalf("Escape did not go back to page 1: %v", rep.AfterEscape)
+		}
+	}
+	if h.Focus == "" || rep.FocusMoved == nil || rep.FocusMoved.From != h.Focus {
+		t.Fatalf("focus %q, moved %+v", h.Focus, rep.FocusMoved)
+	}
+	if !strings.HasPrefix(rep.Announced, "Safety resources.") {
+		t.Errorf("aria-live announcement %q", rep.Announced)
+	}
+	if !strings.Contains(rep.Reply, "I want to end my life tonight") {
+		t.Errorf("reply %q", rep.Reply)
+	}
+	// The server saw the acks too: the referral counters count an acked card.
+	if snap := counters.Snapshot(); snap.Totals[safety.EventShown] == 0 || snap.Totals[safety.EventAcked] == 0 {
+		t.Errorf("safety counters %+v", snap.Totals)
+	}
+	dir := artifactDir(t)
+	png, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(rep.HUDPNG, "data:image/png;base64,"))
+	if err != nil || len(png) < 1000 {
+		t.Fatalf("HUD png: %v (%d bytes)", err, len(png))
+	}
+	if err := os.WriteFile(filepath.Join(dir, "hud.png"), png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	page, err := screenshot(profile)
+	if err != nil {
+		t.Fatalf("page screenshot: %v", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "web-client.png"), page, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("artifacts: %s/hud.png, %s/web-client.png (HUD %s, %d lines)", dir, dir, h.Indicator, len(h.Lines))
+	if *updateScreenshot {
+		if err := os.WriteFile(filepath.Join("..", "..", "docs", "web-client.png"), page, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// screenshot captures the page over the DevTools protocol of the running
+// browser (port from DevToolsActivePort in its profile directory).
+func screenshot(profile string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var port string
+	for port == "" {
+		b, err := os.ReadFile(filepath.Join(profile, "DevToolsActivePort"))
+		if err == nil {
+			port = strings.TrimSpace(strings.SplitN(string(b), "\n", 2)[0])
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("no DevToolsActivePort: %w", err)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://127.0.0.1:"+port+"/json/list", nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	var targets []struct {
+		Type string `json:"type"`
+		URL  string `json:"url"`
+		WS   string `json:"webSocketDebuggerUrl"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&targets); err != nil {
+		return nil, err
+	}
+	var wsURL string
+	for _, tg := range targets {
+		if tg.Type == "page" && strings.Contains(tg.URL, "e2e=1") {
+			wsURL = tg.WS
+		}
+	}
+	if wsURL == "" {
+		return nil, fmt.Errorf("page target not found among %d targets", len(targets))
+	}
+	c, _, err := websocket.Dial(ctx, wsURL, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer c.CloseNow()
+	c.SetReadLimit(64 << 20)
+	cmd, _ := json.Marshal(map[string]any{"id": 1, "method": "Page.captureScreenshot", "params": map[string]any{"format": "png"}})
+	if err := c.Write(ctx, websocket.MessageText, cmd); err != nil {
+		return nil, err
+	}
+	for {
+		_, b, err := c.Read(ctx)
+		if err != nil {
+			return nil, err
+		}
+		var msg struct {
+			ID     int `json:"id"`
+			Result struct {
+				Data string `json:"data"`
+			} `json:"result"`
+			Error *struct {
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		if json.Unmarshal(b, &msg) != nil || msg.ID != 1 {
+			continue
+		}
+		if msg.Error != nil {
+			return nil, errors.New(msg.Error.Message)
+		}
+		return base64.StdEncoding.DecodeString(msg.Result.Data)
+	}
+}

@@ -1,0 +1,628 @@
+// VERA web client: chat over /v1/chat, voice over WebRTC, and a glasses HUD
+// emulator that draws the display ops of safety cards. No build step.
+'use strict';
+(() => {
+  const $ = (id) => document.getElementById(id);
+  const params = new URLSearchParams(location.search);
+  const token = params.get('token') || '';
+  const MAX_CHARS = 8000;
+
+  const state = {
+    ws: null, sessionId: '', resumeToken: '', lastSeq: 0, device: $('profile').value,
+    retry: 0, pendingSends: [], turns: new Map(), cards: new Map(), announced: new Set(),
+    hud: null, acksSent: [], replying: '', events: [], voice: null,
+  };
+  window.__vera = state; // inspected by the browser test
+
+  // ---- connection -------------------------------------------------------
+  function status(text) { $('status').textContent = text; }
+
+  function connect() {
+    const url = (location.protocol === 'https:' ? 'wss://' : 'ws://') + location.host + '/v1/chat';
+    const ws = new WebSocket(url, token ? ['vera.v1', token] : ['vera.v1']);
+    state.ws = ws;
+    ws.onopen = () => {
+      state.retry = 0;
+      status('Connected');
+      const hello = { type: 'hello', device: state.device };
+      if (params.get('region')) hello.region = params.get('region');
+      if (state.resumeToken) { hello.resume_token = state.resumeToken; hello.last_seq = state.lastSeq; }
+      send(hello);
+    };
+    ws.onmessage = (e) => {
+      let ev;
+      try { ev = JSON.parse(e.data); } catch { return; }
+      handle(ev, 'chat');
+    };
+    ws.onclose = (e) => {
+      if (state.ws !== ws) return;
+      const why = e.reason ? `${e.code}: ${e.reason}` : `${e.code}`;
+      const delay = Math.min(10000, 500 * 2 ** state.retry++);
+      status(`Disconnected (${why}). Reconnecting in ${Math.round(delay / 1000)} s…`);
+      setTimeout(connect, delay);
+    };
+  }
+
+  function send(obj, src) {
+    const data = JSON.stringify(obj);
+    if (src === 'voice' && state.voice && state.voice.dc && state.voice.dc.readyState === 'open') {
+      state.voice.dc.send(data);
+      return true;
+    }
+    if (state.ws && state.ws.readyState === WebSocket.OPEN) { state.ws.send(data); return true; }
+    return false;
+  }
+
+  // ---- events -----------------------------------------------------------
+  function handle(ev, src) {
+    state.events.push({ type: ev.type, seq: ev.seq, src });
+    if (src === 'chat' && ev.seq > state.lastSeq) state.lastSeq = ev.seq;
+    switch (ev.type) {
+      case 'session.created': return onCreated(ev, src);
+      case 'notice': return onNotice(ev);
+      case 'input.speech_started': caption('You', '…'); return;
+      case 'input.speech_stopped': turn(ev.turn_id).t0 = performance.now(); turn(ev.turn_id).voice = true; return;
+      case 'transcript.partial': caption('You', ev.text); return;
+      case 'transcript.final': return onUserText(ev);
+      case 'reply.delta': return onDelta(ev);
+      case 'reply.done': return onDone(ev);
+      case 'reply.interrupted': return onInterrupted(ev);
+      case 'reply.audio_started': mark(ev.turn_id, 'audio'); return;
+      case 'reply.audio_stopped': return;
+      case 'caption': caption(ev.speaker === 'vera' ? 'VERA' : 'You', ev.text); return;
+      case 'safety.card': return onSafetyCard(ev, src);
+      case 'display.card': return onDisplayCard(ev, src);
+      case 'display.clear': if (state.hud && (!ev.card_id || ev.card_id === state.hud.card.card_id)) clearHud(); return;
+      case 'action.proposed': return onAction(ev, src);
+      case 'action.updated': return onActionUpdated(ev);
+      case 'error': return onError(ev, src);
+      default: return;
+    }
+  }
+
+  function onCreated(ev, src) {
+    if (src !== 'chat') return;
+    if (state.sessionId && ev.session_id !== state.sessionId) resetConversation();
+    state.sessionId = ev.session_id;
+    state.resumeToken = ev.resume_token;
+    state.device = ev.device;
+    if ($('profile').value !== ev.device) $('profile').value = ev.device;
+    status(`Connected · ${ev.device}${ev.resumed ? ' · resumed' : ''}`);
+  }
+
+  function resetConversation() {
+    $('transcript').textContent = '';
+    $('cards').textContent = '';
+    $('actions').textContent = '';
+    state.turns.clear();
+    state.cards.clear();
+    clearHud();
+  }
+
+  function onNotice(ev) {
+    if (ev.kind === 'ai_disclosure') {
+      $('notice').textContent = ev.text;
+      $('notice').hidden = false;
+      return;
+    }
+    system(ev.text);
+  }
+
+  function turn(id) {
+    if (!state.turns.has(id)) state.turns.set(id, { id, t0: 0, first: 0, done: 0, audio: 0, voice: false, el: null, text: '' });
+    return state.turns.get(id);
+  }
+
+  function bubble(who, cls, text) {
+    const li = document.createElement('li');
+    li.className = cls;
+    const w = document.createElement('span');
+    w.className = 'who';
+    w.textContent = who;
+    const body = document.createElement('span');
+    body.className = 'body';
+    body.textContent = text;
+    li.append(w, body);
+    $('transcript').append(li);
+    li.scrollIntoView({ block: 'nearest' });
+    return li;
+  }
+
+  function system(text) { bubble('Notice', 'vera', text); }
+
+  function onUserText(ev) {
+    const t = turn(ev.turn_id);
+    if (!t.t0) t.t0 = state.pendingSends.shift() || performance.now();
+    bubble('You', 'user', ev.text);
+    state.replying = ev.turn_id;
+    $('stop').hidden = false;
+  }
+
+  function veraBubble(t) {
+    if (!t.el) t.el = bubble('VERA', 'vera', '');
+    return t.el;
+  }
+
+  function onDelta(ev) {
+    const t = turn(ev.turn_id);
+    if (!t.first) t.first = performance.now();
+    t.text += ev.delta;
+    veraBubble(t).querySelector('.body').textContent = t.text;
+  }
+
+  function onDone(ev) {
+    const t = turn(ev.turn_id);
+    t.done = performance.now();
+    t.text = ev.text;
+    veraBubble(t).querySelector('.body').textContent = ev.text;
+    t.ended = true;
+    if (state.replying === ev.turn_id) { state.replying = ''; $('stop').hidden = true; }
+    latency(t);
+  }
+
+  function onInterrupted(ev) {
+    const t = turn(ev.turn_id);
+    const el = veraBubble(t);
+    el.querySelector('.body').textContent = ev.heard;
+    el.classList.add('interrupted');
+    t.ended = true;
+    if (state.replying === ev.turn_id) { state.replying = ''; $('stop').hidden = true; }
+  }
+
+  function mark(id, what) {
+    const t = turn(id);
+    if (!t[what]) t[what] = performance.now();
+    latency(t);
+  }
+
+  function latency(t) {
+    if (!t.t0) return;
+    let li = document.getElementById('lat-' + t.id);
+    if (!li) {
+      li = document.createElement('li');
+      li.id = 'lat-' + t.id;
+      $('latency').append(li);
+    }
+    const ms = (x) => (x ? Math.round(x - t.t0) + ' ms' : '–');
+    const parts = [];
+    if (t.voice) parts.push(`end of speech → first audio <b>${ms(t.audio)}</b>`);
+    parts.push(`first text <b>${ms(t.first)}</b>`, `done <b>${ms(t.done)}</b>`);
+    li.innerHTML = `${t.id}: ${parts.join(', ')}`;
+  }
+
+  function caption(who, text) { $('caption').textContent = `${who}: ${text}`; }
+
+  function onError(ev, src) {
+    const e = ev.error || {};
+    if (e.event_type === 'hello' && state.resumeToken && (e.type === 'not_found' || e.type === 'conflict')) {
+      // The session expired or the replay is too old: start afresh.
+      state.resumeToken = '';
+      state.lastSeq = 0;
+      resetConversation();
+      send({ type: 'hello', device: state.device }, src);
+      return;
+    }
+    system(`Error (${e.type}): ${e.message}`);
+  }
+
+  // ---- safety cards -----------------------------------------------------
+  function actionHref(a) {
+    const digits = String(a.value).replace(/[^0-9+]/g, '');
+    if (a.type === 'call') return 'tel:' + digits;
+    if (a.type === 'text') return 'sms:' + digits;
+    if (/^https?:\/\//.test(a.value)) return a.value;
+    return '';
+  }
+
+  function onSafetyCard(ev, src) {
+    const prev = state.cards.get(ev.card_id);
+    state.cards.set(ev.card_id, ev);
+    let box = document.getElementById('card-' + ev.card_id);
+    if (!box) {
+      box = document.createElement('section');
+      box.id = 'card-' + ev.card_id;
+      box.className = 'safety';
+      box.setAttribute('aria-label', 'Safety resources');
+      $('cards').prepend(box);
+    }
+    box.textContent = '';
+    const h = document.createElement('h3');
+    h.textContent = ev.level === 'crisis' ? 'You deserve support right now' : 'Support is available';
+    const ul = document.createElement('ul');
+    const spoken = [];
+    for (const r of ev.resources) {
+      const li = document.createElement('li');
+      const name = document.createElement('strong');
+      name.textContent = r.name;
+      li.append(name);
+      const said = [r.name];
+      for (const a of r.actions || []) {
+        li.append(document.createTextNode(' · '));
+        const href = actionHref(a);
+        const link = document.createElement(href ? 'a' : 'span');
+        if (href) { link.href = href; if (a.type === 'url' || a.type === 'chat') link.rel = 'noopener'; }
+        const label = a.label || a.type;
+        const bare = String(a.value).replace(/^https?:\/\/(www\.)?/i, '').replace(/\/$/, '').toLowerCase();
+        link.textContent = label.includes(a.value) || label.toLowerCase().includes(bare) ? label : `${label} ${a.value}`;
+        li.append(link);
+        said.push(`${a.label || a.type} ${a.value}`);
+      }
+      if (r.hours) li.append(document.createTextNode(' · ' + r.hours));
+      if (r.description) { const d = document.createElement('div'); d.textContent = r.description; li.append(d); }
+      ul.append(li);
+      spoken.push(said.join(', '));
+    }
+    const acks = document.createElement('p');
+    acks.className = 'acks';
+    acks.id = 'acks-' + ev.card_id;
+    box.append(h, ul, acks);
+    // Announced once per card, however often it is re-sent.
+    if (!state.announced.has(ev.card_id)) {
+      state.announced.add(ev.card_id);
+      $('announce').textContent = 'Safety resources. ' + spoken.join('. ') + '.';
+    }
+    const surf = hudSurface(ev);
+    if (!surf) return;
+    const keepPage = prev && state.hud && state.hud.card.card_id === ev.card_id ? state.hud.page : 1;
+    showHud(ev, surf, keepPage, src, ev.resend > 0);
+  }
+
+  function hudSurface(card) {
+    return (card.surfaces || []).find((s) => (s.pages || []).length > 0) || null;
+  }
+
+  function onDisplayCard(ev, src) {
+    const card = state.cards.get(ev.card_id);
+    if (!card) return;
+    const surf = (card.surfaces || []).find((s) => s.surface === ev.surface);
+    if (surf) showHud(card, surf, ev.page.n, src, false);
+  }
+
+  // ---- HUD emulator -----------------------------------------------------
+  function showHud(card, surf, page, src, reack) {
+    if (!state.hud || state.hud.card.card_id !== card.card_id || reack) {
+      state.hud = { card, surf, page: 1, focus: -1, src, seen: new Set() };
+    }
+    state.hud.card = card;
+    state.hud.surf = surf;
+    state.hud.page = Math.min(Math.max(page, 1), surf.pages.length);
+    drawHud();
+  }
+
+  function clearHud() {
+    state.hud = null;
+    drawHud();
+  }
+
+  function roundRect(ctx, x, y, w, h, r) {
+    ctx.beginPath();
+    if (ctx.roundRect) ctx.roundRect(x, y, w, h, r || 0); else ctx.rect(x, y, w, h);
+  }
+
+  function drawHud() {
+    const canvas = $('hud-canvas');
+    const ctx = canvas.getContext('2d');
+    const hudEl = $('hud');
+    const h = state.hud;
+    if (!h) {
+      ctx.fillStyle = '#000';
+      ctx.fillRect(0, 0, canvas.width, canvas.height);
+      hudEl.dataset.page = '';
+      $('hud-text').textContent = 'Glasses display is clear.';
+      window.__hud = null;
+      return;
+    }
+    const s = h.surf;
+    canvas.width = s.width;
+    canvas.height = s.height;
+    const p = s.pages[h.page - 1];
+    const ctl = p.controls || [];
+    if (h.focus < 0 || h.focus >= ctl.length) h.focus = Math.max(ctl.findIndex((c) => c.id === p.focus), ctl.length ? 0 : -1);
+    const focusId = h.focus >= 0 ? ctl[h.focus].id : '';
+    ctx.fillStyle = '#000'; // black is transparent on the glasses
+    ctx.fillRect(0, 0, s.width, s.height);
+    for (const op of p.ops || []) {
+      if (op.op === 'panel') {
+        ctx.fillStyle = op.fill || '#1A1B1F';
+        roundRect(ctx, op.x, op.y, op.w, op.h, op.r);
+        ctx.fill();
+      } else if (op.op === 'text') {
+        ctx.font = `${op.bold ? 700 : 400} ${op.px || 28}px "Go", "DejaVu Sans", system-ui, sans-serif`;
+        ctx.fillStyle = op.color || '#FFFFFF';
+        ctx.textAlign = 'left';
+        ctx.textBaseline = 'alphabetic';
+        ctx.fillText(op.text || '', op.x, op.y);
+      } else if (op.op === 'button') {
+        ctx.fillStyle = op.fill || '#2B2F38';
+        roundRect(ctx, op.x, op.y, op.w, op.h, op.r);
+        ctx.fill();
+        if (op.id ? op.id === focusId : op.focus) {
+          ctx.strokeStyle = '#8AB4F8';
+          ctx.lineWidth = 4;
+          roundRect(ctx, op.x - 3, op.y - 3, op.w + 6, op.h + 6, (op.r || 0) + 3);
+          ctx.stroke();
+        }
+        ctx.font = `700 ${op.px || 28}px "Go", "DejaVu Sans", system-ui, sans-serif`;
+        ctx.fillStyle = op.color || '#F1F3F4';
+        ctx.textAlign = 'center';
+        ctx.textBaseline = 'middle';
+        ctx.fillText(op.text || '', op.x + op.w / 2, op.y + op.h / 2);
+      }
+    }
+    const indicator = `${p.n}/${p.of}`;
+    hudEl.dataset.page = indicator;
+    $('hud-text').textContent = `${p.title} ${indicator}. ${p.lines.join(' ')}`;
+    window.__hud = { card_id: h.card.card_id, surface: s.surface, profile: s.profile, page: p.n, of: p.of, focus: focusId,
+      indicator, title: p.title, lines: p.lines.slice(), ops: (p.ops || []).length, width: s.width, height: s.height };
+    if (!h.seen.has(p.n)) {
+      h.seen.add(p.n);
+      const ack = { type: 'display.ack', card_id: h.card.card_id, page: p.n, surface: s.surface };
+      if (send(ack, h.src)) state.acksSent.push(ack);
+      const el = document.getElementById('acks-' + h.card.card_id);
+      if (el) el.textContent = `Shown on the glasses: page ${[...h.seen].sort((a, b) => a - b).join(', ')} of ${p.of}`;
+    }
+  }
+
+  // Keys map exactly as the glasses package's pager maps a Meta web app's
+  // keys: ←/→ move focus in the control row (page when there is none),
+  // ↓/↑ page, Enter/Space select the focused control, Escape/Backspace go
+  // back a page. A safety card is sticky: back on page 1 keeps it; only
+  // Done on the last page closes it.
+  function hudKey(e) {
+    const h = state.hud;
+    if (!h) return;
+    const ctl = hudPage().controls || [];
+    let handled = true;
+    switch (e.key) {
+      case 'ArrowRight':
+        if (!ctl.length) goTo(h.page + 1); else setFocus(Math.min(h.focus + 1, ctl.length - 1));
+        break;
+      case 'ArrowLeft':
+        if (!ctl.length) goTo(h.page - 1); else setFocus(Math.max(h.focus - 1, 0));
+        break;
+      case 'ArrowDown': case 'PageDown': goTo(h.page + 1); break;
+      case 'ArrowUp': case 'PageUp': goTo(h.page - 1); break;
+      case 'Enter': case ' ': selectFocused(); break;
+      case 'Escape': case 'Backspace': if (h.page > 1) goTo(h.page - 1); break;
+      default: handled = false;
+    }
+    if (handled) e.preventDefault();
+  }
+
+  function hudPage() { return state.hud.surf.pages[state.hud.page - 1]; }
+
+  function goTo(n) {
+    const h = state.hud;
+    if (n < 1 || n > h.surf.pages.length || n === h.page) return;
+    h.page = n;
+    h.focus = -1;
+    drawHud();
+  }
+
+  function setFocus(i) {
+    if (i === state.hud.focus) return;
+    state.hud.focus = i;
+    drawHud();
+  }
+
+  function selectFocused() {
+    const h = state.hud;
+    const ctl = hudPage().controls || [];
+    const last = h.page === h.surf.pages.length;
+    if (h.focus < 0 || h.focus >= ctl.length) {
+      if (!last) goTo(h.page + 1); else clearHud();
+      return;
+    }
+    const c = ctl[h.focus];
+    if (c.id === 'next') { goTo(h.page + 1); return; }
+    if (c.id === 'done') { clearHud(); return; }
+    // A resource link ("call:us-988"): the phone places the call or opens it.
+    $('voice-note').textContent = `${c.label}: opens on your phone.`;
+  }
+
+  // ---- actions ----------------------------------------------------------
+  function onAction(ev, src) {
+    const a = ev.action;
+    const box = document.createElement('section');
+    box.className = 'action';
+    box.id = 'action-' + a.id;
+    const h = document.createElement('h3');
+    h.textContent = a.title;
+    const p = document.createElement('p');
+    p.textContent = a.summary || '';
+    const st = document.createElement('p');
+    st.className = 'state';
+    st.setAttribute('role', 'status');
+    const ok = document.createElement('button');
+    ok.type = 'button';
+    ok.textContent = 'Approve';
+    ok.setAttribute('aria-label', 'Approve: ' + a.title);
+    const no = document.createElement('button');
+    no.type = 'button';
+    no.textContent = 'Decline';
+    no.setAttribute('aria-label', 'Decline: ' + a.title);
+    ok.onclick = () => { send({ type: 'action.approve', action_id: a.id }, src); ok.disabled = no.disabled = true; };
+    no.onclick = () => { send({ type: 'action.decline', action_id: a.id }, src); ok.disabled = no.disabled = true; };
+    box.append(h, p, ok, document.createTextNode(' '), no, st);
+    $('actions').append(box);
+  }
+
+  function onActionUpdated(ev) {
+    const box = document.getElementById('action-' + ev.action_id);
+    if (!box) return;
+    box.querySelector('.state').textContent = 'Status: ' + ev.status;
+    box.querySelectorAll('button').forEach((b) => { b.disabled = true; });
+  }
+
+  // ---- composer ---------------------------------------------------------
+  $('composer').addEventListener('submit', (e) => {
+    e.preventDefault();
+    const text = $('message').value.trim();
+    if (!text) return;
+    if ([...text].length > MAX_CHARS) { system(`Messages are limited to ${MAX_CHARS} characters.`); return; }
+    if (!send({ type: 'input.text', text })) { system('Not connected yet; your message was not sent.'); return; }
+    state.pendingSends.push(performance.now());
+    $('message').value = '';
+  });
+  $('message').addEventListener('keydown', (e) => {
+    if (e.key === 'Enter' && !e.shiftKey) { e.preventDefault(); $('composer').requestSubmit(); }
+  });
+  $('stop').addEventListener('click', () => send({ type: 'response.cancel', turn_id: state.replying || undefined }));
+  $('profile').addEventListener('change', () => {
+    state.device = $('profile').value;
+    clearHud();
+    send({ type: 'hello', device: state.device });
+  });
+  $('hud').addEventListener('keydown', hudKey);
+
+  // ---- voice (WebRTC to POST /v1/voice/sessions) -------------------------
+  function iceComplete(pc, ms) {
+    if (pc.iceGatheringState === 'complete') return Promise.resolve();
+    return new Promise((resolve) => {
+      const t = setTimeout(resolve, ms);
+      pc.addEventListener('icegatheringstatechange', () => {
+        if (pc.iceGatheringState === 'complete') { clearTimeout(t); resolve(); }
+      });
+    });
+  }
+
+  function voiceUnavailable(msg) {
+    $('mic').disabled = true;
+    $('mic').setAttribute('aria-disabled', 'true');
+    $('voice-note').textContent = msg;
+  }
+
+  async function startVoice() {
+    const mic = $('mic');
+    mic.disabled = true;
+    let pc, media;
+    try {
+      media = await navigator.mediaDevices.getUserMedia({ audio: { echoCancellation: true, noiseSuppression: true } });
+      pc = new RTCPeerConnection();
+      media.getTracks().forEach((t) => pc.addTrack(t, media));
+      const dc = pc.createDataChannel('events');
+      state.voice = { pc, dc, media, location: '', etag: '' };
+      dc.onopen = () => dc.send(JSON.stringify({ type: 'hello', device: state.device }));
+      dc.onmessage = (e) => { try { handle(JSON.parse(e.data), 'voice'); } catch { /* ignore */ } };
+      pc.ontrack = (e) => { $('remote-audio').srcObject = e.streams[0]; };
+      pc.onconnectionstatechange = () => { if (pc.connectionState === 'failed') stopVoice('Voice connection failed.'); };
+      await pc.setLocalDescription(await pc.createOffer());
+      await iceComplete(pc, 2000);
+      const headers = { 'Content-Type': 'application/sdp' };
+      if (token) headers.Authorization = 'Bearer ' + token;
+      const res = await fetch('/v1/voice/sessions?device=' + encodeURIComponent(state.device),
+        { method: 'POST', headers, body: pc.localDescription.sdp });
+      if (res.status === 404 || res.status === 405 || res.status === 501) {
+        cleanupVoice();
+        voiceUnavailable('Voice is not available on this gateway; text chat works.');
+        return;
+      }
+      if (res.status !== 201) {
+        let msg = `HTTP ${res.status}`;
+        try { msg = (await res.json()).error.message; } catch { /* not an envelope */ }
+        throw new Error(msg);
+      }
+      state.voice.location = res.headers.get('Location') || '';
+      state.voice.etag = res.headers.get('ETag') || '';
+      await pc.setRemoteDescription({ type: 'answer', sdp: await res.text() });
+      mic.textContent = 'Stop talking';
+      mic.setAttribute('aria-pressed', 'true');
+      $('voice-note').textContent = 'Listening. Speak naturally; VERA answers when you pause.';
+    } catch (err) {
+      cleanupVoice();
+      $('voice-note').textContent = 'Voice could not start: ' + (err && err.message ? err.message : err);
+    } finally {
+      if (!$('mic').getAttribute('aria-disabled')) mic.disabled = false;
+    }
+  }
+
+  function cleanupVoice() {
+    const v = state.voice;
+    state.voice = null;
+    if (!v) return;
+    try { v.pc.close(); } catch { /* closed */ }
+    if (v.media) v.media.getTracks().forEach((t) => t.stop());
+    const mic = $('mic');
+    mic.textContent = 'Start talking';
+    mic.setAttribute('aria-pressed', 'false');
+  }
+
+  async function stopVoice(note) {
+    const v = state.voice;
+    if (v && v.location) {
+      const headers = token ? { Authorization: 'Bearer ' + token } : {};
+      try { await fetch(v.location, { method: 'DELETE', headers }); } catch { /* best effort */ }
+    }
+    cleanupVoice();
+    $('voice-note').textContent = note || 'Voice ended.';
+  }
+
+  $('mic').addEventListener('click', () => { if (state.voice) stopVoice(); else startVoice(); });
+  if (!window.RTCPeerConnection || !navigator.mediaDevices) voiceUnavailable('This browser cannot do voice; text chat works.');
+
+  // ---- scripted check (?e2e=1), used by the Chromium test ---------------
+  function waitFor(cond, ms, what) {
+    return new Promise((resolve, reject) => {
+      const start = performance.now();
+      const tick = () => {
+        let v;
+        try { v = cond(); } catch { v = false; }
+        if (v) return resolve(v);
+        if (performance.now() - start > ms) return reject(new Error('timed out waiting for ' + what));
+        setTimeout(tick, 25);
+      };
+      tick();
+    });
+  }
+
+  function key(k) { $('hud').dispatchEvent(new KeyboardEvent('keydown', { key: k, bubbles: true, cancelable: true })); }
+
+  async function e2e() {
+    const report = params.get('report') || '/e2e/report';
+    const out = { ok: false };
+    try {
+      await waitFor(() => state.sessionId, 15000, 'session.created');
+      $('message').value = params.get('say') || 'I want to end my life tonight';
+      $('send').click();
+      await waitFor(() => window.__hud && window.__hud.page === 1 && /^1\/\d+$/.test($('hud').dataset.page), 20000, 'HUD page 1/N');
+      out.hud = { ...window.__hud, data_page: $('hud').dataset.page };
+      $('hud').focus();
+      key('Escape'); // back on page 1: a safety card is sticky
+      out.after_escape_first = window.__hud ? window.__hud.indicator : null;
+      if (window.__hud.of > 1) {
+        key('ArrowDown');
+        out.paged = { ...window.__hud, data_page: $('hud').dataset.page };
+        key('Escape'); // back one page
+        out.after_escape = window.__hud ? window.__hud.indicator : null;
+      }
+      const before = window.__hud.focus;
+      key('ArrowRight');
+      out.focus_moved = { from: before, to: window.__hud.focus };
+      key('ArrowLeft');
+      const turnId = [...state.turns.values()].pop().id;
+      await waitFor(() => state.turns.get(turnId).ended, 20000, 'reply.done');
+      const types = state.events.filter((e) => e.src === 'chat').map((e) => e.type);
+      out.events = state.events;
+      out.card_index = types.indexOf('safety.card');
+      out.first_delta_index = types.indexOf('reply.delta');
+      out.acks = state.acksSent;
+      out.announced = $('announce').textContent;
+      out.reply = state.turns.get(turnId).text;
+      out.hud_png = $('hud-canvas').toDataURL('image/png');
+      out.ok = true;
+    } catch (err) {
+      out.error = String(err && err.message ? err.message : err);
+      out.events = state.events;
+    }
+    await fetch(report, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(out) });
+  }
+
+  // The HUD draws with the Go fonts the glasses layout measured with.
+  const fontsReady = document.fonts
+    ? Promise.all([document.fonts.load('400 28px "Go"'), document.fonts.load('700 28px "Go"')]).catch(() => {})
+    : Promise.resolve();
+  fontsReady.then(() => { if (state.hud) drawHud(); });
+  drawHud();
+  connect();
+  if (params.get('e2e') === '1') fontsReady.then(e2e);
+})();

@@ -1,0 +1,108 @@
+package web_test
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/veraneural/vera-gateway/gateway/web"
+)
+
+func get(t *testing.T, h http.Handler, method, path string) *http.Response {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(method, path, nil))
+	return rec.Result()
+}
+
+func TestServesPageAndAssets(t *testing.T) {
+	h := web.Handler()
+	cases := []struct {
+		path, ctype, contains string
+	}{
+		{"/", "text/html", `<canvas id="hud-canvas" width="600" height="600"`},
+		{"/index.html", "text/html", `aria-live="assertive"`},
+		{"/web/app.js", "javascript", "display.ack"},
+		{"/web/app.css", "text/css", "@font-face"},
+		{"/web/fonts/go-regular.ttf", "font/ttf", ""},
+		{"/web/fonts/go-bold.ttf", "font/ttf", ""},
+	}
+	for _, c := range cases {
+		resp := get(t, h, http.MethodGet, c.path)
+		body, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("%s: %d", c.path, resp.StatusCode)
+		}
+		if ct := resp.Header.Get("Content-Type"); !strings.Contains(ct, c.ctype) {
+			t.Errorf("%s: content type %q", c.path, ct)
+		}
+		if !strings.Contains(string(body), c.contains) || len(body) == 0 {
+			t.Errorf("%s: body lacks %q", c.path, c.contains)
+		}
+		csp := resp.Header.Get("Content-Security-Policy")
+		if !strings.Contains(csp, "default-src 'self'") || !strings.Contains(csp, "frame-ancestors 'none'") {
+			t.Errorf("%s: CSP %q", c.path, csp)
+		}
+		if resp.Header.Get("X-Content-Type-Options") != "nosniff" {
+			t.Errorf("%s: no nosniff", c.path)
+		}
+	}
+}
+
+func TestRefusesOtherPaths(t *testing.T) {
+	h := web.Handler()
+	for _, p := range []string{"/web/", "/web/nope.js", "/web/../go.mod", "/web/index.html", "/v1/other", "/web/.hidden"} {
+		if resp := get(t, h, http.MethodGet, p); resp.StatusCode != http.StatusNotFound {
+			t.Errorf("%s: %d, want 404", p, resp.StatusCode)
+		}
+	}
+	if resp := get(t, h, http.MethodPost, "/"); resp.StatusCode != http.StatusMethodNotAllowed {
+		t.Errorf("POST /: %d", resp.StatusCode)
+	}
+	if resp := get(t, h, http.MethodHead, "/web/app.js"); resp.StatusCode != http.StatusOK {
+		t.Errorf("HEAD: %d", resp.StatusCode)
+	}
+}
+
+// Every text colour pair the stylesheet declares meets WCAG AA (4.5:1).
+func TestContrastAA(t *testing.T) {
+	pairs := [][2]string{
+		{"#e8eaed", "#101317"}, // text on page
+		{"#b8c0cc", "#101317"}, // muted on page
+		{"#b8c0cc", "#1a1f26"}, // muted on panel
+		{"#e8eaed", "#23405f"}, // user bubble
+		{"#e8eaed", "#262c35"}, // VERA bubble
+		{"#ffd6d6", "#3b1d1d"}, // safety card
+		{"#ffffff", "#3b1d1d"}, // safety links and heading
+		{"#0b0e12", "#8ab4f8"}, // button
+		{"#e8eaed", "#4a5566"}, // disabled button
+		{"#a8e6b0", "#1a1f26"}, // action state
+		{"#ffffff", "#000000"}, // caption
+		{"#0b0e12", "#e8eaed"}, // select
+		{"#0b0e12", "#ff8a80"}, // pressed mic
+	}
+	for _, p := range pairs {
+		if r := contrast(p[0], p[1]); r < 4.5 {
+			t.Errorf("%s on %s: %.2f:1 < 4.5:1", p[0], p[1], r)
+		}
+	}
+	css := string(mustRead(t, web.Handler(), "/web/app.css"))
+	for _, p := range pairs {
+		for _, c := range p {
+			if c != "#ffffff" && c != "#000000" && !strings.Contains(strings.ToLower(css), c) {
+				t.Errorf("colour %s is not in app.css any more; update the pairs", c)
+			}
+		}
+	}
+}
+
+func mustRead(t *testing.T, h http.Handler, path string) []byte {
+	resp := get(t, h, http.MethodGet, path)
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
