@@ -217,16 +217,26 @@ func (c Card) Blocks(s devices.Surface) []Block {
 		add(p, StyleBody, 0)
 	}
 	if c.Kind == KindSafety {
+		// On small surfaces (G1, Mentra: 4 body lines) a resource spans
+		// pages, so its numbers come straight after its name and the first
+		// page of each resource is the actionable one.
+		actionsFirst := s.TextBudget.LinesPerPage < 6
 		for i, r := range c.Resources {
 			add(r.Name, StyleHeading, i)
-			add(r.Description, StyleBody, i)
-			add(r.Hours, StyleBody, i)
+			if !actionsFirst {
+				add(r.Description, StyleBody, i)
+				add(r.Hours, StyleBody, i)
+			}
 			for _, a := range r.Actions {
 				st := StyleBody
 				if a.Type == safety.ActionCall || a.Type == safety.ActionText {
 					st = StyleEmph
 				}
 				add(ActionText(a), st, i)
+			}
+			if actionsFirst {
+				add(r.Description, StyleBody, i)
+				add(r.Hours, StyleBody, i)
 			}
 		}
 	}

@@ -24,6 +24,12 @@ type Precomputed struct {
 // resource: the gateway refuses to start rather than show a broken card.
 // Profiles without a display are recorded (VoiceOnly) and skipped.
 func PrecomputeCatalog(profiles []devices.Profile, rs []safety.Resource) (*Precomputed, error) {
+	return defaultEngine.PrecomputeCatalog(profiles, rs)
+}
+
+// PrecomputeCatalog is PrecomputeCatalog with this engine's configuration
+// and logger.
+func (e *Engine) PrecomputeCatalog(profiles []devices.Profile, rs []safety.Resource) (*Precomputed, error) {
 	if len(rs) == 0 {
 		return nil, fmt.Errorf("glasses: precompute: empty catalog: %w", ErrInvalidCard)
 	}
@@ -39,14 +45,14 @@ func PrecomputeCatalog(profiles []devices.Profile, rs []safety.Resource) (*Preco
 		pc.single[p.ID] = map[string]*Layout{}
 		for _, r := range rs {
 			c := Card{ID: "safety-" + r.ID, Kind: KindSafety, Title: SafetyTitle, Resources: []safety.Resource{r}}
-			l, err := LayoutCard(c, p)
+			l, err := e.Layout(c, p)
 			if err != nil {
 				return nil, fmt.Errorf("glasses: precompute %s/%s: %w", p.ID, r.ID, err)
 			}
 			pc.single[p.ID][r.ID] = l
 		}
 		c := Card{ID: "safety-catalog", Kind: KindSafety, Title: SafetyTitle, Resources: rs}
-		l, err := LayoutCard(c, p)
+		l, err := e.Layout(c, p)
 		if err != nil {
 			return nil, fmt.Errorf("glasses: precompute %s/catalog: %w", p.ID, err)
 		}

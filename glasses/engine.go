@@ -1,6 +1,7 @@
 package glasses
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -66,7 +67,26 @@ func (e *Engine) Layout(c Card, p devices.Profile) (*Layout, error) {
 	if !ok {
 		return nil, fmt.Errorf("glasses: layout for %s: %w", p.ID, ErrNoDisplay)
 	}
-	return e.LayoutSurface(c, p.ID, s)
+	l, err := e.LayoutSurface(c, p.ID, s)
+	if err != nil {
+		// Never log card text or tokens (they may be a person's words or
+		// numbers): only the device, the kind and the failure class.
+		e.log.Warn("card layout failed", "device", p.ID, "card_kind", string(c.Kind), "reason", reason(err))
+	}
+	return l, err
+}
+
+// reason names the failure class of a layout error for logs and metrics.
+func reason(err error) string {
+	for _, r := range []struct {
+		err  error
+		name string
+	}{{ErrGlyph, "glyph"}, {ErrUnbreakable, "unbreakable"}, {ErrTitleTooLong, "title"}, {ErrNoDisplay, "no_display"}, {ErrInvalidCard, "invalid_card"}, {ErrLayout, "layout"}} {
+		if errors.Is(err, r.err) {
+			return r.name
+		}
+	}
+	return "other"
 }
 
 // LayoutSurface lays c out for one visual surface of device.

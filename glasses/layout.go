@@ -38,7 +38,8 @@ const (
 
 // Page is one screen of a card.
 type Page struct {
-	N, Of    int       `json:"-"`
+	N        int       `json:"n"`
+	Of       int       `json:"of"`
 	Title    []string  `json:"title"`
 	Lines    []Line    `json:"lines"`
 	Controls []Control `json:"controls,omitempty"`

@@ -3,6 +3,7 @@ package glasses
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"testing"
@@ -344,5 +345,40 @@ func TestConfig(t *testing.T) {
 	// Safety ignores max_pages: it is never cut.
 	if _, err := e.Layout(mustSafety(t, threeResources()...), mustProfile(t, devices.EvenG1)); err != nil {
 		t.Errorf("safety with max_pages 1: %v", err)
+	}
+}
+
+func TestSmallSurfacesPutNumbersFirst(t *testing.T) {
+	l, err := LayoutCard(mustSafety(t, threeResources()...), mustProfile(t, devices.EvenG1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Every resource's first page shows its name and its first number.
+	for i, r := range threeResources() {
+		for _, pg := range l.Pages {
+			if pg.Lines[0].Section != i || pg.Lines[0].Text != r.Name {
+				continue
+			}
+			if want := ActionText(r.Actions[0]); pg.Lines[1].Text != want {
+				t.Errorf("%s: second line %q, want %q", r.ID, pg.Lines[1].Text, want)
+			}
+		}
+	}
+}
+
+func TestLayoutFailureLogsNoText(t *testing.T) {
+	var buf strings.Builder
+	e, err := New(DefaultConfig(), slog.New(slog.NewTextHandler(&buf, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret := "555 0199 8888 7777 6666 5555 4444 3333 2222 1111 0000 9999"
+	_, err = e.Layout(Card{Kind: KindInfo, Title: "Call", Body: "call " + strings.ReplaceAll(secret, " ", "")}, mustProfile(t, devices.EvenG1))
+	if !errors.Is(err, ErrUnbreakable) {
+		t.Fatalf("err = %v", err)
+	}
+	out := buf.String()
+	if !strings.Contains(out, "reason=unbreakable") || !strings.Contains(out, "device=even-g1") || strings.Contains(out, "5550199") {
+		t.Fatalf("log = %q", out)
 	}
 }
