@@ -246,11 +246,13 @@ var negators = map[string]bool{
 	"nicht": true, "nie": true, "niemals": true, "kein": true, "keine": true,
 }
 
+var beliefVerbs = map[string]bool{"think": true, "believe": true, "feel": true, "guess": true, "suppose": true, "reckon": true}
+
 // pseudoNegation: "not going to lie", "not joking" negate nothing.
 var pseudoNegation = map[string]bool{"lie": true, "lying": true, "joking": true, "kidding": true, "joke": true, "gonna": true}
 
 var clauseBoundary = map[string]bool{
-	"i": true, "but": true, "and": true, "because": true, "cause": true, "or": true, "then": true,
+	clauseMark: true, "i": true, "but": true, "and": true, "because": true, "cause": true, "or": true, "then": true,
 	"yo": true, "pero": true, "y": true, "porque": true, "je": true, "mais": true, "et": true, "parce": true,
 	"ich": true, "aber": true, "und": true, "weil": true, "denn": true,
 }
@@ -262,9 +264,14 @@ func negated(toks []string, start, end int, p *pattern) bool {
 	for k := start - 1; k >= 0 && k >= start-3; k-- {
 		t := toks[k]
 		if clauseBoundary[t] {
+			// "i do not think i will hurt myself": the negation sits on the
+			// verb of belief before the clause's own subject.
+			if t == "i" && k >= 2 && beliefVerbs[toks[k-1]] && negators[toks[k-2]] {
+				return true
+			}
 			break
 		}
-		if negators[t] && !isPseudoNeg(toks, k) {
+		if negators[t] && !isPseudoNeg(toks, k) && negatesHere(toks, k, start) {
 			return true
 		}
 	}
@@ -274,6 +281,22 @@ func negated(toks []string, start, end int, p *pattern) bool {
 		}
 	}
 	return false
+}
+
+// noScope are the words a Spanish or English "no" negates when it sits
+// between "no" and the match ("no voy a matarme", "no quiero"); otherwise
+// "no" is an interjection or negates another verb ("ya no aguanto, me quiero
+// quitar la vida").
+var noScope = map[string]bool{
+	"me": true, "te": true, "se": true, "lo": true, "voy": true, "quiero": true, "pienso": true, "vamos": true,
+	"going": true, "want": true, "will": true,
+}
+
+func negatesHere(toks []string, k, start int) bool {
+	if toks[k] != "no" {
+		return true
+	}
+	return k+1 == start || noScope[toks[k+1]]
 }
 
 func isPseudoNeg(toks []string, k int) bool {
@@ -300,12 +323,18 @@ var pastUnits = map[string]bool{
 // "vor jahren" shortly after it.
 func past(toks []string, start, end int) bool {
 	for k := start - 1; k >= 0 && k >= start-4; k-- {
+		if toks[k] == clauseMark {
+			break
+		}
 		if pastBefore[toks[k]] {
 			return true
 		}
 	}
 	for k := end; k < len(toks) && k < end+6; k++ {
 		t := toks[k]
+		if t == clauseMark {
+			break
+		}
 		nxt := ""
 		if k+1 < len(toks) {
 			nxt = toks[k+1]
@@ -347,7 +376,7 @@ var firstPersonSubject = map[string]bool{"i": true, "me": true, "je": true, "ich
 func thirdParty(toks []string, start int) bool {
 	for k := start - 1; k >= 0 && k >= start-6; k-- {
 		t := toks[k]
-		if firstPersonSubject[t] {
+		if firstPersonSubject[t] || t == clauseMark {
 			return false
 		}
 		if thirdPartyWords[t] {

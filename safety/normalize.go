@@ -24,7 +24,9 @@ import (
 //     "dye my hair");
 //  5. fillers and intensifiers removed ("um", "uh", "like", "you know",
 //     "i mean", "just", "really", "so", "very", …), then immediate word
-//     repeats collapsed ("i i want to kill kill myself").
+//     repeats collapsed ("i i want to kill kill myself");
+//  6. sentence punctuation (. ; ! ?) kept as one "." token, a clause
+//     boundary for the negation, past and third-party scopes.
 //
 // Rules are written in the normalised form; a test checks every rule word is
 // a fixed point of this function.
@@ -49,7 +51,7 @@ var contractions = map[string][]string{
 	"thats": {"that", "is"}, "whats": {"what", "is"}, "theres": {"there", "is"}, "its": {"it", "is"},
 	"killmyself": {"kill", "myself"}, "kilmyself": {"kill", "myself"}, "myselves": {"myself"}, "myslef": {"myself"},
 	"selfharm": {"self", "harm"}, "selfharming": {"self", "harming"}, "too": {"to"}, "unalived": {"unalive"},
-	"wana": {"want", "to"}, "ded": {"dead"}, "suicidle": {"suicidal"}, "sucide": {"suicide"}, "suiside": {"suicide"},
+	"noone": {"nobody"}, "wana": {"want", "to"}, "ded": {"dead"}, "suicidle": {"suicidal"}, "sucide": {"suicide"}, "suiside": {"suicide"},
 }
 
 // French elided articles and pronouns, restored to their full form.
@@ -89,6 +91,10 @@ func normalize(s string, dst []string) []string {
 			b.WriteRune(r)
 		case r == '\'' || r == '’' || r == '‘' || r == '`' || r == 'ʼ':
 			b.WriteByte('\'')
+		case r == '.' || r == ';' || r == '!' || r == '?':
+			// Sentence punctuation ends a clause: negation, past and
+			// third-party scopes stop there.
+			b.WriteString(" . ")
 		case r < 0x80:
 			b.WriteByte(' ')
 		default:
@@ -104,6 +110,12 @@ func normalize(s string, dst []string) []string {
 	raw := strings.Fields(b.String())
 	toks := dst[:0]
 	for _, t := range raw {
+		if t == clauseMark {
+			if len(toks) > 0 && toks[len(toks)-1] != clauseMark {
+				toks = append(toks, t)
+			}
+			continue
+		}
 		t = strings.Trim(t, "'")
 		if t == "" {
 			continue
@@ -120,8 +132,15 @@ func normalize(s string, dst []string) []string {
 		}
 		toks = append(toks, t)
 	}
-	return clean(toks)
+	toks = clean(toks)
+	if n := len(toks); n > 0 && toks[n-1] == clauseMark {
+		toks = toks[:n-1]
+	}
+	return toks
 }
+
+// clauseMark is the token sentence punctuation becomes.
+const clauseMark = "."
 
 func splitApostrophe(t string, i int, toks []string) []string {
 	head, tail := t[:i], strings.ReplaceAll(t[i+1:], "'", "")
@@ -234,6 +253,12 @@ func clean(toks []string) []string {
 				t = "yourself"
 			}
 			i++
+		case t == "any" && next == "more":
+			t = "anymore"
+			i++
+		case (t == "no" && next == "one") || (t == "no" && next == "body"):
+			t = "nobody"
+			i++
 		case t == "un" && next == "alive":
 			t = "unalive"
 			i++
@@ -244,6 +269,9 @@ func clean(toks []string) []string {
 			t = "die"
 		case t == "dyeing" && !dyeObjects[next]:
 			t = "dying"
+		}
+		if t == clauseMark && len(out) == 0 {
+			continue
 		}
 		if fillers[t] && !(t == "um" && germanUm(out)) {
 			continue

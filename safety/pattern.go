@@ -18,6 +18,7 @@ import (
 //	!a|b        the next token is not one of these (end of text is fine);
 //	            consumes nothing; used for idioms ("cut myself shaving")
 //	$           end of text
+//	@name       the alternatives of macro name (rules.go), e.g. @selfkill
 //
 // Dropped words are handled by making function words optional
 // ("want [to] kill myself" matches "want kill myself").
@@ -81,7 +82,7 @@ func compilePattern(src string) (pattern, error) {
 			} else if strings.HasPrefix(f, "[") && strings.HasSuffix(f, "]") {
 				e.optional, body = true, f[1:len(f)-1]
 			}
-			for _, alt := range strings.Split(body, "|") {
+			for _, alt := range expandMacros(body) {
 				if alt == "" {
 					return p, fmt.Errorf("pattern %q: empty alternative in %q", src, f)
 				}
@@ -177,4 +178,18 @@ func validWord(w string) bool {
 		}
 	}
 	return true
+}
+
+// expandMacros splits an alternation and replaces each @macro by its
+// alternatives; an unknown macro is kept verbatim so validWord rejects it.
+func expandMacros(body string) []string {
+	var out []string
+	for _, alt := range strings.Split(body, "|") {
+		if m, ok := macros[strings.TrimPrefix(alt, "@")]; ok && strings.HasPrefix(alt, "@") {
+			out = append(out, strings.Split(m, "|")...)
+			continue
+		}
+		out = append(out, alt)
+	}
+	return out
 }

@@ -36,6 +36,24 @@ type ruleDef struct {
 	pats  []string
 }
 
+// macros are shared alternations, used in patterns as @name.
+var macros = map[string]string{
+	// verbs that, with "myself", name killing oneself
+	"selfkill": "kill|killing|off|offing|hang|hanging|shoot|shooting|drown|drowning|stab|stabbing|poison|poisoning|" +
+		"suffocate|suffocating|unalive|unaliving|strangle|strangling|gas|gassing|electrocute|end|ending|murder",
+	// first-person intent or plan, before an act
+	"intent": "want|wanting|going|plan|planning|planned|decided|deciding|ready|about|trying|intend|intending|need|" +
+		"urge|tempted|considering|contemplating|thinking|think|thought|feel|feeling|will|should|got",
+	// wanting death itself
+	"desire": "want|wanting|wish|wishing|hope|hoping|ready|deserve|longing|prefer",
+	"place":  "bridge|building|roof|rooftop|cliff|balcony|ledge|tower|window|overpass|skyscraper|motorway|highway|parking",
+	"vehicle": "train|bus|car|truck|traffic|lorry|subway|tram",
+	"meds": "pills|pill|tablets|meds|medication|medications|painkillers|sleeping|paracetamol|tylenol|insulin|" +
+		"antidepressants|opioids|oxy|xanax",
+	// ASR renderings of "myself"
+	"myselfasr": "myself|shelf|cell|sell",
+}
+
 var ruleDefs = []ruleDef{
 	// ---- English, crisis ----
 	{"en.crisis.kill_self", LevelCrisis, "en", 0, []string{
@@ -45,19 +63,30 @@ var ruleDefs = []ruleDef{
 		"want|going to killed myself",
 		"if i killed|kill myself",
 		"suicide myself", "kill me self", "off myself", "offing myself",
+		"@selfkill myself !laughing|working|over|doing|studying|trying|for|at|with|to|in|on|up|out",
+		"@intent [to] @selfkill myself", "kill|killing my shelf|cell|sell", "@selfkill meself",
+		"use it|this|them|that on myself", "use ~2 on myself", "nobody will ~2 see me again", "bleed|bleeding out", "not be alive", "not to be alive",
 	}},
 	{"en.crisis.end_life", LevelCrisis, "en", 0, []string{
 		"end|ending|take|taking my [own] life", "end|ending it all", "end|ending everything",
 		"want|going|need|about|plan|planning|ready|decided|time to end it", "thinking about|of ending it",
 		"end it tonight|now|today", "how to end my life", "how do|can|should i end my life",
-		"finish myself off", "end myself",
+		"finish myself off", "end myself", "end|ending my suffering|existence",
+		"@intent [to] end|ending my [own] life|suffering|existence", "leave|leaving this world|earth|life",
+		"stop|stopping existing", "cease to exist", "not exist anymore", "want to not exist",
+		"my last day|night|week alive", "my last day|night on earth", "last day|night of my life", "check out for good",
+		"@intent to and my life", "want it all to end", "feel dying !my|the|her|his|it|hair|your", "should not be alive|here",
+		"do not want to be on this earth|planet",
 	}},
 	{"en.crisis.want_die", LevelCrisis, "en", 0, []string{
 		"want [to] die", "want to be dead", "wish i was|were dead", "better off dead", "rather be dead",
 		"ready to die", "deserve to die", "should [have] die|died", "should be dead", "would to die", "hope i die",
 		"let me die", "want it [all] to be over", "over for good", "want to disappear forever|permanently",
-		"wish i could die", "better off if i was|were dead|gone", "better off if i died|die",
-		"want to go to sleep forever", "sleep forever",
+		"wish i could die", "better off if i was|were dead|gone", "better off if i died|die", "happier|better ~3 if i was|were dead",
+		"want to go to sleep forever", "sleep forever", "@desire [to] [be] die|dead", "rather die|dead !than",
+		"death is the|my only|best|answer|way|escape|solution|choice|option", "only way out ~4 death|die|dying|suicid*|kill",
+		"suicid* is the|my only|best|answer|way|escape|solution|choice|option", "only option ~3 suicid*|die|death|dead",
+		"sleep ~2 not wake up", "not be a burden much|anymore|for", "will not see me again",
 	}},
 	{"en.crisis.no_will_to_live", LevelCrisis, "en", fImmune, []string{
 		"do not want to live !in|with|at|near|there|on|by|alone|together",
@@ -74,6 +103,7 @@ var ruleDefs = []ruleDef{
 	{"en.crisis.self_harm_intent", LevelCrisis, "en", 0, []string{
 		"want|going|need|about|plan|planning|ready|decided|urge to hurt|cut|harm|burn|stab myself",
 		"hurting|cutting|harming|burning myself ~ now", "am hurting|cutting|harming myself $",
+		"@intent [to] hurt|cut|harm|burn|stab myself",
 		"slit|slitting|cut|cutting my wrists|wrist|throat",
 	}},
 	{"en.crisis.means", LevelCrisis, "en", fNoPast, []string{
@@ -81,17 +111,21 @@ var ruleDefs = []ruleDef{
 		"took|swallowed|taken|take|swallow|taking to many pills|tablets|meds|painkillers",
 		"took|swallowed|taken|take|swallow|taking all [of] my|the|these|those pills|tablets|meds|medication|painkillers",
 		"took|swallowed|taken|take|swallow|taking a [whole] bottle|handful|box|pack|packet of [my|the] pills|tablets|meds|sleeping|painkillers",
-		"took|swallowed|taken|take|swallow|taking an overdose", "overdosed", "overdosing",
-		"take them all", "lethal dose", "how many pills ~4 die|kill|dead|lethal|overdose|many",
+		"took|swallowed|taken|take|swallow|taking an overdose", "overdosed !on", "overdosing !on", "overdosed|overdosing|od on ~2 @meds",
+		"take them all", "lethal ~2 dose|amount|overdose", "@meds ~4 lethal", "how ~3 kill yourself|oneself", "tie a noose",
+		"easiest|painless|quickest|fastest|best|quietest|surest ~2 way|ways|method|methods ~3 die|suicid*",
+		"easiest|painless|quickest|fastest|best|quietest|surest ~2 way|ways|method|methods ~3 kill yourself|myself|oneself",
+		"how long ~4 to die", "want|wish|hope|need someone|somebody ~3 kill me", "how many pills ~4 die|kill|dead|lethal|overdose|many",
 		"easiest|painless|quickest|fastest|best|quietest way to die|kill", "most painless way",
 		"how do|can|should i kill myself", "how to kill myself", "how to die", "way to kill myself",
 		"want|going|plan|planning|about|ready|decided|need to overdose|od",
-		"hang myself", "hanging myself", "shoot myself", "shooting myself", "drown myself",
 		"gun ~2 ready|loaded", "rope ~2 ready",
-		"jump|jumping|step|stepping off|from|out ~2 bridge|building|roof|cliff|balcony|ledge|tower|window|overpass|platform",
-		"throw|throwing myself off|from|out ~2 bridge|building|roof|cliff|balcony|ledge|tower|window|overpass|platform",
-		"jump|jumping|step|stepping in front of ~2 train|bus|car|truck|traffic",
-		"throw|throwing myself in front of ~2 train|bus|car|truck|traffic",
+		"jump|jumping|step|stepping|leap|leaping|fall off|from|out ~2 @place",
+		"throw|throwing myself off|from|out ~2 @place",
+		"jump|jumping|step|stepping|walk|walking|lie|lay|lying in front of ~2 @vehicle",
+		"throw|throwing myself in front of ~2 @vehicle", "under a|the train",
+		"drive|driving|crash|crashing|steer|steering my car into|off", "edge of ~2 bridge|roof|rooftop|cliff|balcony|building|ledge|platform|tower",
+		"@intent [to] overdose|od", "overdose on ~2 @meds", "take|taking|swallow|swallowing|took|swallowed all ~3 @meds",
 		"want|going|about|ready to jump $", "crash my car on purpose", "drive|driving off ~2 bridge|cliff|road",
 		"standing|sitting on ~2 edge|ledge|railing", "standing|sitting on ~2 roof|bridge",
 		"pills in front of me", "rope around my neck", "noose",
@@ -104,14 +138,17 @@ var ruleDefs = []ruleDef{
 		"know how i am going to do it", "know how i will do it", "have a plan to die|end|kill",
 		"commit|committing|commiting suicide", "suicidal thoughts|ideation|feelings|urges",
 		"am|feel|feeling|been|getting|getting suicidal", "think|thinking|thought|thoughts|considering about|of suicid*",
-		"plan|planning|planned suicid*", "going to commit",
+		"plan|planning|planned ~2 suicid*", "going to commit", "my suicide", "suicide plan",
+		"want|going|plan|planning|decided|ready|considering|contemplating|tempted|urge ~2 suicid*",
+		"thinking|think|thought ~2 killing myself",
 	}},
 	// ---- English, elevated ----
 	{"en.elevated.self_harm", LevelElevated, "en", 0, []string{
 		"hurt myself !playing|running|at|on|lifting|skiing|while|during|in|exercising|working|skating|climbing|cycling|falling",
 		"cut myself !shaving|cooking|on|while|by|accidentally|chopping|opening|peeling|slicing",
 		"cutting myself !shaving|cooking|on|while|chopping", "harm myself", "harming myself", "burn myself", "burning myself",
-		"self harm*", "scars from cutting|self", "used to hurt|cut|harm|burn myself", "relapsed", "starve myself", "starving myself",
+		"self harm*", "scars from cutting|self", "used to hurt|cut|harm|burn myself",
+		"cutting again", "been cutting", "started cutting", "cut again", "cutting|harming|hurting myself again", "relapsed", "starve myself", "starving myself",
 		"make|making myself throw|sick|vomit|puke", "have not eaten in days|a", "am not eating", "punish myself",
 	}},
 	{"en.elevated.hopeless", LevelElevated, "en", 0, []string{
@@ -120,7 +157,10 @@ var ruleDefs = []ruleDef{
 		"do not see the point", "never going to get better", "never get better", "will not get better", "not going to get better",
 		"nothing ~2 ever get|gets better", "can not see a way out", "no way out", "no future",
 		"give up on everything|life|myself", "feel giving up", "want to give up $", "giving up on life|everything",
-		"nothing to look forward to", "nothing matters anymore", "nothing matters",
+		"nothing to look forward to", "nothing matters anymore", "nothing matters", "meaningless",
+		"life ~3 pointless|unbearable", "no reason to keep going|trying|fighting", "wish i was|were not here|alive|around",
+		"if i was|were gone|dead", "if i disappeared", "better without me", "said|saying my goodbyes", "do not see a future", "have nothing left", "give up $", "want it to end|stop", "want the pain|hurting|hurt|suffering to end|stop",
+		"hate being alive", "until i bleed", "want to feel pain",
 	}},
 	{"en.elevated.cant_cope", LevelElevated, "en", 0, []string{
 		"can not go on !living", "can not do this anymore", "can not do this $", "can not take it|this anymore", "can not take anymore",
@@ -131,18 +171,21 @@ var ruleDefs = []ruleDef{
 		"scared of what i might|will|could do", "do not trust myself", "dark thoughts", "dark place",
 		"want the pain to stop", "pain to stop", "do|doing something|anything stupid", "emotional pain",
 		"pain emotionally", "am in much pain", "want to disappear $", "wish i could disappear", "wish i could vanish",
-		"want everything to stop", "will not be here|around tomorrow",
+		"want everything to stop", "will not be here|around tomorrow", "can not keep going|doing|living",
+		"can not carry on", "can not face ~2 anything|another|tomorrow|life", "can not get out of bed",
+		"exhausted with|of everything", "tired of fighting|trying", "feel dead inside", "dead inside", "feel numb",
+		"done with everything", "do not want to do this anymore",
 	}},
 	{"en.elevated.worth", LevelElevated, "en", 0, []string{
-		"worthless", "am|feel useless", "burden", "better off without me", "nobody cares|loves|wants [about] me",
-		"no one cares|loves|wants [about] me", "nobody cares", "no one cares", "nobody would care|miss|notice",
-		"no one would care|miss|notice", "would not notice if i", "would not miss me",
-		"hate myself", "hate my life", "am|feel empty", "empty inside", "feel|feeling alone", "all alone", "lonely",
+		"worthless", "am|feel useless", "burden", "better off without me",
+		"nobody ~2 care|cares|miss|notice|notices", "nobody ~2 love|loves|likes|wants|needs|understands me",
+		"would not notice if i", "would not miss me",
+		"hate myself", "hate my life", "hate who i am", "disgusted with myself", "am|feel empty", "empty inside", "feel|feeling alone", "all alone", "lonely",
 		"feel|feeling|am trapped", "am drowning", "depressed", "depression", "panic attack", "can not stop crying",
 		"crying all the time|every", "am|feel broken", "wish i had never been born", "never been born",
 		"should never have been born", "think|thinking|thought about dying|death", "think|thinking|thought about not being|existing", "think|thinking|thought about my death",
 		"do not care if i die|live|wake", "would not mind dying", "would not mind if i died", "am|feel a failure", "am a mistake",
-		"no one would miss me", "nobody likes me", "everyone hates me",
+		"nobody likes me", "everyone hates me",
 	}},
 	{"en.elevated.third_party", LevelElevated, "en", 0, []string{
 		"kill|kills|killed|killing|hurt|hurts|hurting|cut|cuts|cutting|harm|harming|hang|hanged|shot|shoot himself|herself|themselves|themself|hisself",
@@ -152,7 +195,7 @@ var ruleDefs = []ruleDef{
 		"lost someone to suicide",
 	}},
 	{"en.elevated.mention", LevelElevated, "en", 0, []string{
-		"attempted suicid*", "suicide attempt", "suicid*", "overdose",
+		"attempted suicid*", "suicide attempt", "suicid* !prevention|awareness|squad|rate|rates|statistics|research|month|week", "overdose",
 	}},
 	// ---- Spanish ----
 	{"es.crisis.want_die", LevelCrisis, "es", 0, []string{
@@ -161,7 +204,8 @@ var ruleDefs = []ruleDef{
 		"acabar con todo", "suicidarme", "pensando|pienso|pensado|pensar ~ en ~ suicid*|matarme",
 		"ojala estuviera|estuviese muerto|muerta", "quiero|quisiera|prefiero|preferiria estar muerto|muerta", "mejor muerto|muerta",
 		"tomarme|tomar todas las|mis pastillas", "hacerme dano", "me quiero hacer dano", "cortarme las venas",
-		"quiero dormir y no despertar", "ideas suicidas", "quiero acabar con todo",
+		"quiero dormir y no despertar", "ideas suicidas", "quiero acabar con todo", "me ~3 quitar la vida", "mejor me mato", "cortar* las venas", "quiero cortarme", "me quiero cortar",
+		"cansado|cansada de vivir", "me quiero ~2 tirar ~3 puente|edificio|tren",
 	}},
 	{"es.crisis.no_will_to_live", LevelCrisis, "es", fImmune, []string{
 		"no quiero vivir !en|con|alli|aqui|cerca", "no quiero seguir viviendo", "no quiero estar aqui",
@@ -171,7 +215,9 @@ var ruleDefs = []ruleDef{
 	{"es.elevated", LevelElevated, "es", 0, []string{
 		"sin esperanza", "no puedo mas", "no aguanto mas", "siento ~ solo|sola|vacio|vacia|inutil", "inutil",
 		"nadie me quiere", "soy una carga", "deprimido|deprimida|depresion", "me corto", "cortarme", "autolesion*",
-		"estoy harto|harta de vivir|todo", "no vale nada", "odio mi vida", "me odio", "suicid*", "quiero desaparecer",
+		"estoy harto|harta de vivir|todo", "no vale nada", "odio mi vida", "me odio", "suicidio|suicidarse|suicida", "quiero desaparecer",
+		"importo a nadie", "nadie ~3 extranaria|echaria|importa|quiere|necesita", "no tiene sentido", "cansado|cansada de todo",
+		"me siento ~2 fatal|mal ~2 todo", "no existir|existiera", "no haber nacido", "nadie ~3 extran*",
 	}},
 	// ---- French ----
 	{"fr.crisis.want_die", LevelCrisis, "fr", 0, []string{
@@ -179,16 +225,19 @@ var ruleDefs = []ruleDef{
 		"veux|voudrais|vais|envie ~2 en finir", "me suicider", "mettre fin ~ mes|ma jours|vie",
 		"suicidaire|suicidaires", "pense|pensees|penser ~ au|a ~ suicide", "veux|voudrais|prefererais|aimerais ~2 etre mort|morte",
 		"veux|vais|envie ~2 me faire du mal", "avaler ~2 tous|toutes mes medicaments|cachets|pilules",
-		"me jeter ~3 pont|fenetre|train|sous", "me pendre",
+		"me jeter ~3 pont|fenetre|train|sous", "me pendre", "me foutre en le air", "veux|vais|envie ~2 crever",
+		"marre de vivre", "me ~2 ouvrir les veines", "sauter ~3 pont|fenetre|toit|immeuble",
+		"pris ~2 tous|toutes mes medicaments|cachets", "peux plus de vivre",
 	}},
 	{"fr.crisis.no_will_to_live", LevelCrisis, "fr", fImmune, []string{
-		"ne veux plus vivre", "ne ai plus envie de vivre", "plus envie de vivre", "ne veux pas vivre !a|en|avec|dans",
+		"ne veux plus vivre", "veux plus vivre", "ne ai plus envie de vivre", "plus envie de vivre", "ne veux pas vivre !a|en|avec|dans",
 		"aucune raison de vivre", "ne vaut pas la peine de vivre", "ne veux plus me reveiller", "ne plus me reveiller",
 	}},
 	{"fr.elevated", LevelElevated, "fr", 0, []string{
 		"ne en peux plus", "en peux plus", "sans espoir", "desespere|desesperee", "me sens ~2 seul|seule|vide|inutile|nul|nulle",
 		"deprime|deprimee|depression", "fardeau", "plus envie de rien", "me scarifie", "scarification", "automutil*",
-		"me faire du mal", "tentative de suicide", "suicide", "je me deteste", "je me hais", "marre de tout", "envie de disparaitre",
+		"me faire du mal", "tentative de suicide", "je me deteste", "je me hais", "marre de tout", "envie de disparaitre",
+		"suis a bout", "a quoi bon", "vie ne vaut rien", "mieux sans moi", "personne ~3 aime|manquer*|remarquer*|comprend", "veux disparaitre", "plus la force",
 	}},
 	// ---- German ----
 	{"de.crisis.want_die", LevelCrisis, "de", 0, []string{
@@ -196,17 +245,18 @@ var ruleDefs = []ruleDef{
 		"mir ~2 das leben nehmen", "nehme mir ~2 das leben", "denke ~2 an suizid*|selbstmord*", "suizidgedanken",
 		"selbstmordgedanken", "bin suizidal", "allem ein ende", "meinem leben ein ende", "will|werde|mochte mich ~2 verletzen",
 		"alle ~2 tabletten", "brucke|dach|hochhaus ~2 springen", "vor den zug", "mich ~2 toten", "selbstmord begehen",
-		"suizid begehen",
+		"suizid begehen", "lebensmude", "springe ~3 brucke|dach|hochhaus|fenster", "mich ~2 erhangen|erschiessen|vergiften|toten", "nicht mehr existieren",
 	}},
 	{"de.crisis.no_will_to_live", LevelCrisis, "de", fImmune, []string{
 		"nicht mehr leben", "nicht mehr aufwachen", "nicht mehr da sein", "keinen grund mehr zu leben", "nicht mehr hier sein",
-		"mag nicht mehr leben",
+		"mag nicht mehr leben", "keine lust mehr zu leben", "will nicht mehr am leben sein",
 	}},
 	{"de.elevated", LevelElevated, "de", 0, []string{
 		"hoffnungslos", "kann nicht mehr $", "keine hoffnung", "fuhle mich ~2 allein|einsam|leer|wertlos|nutzlos",
 		"einsam", "wertlos", "depressiv", "depression", "deprimiert", "bin ~2 last", "eine last", "sinnlos",
 		"geritzt", "ritze mich", "ritzen", "halte es nicht mehr aus", "keinen sinn mehr", "mich selbst verletzen",
 		"verletze mich", "suizid*", "selbstmord*", "hasse mich", "will nicht mehr $",
+		"niemand ~3 vermissen|vermisst|liebt|braucht", "bin am ende", "besser ~2 ohne mich", "keinen ausweg", "halte ~2 nicht mehr aus", "verschwinden",
 	}},
 	// ---- cues (no level of their own) ----
 	{"cue.means_stockpile", LevelElevated, "en", fMeans, []string{
@@ -215,17 +265,18 @@ var ruleDefs = []ruleDef{
 	}},
 	{"cue.means", LevelNone, "", fMeans, []string{
 		"bought|got|have ~2 rope",
-		"bought|got|have ~2 gun", "razor|razors|blade|blades", "have a plan $",
+		"bought|got|have ~2 gun|knife|blade|razor|blades|razors", "have a plan $", "pills ready",
 	}},
 	{"cue.place", LevelNone, "", fMeans | fPlace, []string{
-		"at the bridge|edge|ledge|roof|cliff|tracks", "on the bridge|ledge|roof|tracks",
+		"at the bridge|ledge|roof|cliff|tracks", "on the bridge|ledge|roof|tracks", "am at|on ~3 bridge|roof|ledge|cliff",
 	}},
 	{"cue.time", LevelNone, "", fTime, []string{
 		"tonight", "today", "tomorrow", "now", "soon", "weekend", "this morning", "this evening", "hoy", "manana",
 		"esta noche", "ahora", "ce soir", "maintenant", "demain", "aujourd", "heute", "jetzt", "morgen", "nacht",
 	}},
 	{"cue.act", LevelNone, "", fAct, []string{
-		"do it", "doing it", "goodbye", "bye forever", "it is time", "am ready", "no one can stop me",
+		"do it", "doing it", "goodbye", "bye forever", "it is time", "am ready",
 		"nobody can stop me", "lo voy a hacer", "lo hare", "vais le faire", "mache es", "tue es",
+		"use it|them|this", "said|saying my goodbyes", "last time", "ready to go",
 	}},
 }
