@@ -95,7 +95,7 @@ func auth(r *http.Request, token string) (chat.Principal, error) {
 	return chat.Principal{}, errors.New("bad token")
 }
 
-func newServer(t *testing.T, mut func(*chat.Config, *session.Config)) *server {
+func newServer(t testing.TB, mut func(*chat.Config, *session.Config)) *server {
 	t.Helper()
 	cfg, scfg := chat.DefaultConfig(), session.DefaultConfig()
 	if mut != nil {
@@ -130,11 +130,11 @@ func newServer(t *testing.T, mut func(*chat.Config, *session.Config)) *server {
 func (s *server) url() string { return "ws" + strings.TrimPrefix(s.URL, "http") + "/v1/chat" }
 
 type client struct {
-	t *testing.T
+	t testing.TB
 	c *websocket.Conn
 }
 
-func (s *server) dial(t *testing.T, token string) *client {
+func (s *server) dial(t testing.TB, token string) *client {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()

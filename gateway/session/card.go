@@ -31,8 +31,8 @@ type activeCard struct {
 
 // sendCard lays the assessment out for every visual surface and emits
 // safety.card, arming the ack timers. It never drops a resource: a surface
-// whose layout fails still gets the card (with no pages) and the error is
-// logged, so the client draws the structured resources itself.
+// whose layout fails gets PlainLayout's pages, and if even that fails the
+// card (with no pages) so the client draws the structured resources.
 func (s *Session) sendCard(turnID string, a safety.Assessment) {
 	s.mu.Lock()
 	surfaces := append(s.surfaces[:0:0], s.surfaces...)
@@ -52,8 +52,13 @@ func (s *Session) sendCard(turnID string, a safety.Assessment) {
 	for _, sf := range surfaces {
 		pages, err := s.deps.Layout.LayoutSafety(cardID, a, profile, sf)
 		if err != nil {
+			// A surface never goes without the card: the plain layout
+			// (which accepts any resource) takes over.
 			s.log_.Error("session: lay out safety card", "surface", sf.ID, "device", profile.ID, "err", err)
-			pages = nil
+			if pages, err = (PlainLayout{}).LayoutSafety(cardID, a, profile, sf); err != nil {
+				s.log_.Error("session: plain layout of safety card", "surface", sf.ID, "device", profile.ID, "err", err)
+				pages = nil
+			}
 		}
 		card.Surfaces = append(card.Surfaces, event.CardSurface{Surface: sf.ID, Profile: profile.ID,
 			Width: sf.Width, Height: sf.Height, AckTimeoutMS: int64(profile.AckTimeoutMS), Pages: pages})
@@ -171,9 +176,10 @@ func (s *Session) Acked(cardID string) map[string][]bool {
 }
 
 // key pages the active card on a surface for devices that forward keys
-// instead of paging locally: next/prev emit display.card with the page,
-// select re-shows it, back clears the surface once every page was seen
-// (a safety card is never withdrawn unseen).
+// instead of paging locally, with the glasses pager's rules: next/prev move
+// a page and emit display.card; select on the last page is Done and clears
+// the surface (display.clear), elsewhere it pages forward; back goes to the
+// previous page and, on page 1, does nothing (a safety card is sticky).
 func (s *Session) key(k *event.InputKey) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -199,24 +205,24 @@ func (s *Session) key(k *event.InputKey) error {
 		return nil
 	}
 	cur := ac.page[surface]
+	next := cur
 	switch k.Key {
 	case event.KeyNext:
-		cur = min(cur+1, n)
-	case event.KeyPrev:
-		cur = max(cur-1, 1)
+		next = min(cur+1, n)
+	case event.KeyPrev, event.KeyBack:
+		next = max(cur-1, 1)
 	case event.KeySelect:
-	case event.KeyBack:
-		sa := s.cards[ac.card.CardID].surfaces[surface]
-		for _, seen := range sa.pages {
-			if !seen {
-				return nil
-			}
+		if cur == n {
+			s.emitLocked(event.TypeDisplayClear, event.DisplayClear{CardID: ac.card.CardID, Surface: surface})
+			return nil
 		}
-		s.emitLocked(event.TypeDisplayClear, event.DisplayClear{CardID: ac.card.CardID, Surface: surface})
+		next = cur + 1
+	}
+	if next == cur {
 		return nil
 	}
-	ac.page[surface] = cur
-	s.emitLocked(event.TypeDisplayCard, event.DisplayCard{CardID: ac.card.CardID, Kind: "safety", Surface: surface, Page: cs.Pages[cur-1]})
+	ac.page[surface] = next
+	s.emitLocked(event.TypeDisplayCard, event.DisplayCard{CardID: ac.card.CardID, Kind: "safety", Surface: surface, Page: cs.Pages[next-1]})
 	return nil
 }
 

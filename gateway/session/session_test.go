@@ -738,3 +738,79 @@ func TestGlassesLayoutEveryProfile(t *testing.T) {
 		}
 	}
 }
+
+type failingLayout struct{}
+
+func (failingLayout) LayoutSafety(string, safety.Assessment, devices.Profile, devices.Surface) ([]event.Page, error) {
+	return nil, errors.New("cannot lay out")
+}
+
+// A layout failure never leaves a surface without pages.
+func TestLayoutFailureFallsBack(t *testing.T) {
+	m, err := session.NewManager(session.DefaultConfig(), session.Deps{Converser: echo(), Safety: keywordSafety{}, Layout: failingLayout{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close(context.Background())
+	s, st, _ := m.Open(owner, &event.Hello{Device: devices.MetaRayBanDisplay})
+	_ = s.Handle(context.Background(), &event.InputText{Text: "I want to end my life"})
+	evs := until(t, st, event.TypeReplyDone)
+	var card event.SafetyCard
+	b, _ := json.Marshal(evs[index(evs, event.TypeSafetyCard)].raw)
+	_ = json.Unmarshal(b, &card)
+	if len(card.Surfaces) != 1 || len(card.Surfaces[0].Pages) == 0 || card.Surfaces[0].Pages[0].Of < 1 {
+		t.Fatalf("no fallback pages: %+v", card.Surfaces)
+	}
+}
+
+// input.key pages a card server-side with the glasses pager's rules.
+func TestKeysPageTheCard(t *testing.T) {
+	two := safety.Assessment{Level: safety.LevelCrisis, DisplayRequired: true, Resources: []safety.Resource{lifeline, textLine}}
+	m := newManager(t, session.DefaultConfig(), echo(), fixedSafety{two}, nil)
+	s, st, _ := m.Open(owner, &event.Hello{Device: devices.EvenG1})
+	until(t, st, event.TypeNotice)
+	ctx := context.Background()
+	_ = s.Handle(ctx, &event.InputText{Text: "anything"})
+	evs := until(t, st, event.TypeReplyDone)
+	var card event.SafetyCard
+	b, _ := json.Marshal(evs[index(evs, event.TypeSafetyCard)].raw)
+	_ = json.Unmarshal(b, &card)
+	n := len(card.Surfaces[0].Pages)
+	if n < 2 {
+		t.Fatalf("want a multi-page card on even-g1, got %d pages", n)
+	}
+	surface := card.Surfaces[0].Surface
+	key := func(k string) { _ = s.Handle(ctx, &event.InputKey{Key: k, Surface: surface}) }
+	key(event.KeyBack) // sticky on page 1: nothing
+	key(event.KeyNext)
+	e := next(t, st)
+	var dc event.DisplayCard
+	b, _ = json.Marshal(e.raw)
+	_ = json.Unmarshal(b, &dc)
+	if e.Type != event.TypeDisplayCard || dc.Page.N != 2 || dc.CardID != card.CardID {
+		t.Fatalf("next: %s %+v", e.Type, dc)
+	}
+	key(event.KeyBack)
+	if e := next(t, st); e.Type != event.TypeDisplayCard || !strings.Contains(string(e.raw["page"]), `"n":1`) {
+		t.Fatalf("back: %v", e.raw)
+	}
+	for i := 1; i < n; i++ {
+		key(event.KeySelect)
+		next(t, st)
+	}
+	key(event.KeySelect) // Done on the last page
+	if e := next(t, st); e.Type != event.TypeDisplayClear || e.str("card_id") != card.CardID {
+		t.Fatalf("done: %s %v", e.Type, e.raw)
+	}
+	if err := s.Handle(ctx, &event.InputKey{Key: event.KeyNext, Surface: "nope"}); !errors.Is(err, session.ErrUnknownSurface) {
+		t.Fatalf("unknown surface: %v", err)
+	}
+}
+
+// fixedSafety assesses every text the same way.
+type fixedSafety struct{ a safety.Assessment }
+
+func (f fixedSafety) Assess([]string, string, string) safety.Assessment { return f.a }
+func (f fixedSafety) Merge(engine, local safety.Assessment) safety.Assessment {
+	return keywordSafety{}.Merge(engine, local)
+}

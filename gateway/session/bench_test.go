@@ -1,0 +1,54 @@
+package session_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/veraneural/vera-gateway/devices"
+	"github.com/veraneural/vera-gateway/gateway/event"
+	"github.com/veraneural/vera-gateway/gateway/session"
+)
+
+// BenchmarkTextTurn is one chat turn through a session: input → local
+// safety → converse (echo) → events read back from the stream.
+func BenchmarkTextTurn(b *testing.B) {
+	benchTurn(b, "how was your day", false)
+}
+
+// BenchmarkCrisisTurn adds the safety card (plain layout, Meta display).
+func BenchmarkCrisisTurn(b *testing.B) {
+	benchTurn(b, "I want to end my life", true)
+}
+
+func benchTurn(b *testing.B, text string, card bool) {
+	m, err := session.NewManager(session.DefaultConfig(), session.Deps{Converser: echo(), Safety: keywordSafety{}, Layout: session.PlainLayout{}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer m.Close(context.Background())
+	s, st, err := m.Open(owner, &event.Hello{Device: devices.MetaRayBanDisplay})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	for range 2 { // session.created, notice
+		if _, err := st.Next(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+	want := 4 // transcript.final, reply.delta, caption, reply.done
+	if card {
+		want = 5
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := s.Handle(ctx, &event.InputText{Text: text}); err != nil {
+			b.Fatal(err)
+		}
+		for range want {
+			if _, err := st.Next(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
