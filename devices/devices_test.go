@@ -3,6 +3,9 @@ package devices
 import (
 	"encoding/json"
 	"errors"
+	"flag"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -229,4 +232,30 @@ func FuzzNegotiate(f *testing.F) {
 			t.Fatalf("negotiation widened %s: %+v", id, p)
 		}
 	})
+}
+
+var update = flag.Bool("update", false, "rewrite testdata/devices golden files")
+
+// TestGoldenProfiles pins the built-in profiles' wire form: a change to a
+// device budget must be a reviewed diff in testdata/devices/profiles.json.
+func TestGoldenProfiles(t *testing.T) {
+	got, err := json.MarshalIndent(Builtins(), "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = append(got, '\n')
+	path := filepath.Join("..", "testdata", "devices", "profiles.json")
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./devices -args -update)", err)
+	}
+	if string(got) != string(want) {
+		t.Fatalf("built-in profiles differ from %s; review and rerun with -update", path)
+	}
 }

@@ -204,3 +204,25 @@ func TestRenderProperties(t *testing.T) {
 		t.Fatalf("g2 uses %d green levels", len(levels))
 	}
 }
+
+// Layout and rendering share the font caches; they must be safe to run
+// concurrently (run with -race).
+func TestConcurrentLayoutAndRender(t *testing.T) {
+	profiles := []devices.Profile{mustProfile(t, devices.MetaRayBanDisplay), mustProfile(t, devices.EvenG2), mustProfile(t, devices.Phone)}
+	card := mustSafety(t, threeResources()...)
+	done := make(chan error, 6)
+	for i := range 6 {
+		go func() {
+			l, err := LayoutCard(card, profiles[i%len(profiles)])
+			if err == nil {
+				_, err = l.RenderPage(i % len(l.Pages))
+			}
+			done <- err
+		}()
+	}
+	for range 6 {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+}

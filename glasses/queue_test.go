@@ -119,3 +119,13 @@ func TestQueueRejectsBadCards(t *testing.T) {
 		t.Error("empty queue has due work")
 	}
 }
+
+func TestNewCaption(t *testing.T) {
+	if _, err := NewCaption("", "Vera", "hi"); err == nil {
+		t.Error("caption without id accepted")
+	}
+	c, err := NewCaption("reply-1", "Vera", "hello")
+	if err != nil || c.Rank() != PriorityCaption {
+		t.Fatalf("caption %+v %v", c, err)
+	}
+}
