@@ -55,8 +55,10 @@ type Route struct {
 	// NoRateLimit exempts the route from the per-key limit (health probes,
 	// static files).
 	NoRateLimit bool
-	// Doc marks routes that appear in docs/openapi.yaml; internal routes
-	// (pprof is not here at all) leave it false.
+	// Prefix matches every path under Path (static assets).
+	Prefix bool
+	// Undocumented keeps a route out of Routes (and so out of the OpenAPI
+	// coverage check): static assets only.
 	Undocumented bool
 	Handler      http.Handler
 }
@@ -146,6 +148,10 @@ func (s *Server) Authenticate(r *http.Request, token string) (Principal, *Error)
 // Mount adds a route with the conventions it asks for.
 func (s *Server) Mount(rt Route) {
 	s.routes = append(s.routes, rt)
+	if rt.Prefix {
+		s.router.PathPrefix(rt.Path).Handler(s.wrap(rt)).Methods(rt.Method)
+		return
+	}
 	s.router.Handle(rt.Path, s.wrap(rt)).Methods(rt.Method)
 }
 

@@ -2,27 +2,182 @@ package main
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
+	"net/http"
+	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/veraneural/vera-gateway/devices"
 	"github.com/veraneural/vera-gateway/gateway"
+	"github.com/veraneural/vera-gateway/gateway/chat"
+	"github.com/veraneural/vera-gateway/gateway/router"
+	"github.com/veraneural/vera-gateway/gateway/rtc"
+	"github.com/veraneural/vera-gateway/gateway/session"
+	"github.com/veraneural/vera-gateway/gateway/web"
+	"github.com/veraneural/vera-gateway/glasses"
+	"github.com/veraneural/vera-gateway/safety"
 )
 
 // app is the wired gateway: the HTTP edge and the packages mounted on it.
 type app struct {
-	srv *gateway.Server
-	log *slog.Logger
+	srv      *gateway.Server
+	log      *slog.Logger
+	router   *router.Router
+	sessions *session.Manager
+	chat     *chat.Handler
+	rtc      *rtc.Handler
+	engine   *rtc.Engine
+	counters *safety.Counters
 }
 
-func newApp(cfg fileConfig, log *slog.Logger) (*app, error) {
-	srv, err := gateway.New(cfg.Config, gateway.Options{Logger: log})
+// newApp wires every package by hand. Anything that cannot work — a card
+// of the safety catalog that does not lay out on a profile, a router slot
+// naming an unknown model, a missing credential — stops start-up here.
+func newApp(cfg fileConfig, getenv func(string) string, log *slog.Logger) (a *app, err error) {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	a = &app{log: log}
+	defer func() {
+		if err != nil {
+			a.close()
+		}
+	}()
+
+	profiles, err := cfg.Devices.Profiles()
+	if err != nil {
+		return nil, fmt.Errorf("devices: %w", err)
+	}
+	catalog, err := safety.DefaultCatalog()
+	if err != nil {
+		return nil, fmt.Errorf("safety catalog: %w", err)
+	}
+	if _, err := glasses.PrecomputeCatalog(profiles, catalog.All()); err != nil {
+		return nil, fmt.Errorf("safety catalog does not lay out on every device: %w", err)
+	}
+	local, err := session.NewLocalSafety(cfg.Safety.DefaultRegion)
 	if err != nil {
 		return nil, err
 	}
-	return &app{srv: srv, log: log}, nil
+	a.counters = safety.NewCounters(reg)
+
+	a.router, err = router.New(cfg.Router, getenv, router.Options{
+		Registerer: reg, Logger: log.With("pkg", "router"),
+		Assess: func(history []string, text string) safety.Assessment {
+			return local.Assess(history, text, "")
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("router: %w", err)
+	}
+
+	a.srv, err = gateway.New(cfg.Config, gateway.Options{Logger: log, Registry: reg,
+		ValidateDevice: func(id string) error { _, err := devices.Lookup(id); return err }})
+	if err != nil {
+		return nil, err
+	}
+
+	layout, err := session.NewGlassesLayout(cfg.Glasses)
+	if err != nil {
+		return nil, err
+	}
+	a.sessions, err = session.NewManager(cfg.Session, session.Deps{
+		Converser: newConverser(a.router), Safety: local, Layout: layout, Counters: a.counters,
+		Logger: log.With("pkg", "session"),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("session: %w", err)
+	}
+
+	a.chat, err = chat.New(cfg.Chat, a.sessions, a.chatAuth, chat.Options{Logger: log.With("pkg", "chat")})
+	if err != nil {
+		return nil, fmt.Errorf("chat: %w", err)
+	}
+
+	a.engine, err = rtc.NewEngine(cfg.RTC, log.With("pkg", "rtc"))
+	if err != nil {
+		return nil, fmt.Errorf("rtc: %w", err)
+	}
+	a.rtc, err = rtc.NewHandler(rtc.HandlerOptions{
+		Engine: a.engine, Logger: log.With("pkg", "rtc"),
+		Authorize: func(w http.ResponseWriter, r *http.Request) (any, bool) {
+			p, ok := gateway.PrincipalFrom(r.Context())
+			return p, ok
+		},
+		WriteError: gateway.WriteErrorStatus,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("rtc: %w", err)
+	}
+
+	a.mount()
+	return a, nil
 }
 
-// drain ends live sessions within ctx's deadline.
-func (a *app) drain(ctx context.Context) {}
+func (a *app) mount() {
+	s := a.srv
+	s.Mount(s.OneshotRoute(a.router))
+	s.Mount(gateway.Route{Method: http.MethodGet, Path: "/v1/audit/safety", Scope: gateway.ScopeAuditRead,
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			gateway.WriteJSON(w, http.StatusOK, a.counters.Snapshot())
+		})})
+	// The websocket authenticates itself: browsers send the token as a
+	// subprotocol or query parameter, not as a header.
+	s.Mount(gateway.Route{Method: http.MethodGet, Path: "/v1/chat", MaxBodyBytes: -1, CreatesSession: true, Handler: a.chat})
+	voice := func(method, path string, h http.HandlerFunc, creates bool) gateway.Route {
+		return gateway.Route{Method: method, Path: path, Scope: gateway.ScopeSessionsWrite, AllowClientToken: true,
+			CreatesSession: creates, MaxBodyBytes: -1, Handler: h}
+	}
+	s.Mount(voice(http.MethodPost, rtc.DefaultBasePath, a.rtc.Create, true))
+	s.Mount(voice(http.MethodPatch, rtc.DefaultBasePath+"/{id}", a.rtc.Update, false))
+	s.Mount(voice(http.MethodDelete, rtc.DefaultBasePath+"/{id}", a.rtc.Delete, false))
+	s.Mount(gateway.Route{Method: http.MethodGet, Path: "/", NoRateLimit: true, Handler: web.Handler()})
+	s.Mount(gateway.Route{Method: http.MethodGet, Path: web.AssetPrefix, Prefix: true, NoRateLimit: true, Undocumented: true, Handler: web.Handler()})
+}
 
-// close releases what newApp built.
-func (a *app) close() {}
+// chatAuth resolves the websocket's principal with the gateway's rules
+// (keys, client tokens, dev mode on loopback).
+func (a *app) chatAuth(r *http.Request, token string) (chat.Principal, error) {
+	p, e := a.srv.Authenticate(r, token)
+	if e != nil {
+		return chat.Principal{}, e
+	}
+	if !p.Has(gateway.ScopeSessionsWrite) {
+		return chat.Principal{}, fmt.Errorf("%w: this credential lacks the %s scope", chat.ErrForbidden, gateway.ScopeSessionsWrite)
+	}
+	return chat.Principal{PartnerID: p.PartnerID, EndUserID: p.EndUserID, Device: p.Device}, nil
+}
+
+// drain ends live sessions within ctx's deadline: voice connections and
+// websockets are closed, then the sessions themselves.
+func (a *app) drain(ctx context.Context) {
+	var errs []error
+	if a.rtc != nil {
+		errs = append(errs, a.rtc.Close(ctx))
+	}
+	if a.chat != nil {
+		errs = append(errs, a.chat.Close(ctx))
+	}
+	if a.sessions != nil {
+		errs = append(errs, a.sessions.Close(ctx))
+	}
+	if err := errors.Join(errs...); err != nil {
+		a.log.Warn("drain incomplete", "err", err)
+	}
+}
+
+// close releases what newApp built (after drain, or after a failed start).
+func (a *app) close() {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	a.drain(ctx)
+	if a.engine != nil {
+		_ = a.engine.Close()
+	}
+	if a.router != nil {
+		_ = a.router.Close()
+	}
+}

@@ -23,7 +23,14 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/veraneural/vera-gateway/devices"
 	"github.com/veraneural/vera-gateway/gateway"
+	"github.com/veraneural/vera-gateway/gateway/chat"
+	"github.com/veraneural/vera-gateway/gateway/router"
+	"github.com/veraneural/vera-gateway/gateway/rtc"
+	"github.com/veraneural/vera-gateway/gateway/session"
+	"github.com/veraneural/vera-gateway/glasses"
+	"github.com/veraneural/vera-gateway/safety"
 )
 
 func main() {
@@ -45,17 +52,39 @@ var errUsage = errors.New("usage")
 type fileConfig struct {
 	gateway.Config `yaml:",inline"`
 	// LogLevel is debug, info, warn or error.
-	LogLevel string `yaml:"log_level"`
+	LogLevel string         `yaml:"log_level"`
+	Router   router.Config  `yaml:"router"`
+	Session  session.Config `yaml:"session"`
+	Chat     chat.Config    `yaml:"chat"`
+	RTC      rtc.Config     `yaml:"rtc"`
+	Safety   safety.Config  `yaml:"safety"`
+	Glasses  glasses.Config `yaml:"glasses"`
+	Devices  devices.Config `yaml:"devices"`
 }
 
 func defaultFileConfig() fileConfig {
-	return fileConfig{Config: gateway.DefaultConfig(), LogLevel: "info"}
+	return fileConfig{Config: gateway.DefaultConfig(), LogLevel: "info",
+		Router: router.DefaultConfig(), Session: session.DefaultConfig(), Chat: chat.DefaultConfig(),
+		RTC: rtc.DefaultConfig(), Safety: safety.DefaultConfig(), Glasses: glasses.DefaultConfig(),
+		Devices: devices.DefaultConfig()}
 }
 
 // validate checks every section, so one start-up lists every bad key.
 func (c *fileConfig) validate() error {
 	var errs []error
 	errs = append(errs, c.Config.Validate())
+	for _, sec := range []struct {
+		name string
+		err  error
+	}{
+		{"router", c.Router.Validate()}, {"session", c.Session.Validate()}, {"chat", c.Chat.Validate()},
+		{"rtc", c.RTC.Validate()}, {"safety", c.Safety.Validate()}, {"glasses", c.Glasses.Validate()},
+		{"devices", c.Devices.Validate()},
+	} {
+		if sec.err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", sec.name, sec.err))
+		}
+	}
 	var lvl slog.Level
 	if err := lvl.UnmarshalText([]byte(c.LogLevel)); err != nil {
 		errs = append(errs, fmt.Errorf("log_level: %q is not debug, info, warn or error", c.LogLevel))
@@ -89,6 +118,11 @@ func loadConfig(path, listen string, getenv func(string) string) (fileConfig, []
 		if cfg.Auth.TokenSecret == "" {
 			return cfg, nil, fmt.Errorf("auth.token_secret_env: environment variable %s is empty or unset", cfg.Auth.TokenSecretEnv)
 		}
+	}
+	if cfg.DevMode() && cfg.RTC.UDPAddress == "" {
+		// Dev mode serves loopback clients only; its media stays there too.
+		cfg.RTC.UDPAddress = "127.0.0.1"
+		cfg.RTC.IncludeLoopback = true
 	}
 	if err := cfg.validate(); err != nil {
 		return cfg, nil, fmt.Errorf("invalid config:\n%w", err)
@@ -127,7 +161,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	_ = lvl.UnmarshalText([]byte(cfg.LogLevel))
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lvl}))
 
-	a, err := newApp(cfg, log)
+	a, err := newApp(cfg, getenv, log)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,67 @@
+package main
+
+import (
+	"context"
+	"sync"
+
+	"github.com/veraneural/vera-gateway/gateway/router"
+	"github.com/veraneural/vera-gateway/gateway/session"
+)
+
+// maxThreads bounds the engine conversation ids kept for live sessions.
+const maxThreads = 100_000
+
+// converser adapts the model router to the session's Converser: it maps the
+// turn to the converse slot, keeps one engine thread per session (so the
+// VERA engine sees one conversation, not one per turn) and maps the reply.
+type converser struct {
+	r *router.Router
+
+	mu      sync.Mutex // mu guards threads and order
+	threads map[string]*router.Thread
+	order   []string
+}
+
+func newConverser(r *router.Router) *converser {
+	return &converser{r: r, threads: map[string]*router.Thread{}}
+}
+
+func (c *converser) thread(sessionID, endUser string) *router.Thread {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if t, ok := c.threads[sessionID]; ok {
+		return t
+	}
+	if len(c.order) >= maxThreads {
+		delete(c.threads, c.order[0])
+		c.order = c.order[1:]
+	}
+	t := router.NewThread(endUser)
+	c.threads[sessionID] = t
+	c.order = append(c.order, sessionID)
+	return t
+}
+
+// Converse implements session.Converser.
+func (c *converser) Converse(ctx context.Context, req session.ConverseRequest, onDelta func(string)) (session.Reply, error) {
+	hist := make([]router.Message, len(req.History))
+	for i, m := range req.History {
+		hist[i] = router.Message{Role: m.Role, Text: m.Text}
+	}
+	endUser := req.EndUserID
+	if endUser == "" {
+		endUser = "s_" + req.SessionID
+	}
+	rep, err := c.r.Converse(ctx, router.ConverseRequest{
+		Slot: router.SlotConverse, Thread: c.thread(req.SessionID, endUser), History: hist, Text: req.Text,
+	}, func(d string) error { onDelta(d); return nil })
+	if err != nil {
+		return session.Reply{}, err
+	}
+	out := session.Reply{Message: rep.Message, Safety: rep.Safety, Model: rep.Model, Provider: rep.Provider}
+	for _, a := range rep.ProposedActions {
+		out.ProposedActions = append(out.ProposedActions, session.Action{ID: a.ID, Type: a.Type, Title: a.Title,
+			Summary: a.Summary, Input: a.Input, ExpiresAt: a.ExpiresAt})
+	}
+	return out, nil
+}
