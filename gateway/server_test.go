@@ -238,10 +238,12 @@ func TestConfigValidateNamesKey(t *testing.T) {
 		"limits.body_bytes":          func(c *Config) { c.Limits.BodyBytes = 10 },
 		"auth.keys[0].scopes":        func(c *Config) { c.Auth.Keys = []KeyConfig{{ID: "a", Secret: keyA, Scopes: []string{"root"}}} },
 		"auth.keys[0].secret_env":    func(c *Config) { c.Auth.Keys = []KeyConfig{{ID: "a", SecretEnv: "X", Scopes: AllScopes}} },
-		"auth.keys[1].id":            func(c *Config) { c.Auth.Keys = []KeyConfig{{ID: "a", Secret: keyA, Scopes: AllScopes}, {ID: "a", Secret: keyB, Scopes: AllScopes}} },
-		"debug_listen":               func(c *Config) { c.DebugListen = "0.0.0.0:6060" },
-		"auth.token_ttl_seconds":     func(c *Config) { c.Auth.TokenTTLSeconds = 601 },
-		"listen":                     func(c *Config) { c.Listen = "nonsense" },
+		"auth.keys[1].id": func(c *Config) {
+			c.Auth.Keys = []KeyConfig{{ID: "a", Secret: keyA, Scopes: AllScopes}, {ID: "a", Secret: keyB, Scopes: AllScopes}}
+		},
+		"debug_listen":           func(c *Config) { c.DebugListen = "0.0.0.0:6060" },
+		"auth.token_ttl_seconds": func(c *Config) { c.Auth.TokenTTLSeconds = 601 },
+		"listen":                 func(c *Config) { c.Listen = "nonsense" },
 	}
 	for key, mutate := range cases {
 		cfg := DefaultConfig()
@@ -417,7 +419,7 @@ func TestClientTokens(t *testing.T) {
 		t.Fatalf("expired = %d %s", r.status, r.body)
 	}
 	for body, want := range map[string]string{
-		`{"end_user_id":"jane@example.com","device":"phone"}`:     "email",
+		`{"end_user_id":"jane@example.com","device":"phone"}`:      "email",
 		`{"end_user_id":"u_1","device":"phone","ttl_seconds":601}`: "ttl_seconds",
 		`{"end_user_id":"u_1"}`:                                    "device",
 	} {
