@@ -76,10 +76,12 @@ type Sender struct {
 	pkt      rtp.Packet
 	sent     int64
 	writeErr error
+
+	kick chan struct{} // a new source arrived: maybe send now (run loop)
 }
 
 func newSender(out rtpWriter, enc *pcmEncoder, seq uint16, ts uint32) *Sender {
-	return &Sender{out: out, enc: enc, seq: seq, ts: ts, silent: true, pcm: make([]int16, PCMFrame)}
+	return &Sender{out: out, enc: enc, seq: seq, ts: ts, silent: true, pcm: make([]int16, PCMFrame), kick: make(chan struct{}, 1)}
 }
 
 // PlayOpus starts playing src, replacing (and stopping) the current source.
@@ -102,6 +104,10 @@ func (s *Sender) play(o OpusSource, p PCMSource, onDone func(Playout)) {
 	s.mu.Unlock()
 	if prevDone != nil {
 		prevDone(prev)
+	}
+	select {
+	case s.kick <- struct{}{}:
+	default:
 	}
 }
 
@@ -182,8 +188,9 @@ func (s *Sender) finishLocked(stopped bool, err error) (Playout, func(Playout)) 
 }
 
 // tick sends at most one frame. It is the whole pacing step, separated from
-// the ticker so tests drive it without wall time.
-func (s *Sender) tick() {
+// the ticker so tests drive it without wall time. It reports whether a
+// source is still loaded afterwards.
+func (s *Sender) tick() (active bool) {
 	s.mu.Lock()
 	var payload []byte
 	var srcErr error
@@ -232,10 +239,12 @@ func (s *Sender) tick() {
 		s.silent = true
 	}
 	s.ts += FrameSamples48k
+	active = s.opusSrc != nil || s.pcmSrc != nil
 	s.mu.Unlock()
 	if done != nil {
 		done(doneP)
 	}
+	return active
 }
 
 // maxCatchUp bounds how many late frames one ticker wake-up sends; beyond it
@@ -245,30 +254,78 @@ const maxCatchUp = 3
 
 // run paces tick with a ticker until ctx ends. Frames due are counted from
 // the start time, so a late wake-up sends the missed frames (up to
-// maxCatchUp) and the RTP clock never drifts from wall time.
+// maxCatchUp) and the RTP clock never drifts from wall time. With no source
+// loaded the ticker is parked, so a listening session costs no wake-ups; a
+// new source unparks it and its first frame leaves at once (rephase).
 func (s *Sender) run(ctx context.Context) {
 	t := time.NewTicker(FrameDuration)
 	defer t.Stop()
 	start := time.Now()
+	last := start
 	var done int64
+	parked := false
 	for {
 		select {
 		case <-ctx.Done():
 			s.Stop()
 			return
+		case <-s.kick:
+			now := time.Now()
+			wasParked := parked
+			if parked {
+				// Account for the whole frames that passed while parked.
+				k := now.Sub(last) / FrameDuration
+				s.skip(int64(k))
+				last = last.Add(k * FrameDuration)
+				parked = false
+			}
+			if s.rephase(now.Sub(last)) {
+				// The ticker restarts from the frame just sent.
+				start, last, done = now, now, 0
+				t.Reset(FrameDuration)
+			} else if wasParked {
+				// Not live or paused: tick again from now (the RTP clock
+				// is at most one frame off wall time across this silence).
+				start, last, done = now, now, 0
+				t.Reset(FrameDuration)
+			}
 		case now := <-t.C:
+			last = now
 			due := int64(now.Sub(start) / FrameDuration)
-			n := due - done
+			n := max(due-done, 1)
 			if n > maxCatchUp {
 				s.skip(n - maxCatchUp)
 				n = maxCatchUp
 			}
+			active := false
 			for range n {
-				s.tick()
+				active = s.tick()
 			}
 			done = due
+			if !active {
+				t.Stop()
+				parked = true
+			}
 		}
 	}
+}
+
+// rephase sends the first frame of a new source now rather than at the next
+// tick (up to 20 ms later), if the line was silent: the first reply audio
+// leaves as soon as it exists. The RTP clock is moved to "now" (sinceTick
+// after the last tick), which keeps it monotonic because the last tick sent
+// nothing. It reports whether it sent.
+func (s *Sender) rephase(sinceTick time.Duration) bool {
+	s.mu.Lock()
+	if !s.silent || !s.live || s.paused || (s.opusSrc == nil && s.pcmSrc == nil) {
+		s.mu.Unlock()
+		return false
+	}
+	d := max(0, min(sinceTick, FrameDuration))
+	s.ts = s.ts - FrameSamples48k + uint32(int64(d)*OpusClockRate/int64(time.Second))
+	s.mu.Unlock()
+	s.tick()
+	return true
 }
 
 // skip advances the RTP clock by n frames without sending.

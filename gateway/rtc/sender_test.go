@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"testing"
+	"time"
 
 	"github.com/pion/rtp"
 )
@@ -141,5 +142,31 @@ func TestSenderPauseStopAndPCM(t *testing.T) {
 	s.PlayPCM(&toneSource{frames: 10}, nil)
 	if last := done[len(done)-1]; !last.Stopped || last.Frames != 1 {
 		t.Fatalf("replaced source: %+v", last)
+	}
+}
+
+func TestSenderRephaseSendsFirstFrameAtOnce(t *testing.T) {
+	s, w := newTestSender(t)
+	s.setLive(true)
+	s.PlayOpus(&scriptSource{script: []error{nil}}, nil)
+	s.tick() // frame at ts 1000
+	s.tick() // EOF: silent, ts now 1000+2*960 for the next tick
+	if s.rephase(5 * time.Millisecond) {
+		t.Fatal("rephase without a source must not send")
+	}
+	s.PlayOpus(&scriptSource{script: []error{nil, nil}}, nil)
+	if !s.rephase(5 * time.Millisecond) {
+		t.Fatal("rephase after silence did not send")
+	}
+	// 5 ms after the silent tick at 1000+960: 1000+960+240.
+	if got := w.pkts[len(w.pkts)-1]; got.Timestamp != 1000+960+240 || !got.Marker {
+		t.Fatalf("rephased packet ts %d marker %v", got.Timestamp, got.Marker)
+	}
+	if s.rephase(time.Millisecond) {
+		t.Fatal("rephase while playing must not send")
+	}
+	s.tick()
+	if got := w.pkts[len(w.pkts)-1]; got.Timestamp != 1000+2*960+240 {
+		t.Fatalf("next tick ts %d", got.Timestamp)
 	}
 }
