@@ -167,12 +167,21 @@ const maxFrame = SampleRate / 10
 // and its speech probability, and returns the events it caused (at most one
 // of each type), valid until the next call.
 func (d *Detector) Process(frame []int16, p float32) ([]Event, error) {
+	return d.ProcessRaw(frame, p, p)
+}
+
+// ProcessRaw is Process for a smoothed probability p (which drives the state
+// machine) plus the frame's unsmoothed probability raw (vad.Features.Raw),
+// which places the true end of speech without the smoother's lag: SpeechEnd
+// is the end of the last frame where both were at or above ExitThreshold.
+func (d *Detector) ProcessRaw(frame []int16, p, raw float32) ([]Event, error) {
 	if len(frame) == 0 || len(frame) > maxFrame {
 		return nil, fmt.Errorf("turn: frame of %d samples (want 1..%d): %w", len(frame), maxFrame, ErrFrame)
 	}
-	if p != p {
+	if p != p || raw != raw {
 		return nil, fmt.Errorf("turn: NaN probability: %w", ErrFrame)
 	}
+	speechEnd := p >= d.cfg.ExitThreshold && raw >= d.cfg.Threshold
 	start := d.now
 	end := start + int64(len(frame))
 	ev := d.events[:0]
@@ -200,7 +209,9 @@ func (d *Detector) Process(frame []int16, p float32) ([]Event, error) {
 	case candidate:
 		d.turn = append(d.turn, frame...)
 		if p >= d.cfg.ExitThreshold {
-			d.lastSpeechEnd = end
+			if speechEnd {
+				d.lastSpeechEnd = end
+			}
 			if end-d.speechStart >= d.minSpeech {
 				ev = d.start(ev, end)
 			}
@@ -209,14 +220,14 @@ func (d *Detector) Process(frame []int16, p float32) ([]Event, error) {
 			d.turn = d.turn[:0]
 		}
 	case speaking:
-		if p >= d.cfg.ExitThreshold {
+		if speechEnd {
 			d.lastSpeechEnd = end
 		}
 		if int64(len(d.turn)) < d.prefix+d.max {
 			d.turn = append(d.turn, frame...)
 		}
 		switch {
-		case end-d.lastSpeechEnd >= d.silence:
+		case p < d.cfg.ExitThreshold && end-d.lastSpeechEnd >= d.silence:
 			ev = d.stop(ev, end, d.lastSpeechEnd, false)
 		case end-d.speechStart >= d.max:
 			ev = d.stop(ev, end, end, true)

@@ -16,56 +16,96 @@ var (
 	ErrFrameSize = errors.New("vad: frame is not 160 samples")
 )
 
-// Weights are the logistic combination of the features:
-// p = 1/(1+exp(-(Bias + SNR·snr_dB + Harmonicity·h + Flatness·flat_dB + Modulation·mod_dB))).
-type Weights struct {
-	Bias        float32 `yaml:"bias"`
-	SNR         float32 `yaml:"snr"`
-	Harmonicity float32 `yaml:"harmonicity"`
-	Flatness    float32 `yaml:"flatness"`
-	Modulation  float32 `yaml:"modulation"`
+// NumFeatures is the length of Features.X.
+const NumFeatures = 10
+
+// FeatureNames names Features.X (and Weights.W) in order.
+var FeatureNames = [NumFeatures]string{
+	"snr_low",     // mean band SNR 250-1000 Hz, dB, each band clipped to [0,30]
+	"snr_mid",     // 1000-2500 Hz
+	"snr_high",    // 2500-4000 Hz
+	"snr_top",     // 4000-8000 Hz
+	"harmonicity", // peak normalised autocorrelation at pitch lags, 0..1
+	"voiced_snr",  // harmonicity × snr_low / 30: periodic energy above the floor
+	"flatness",    // spectral flatness 250-4000 Hz, dB (<= 0)
+	"modulation",  // smoothed |Δ speech-band energy| between frames, dB
+	"level",       // (E - floor) / (peak - floor) of the 250-4000 Hz energy, 0..1.5
+	"long_snr",    // peak - floor of the 250-4000 Hz energy, dB: how noisy the stream is
 }
 
-// DefaultWeights were fitted by "vera-eval vad -fit" (logistic regression,
-// leave-one-clip-out checked) on the shared labelled set; see docs/bench-audio.md.
-func DefaultWeights() Weights {
-	return Weights{Bias: -4.0, SNR: 0.45, Harmonicity: 4.0, Flatness: 0.05, Modulation: 0.1}
+// Weights are one logistic combination of the features:
+// z = Bias + Σ W[i]·X[i]. The VAD blends two sets by how noisy the stream
+// is: m = clamp((long_snr − 10 dB)/20 dB, 0, 1), z = (1−m)·z_noisy + m·z_clean,
+// p = 1/(1+e^−z).
+type Weights struct {
+	Bias float32              `yaml:"bias"`
+	W    [NumFeatures]float32 `yaml:"w"`
 }
+
+// DefaultWeights were fitted by "vera-eval vad -fit" (class-balanced logistic
+// regression, leave-one-clip-out checked) on the shared labelled set clean and
+// mixed with three noises at 10 and 0 dB; see docs/bench-audio.md.
+func DefaultWeights() (clean, noisy Weights) {
+	// vera-eval vad -fit -smooth 6 -fit-neg-weight 1.5 -fit-neg-weight-noisy 0.8
+	clean = Weights{Bias: -2.2044, W: [NumFeatures]float32{0.0202, -0.0777, 0.0611, 0.0149, 1.8818, 3.0694, 0.0463, 0.8855, 3.4335, -0.0512}}
+	noisy = Weights{Bias: -2.2311, W: [NumFeatures]float32{0.1260, -0.1091, 0.1548, 0.0156, 1.9383, 11.2636, 0.1848, 0.5942, -0.2823, 0.0578}}
+	return clean, noisy
+}
+
+const (
+	noisyDb = 10 // long_snr at or below which only the noisy weights apply
+	cleanDb = 30 // long_snr at or above which only the clean weights apply
+)
 
 // Config configures a VAD.
 type Config struct {
-	// Weights of the logistic combination.
-	Weights Weights `yaml:"weights"`
+	// Weights for clean streams (long_snr >= 30 dB) and NoisyWeights for
+	// noisy ones (<= 10 dB); blended linearly in between.
+	Weights      Weights `yaml:"weights"`
+	NoisyWeights Weights `yaml:"noisy_weights"`
 	// ReleaseFrames is how many 10 ms frames the output takes to decay from a
 	// speech frame (max with the raw probability); 0 disables smoothing.
 	ReleaseFrames int `yaml:"release_frames"`
-	// NoiseRiseDbPerSec bounds how fast the noise floor may rise in non-speech.
-	NoiseRiseDbPerSec float32 `yaml:"noise_rise_db_per_sec"`
+	// SmoothFrames is the time constant, in 10 ms frames, of an exponential
+	// average of the logit before the sigmoid (1 = no smoothing).
+	SmoothFrames int `yaml:"smooth_frames"`
+	// NoiseWindowMs is the minimum-statistics window of the noise floor: the
+	// floor is the lowest smoothed band energy seen in the last NoiseWindowMs,
+	// so it falls at once and rises within that time.
+	NoiseWindowMs int `yaml:"noise_window_ms"`
 	// SilenceDbfs: frames quieter than this (RMS, dBFS) score 0.
 	SilenceDbfs float32 `yaml:"silence_dbfs"`
 }
 
 // DefaultConfig returns the tuned defaults.
 func DefaultConfig() Config {
-	return Config{Weights: DefaultWeights(), ReleaseFrames: 8, NoiseRiseDbPerSec: 3, SilenceDbfs: -75}
+	clean, noisy := DefaultWeights()
+	return Config{Weights: clean, NoisyWeights: noisy, ReleaseFrames: 8, SmoothFrames: 6, NoiseWindowMs: 2000, SilenceDbfs: -75}
 }
 
 // Validate reports the first invalid key.
 func (c Config) Validate() error {
-	w := c.Weights
-	for _, v := range []struct {
-		k string
-		x float32
-	}{{"bias", w.Bias}, {"snr", w.SNR}, {"harmonicity", w.Harmonicity}, {"flatness", w.Flatness}, {"modulation", w.Modulation}} {
-		if math.IsNaN(float64(v.x)) || math.IsInf(float64(v.x), 0) || v.x > 100 || v.x < -100 {
-			return fmt.Errorf("audio.vad.weights.%s: must be finite in [-100,100], got %v: %w", v.k, v.x, ErrConfig)
+	for _, set := range []struct {
+		name string
+		w    Weights
+	}{{"weights", c.Weights}, {"noisy_weights", c.NoisyWeights}} {
+		for i, x := range append([]float32{set.w.Bias}, set.w.W[:]...) {
+			if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) || x > 100 || x < -100 {
+				key := "bias"
+				if i > 0 {
+					key = fmt.Sprintf("w[%d] (%s)", i-1, FeatureNames[i-1])
+				}
+				return fmt.Errorf("audio.vad.%s.%s: must be finite in [-100,100], got %v: %w", set.name, key, x, ErrConfig)
+			}
 		}
 	}
 	switch {
 	case c.ReleaseFrames < 0 || c.ReleaseFrames > 100:
 		return fmt.Errorf("audio.vad.release_frames: must be in [0,100], got %d: %w", c.ReleaseFrames, ErrConfig)
-	case !(c.NoiseRiseDbPerSec > 0 && c.NoiseRiseDbPerSec <= 60):
-		return fmt.Errorf("audio.vad.noise_rise_db_per_sec: must be in (0,60], got %v: %w", c.NoiseRiseDbPerSec, ErrConfig)
+	case c.SmoothFrames < 1 || c.SmoothFrames > 100:
+		return fmt.Errorf("audio.vad.smooth_frames: must be in [1,100], got %d: %w", c.SmoothFrames, ErrConfig)
+	case c.NoiseWindowMs < 500 || c.NoiseWindowMs > 10000 || c.NoiseWindowMs%500 != 0:
+		return fmt.Errorf("audio.vad.noise_window_ms: must be a multiple of 500 in [500,10000], got %d: %w", c.NoiseWindowMs, ErrConfig)
 	case !(c.SilenceDbfs >= -120 && c.SilenceDbfs <= -20):
 		return fmt.Errorf("audio.vad.silence_dbfs: must be in [-120,-20], got %v: %w", c.SilenceDbfs, ErrConfig)
 	}
@@ -74,11 +114,11 @@ func (c Config) Validate() error {
 
 // Features are one frame's detector inputs, exposed for fitting and tests.
 type Features struct {
-	SNR         float32 // mean clipped band SNR over 250-4000 Hz, dB
-	Harmonicity float32 // peak normalised autocorrelation, 0..1
-	Flatness    float32 // spectral flatness 250-4000 Hz, dB (<= 0)
-	Modulation  float32 // smoothed |Δ speech-band energy|, dB
-	Silent      bool    // below the digital-silence guard
+	X      [NumFeatures]float32 // see FeatureNames
+	Silent bool                 // below the digital-silence guard
+	// Raw is this frame's probability before the logit average and release:
+	// noisier, but without their lag, so it marks where speech really ends.
+	Raw float32
 }
 
 // band edges in Hz; the speech bands are those within [250, 4000].
@@ -86,13 +126,22 @@ var bandHz = [...]float32{125, 250, 375, 500, 750, 1000, 1250, 1500, 2000, 2500,
 
 const (
 	nBands   = len(bandHz) - 1
+	nTrack   = nBands + 1
+	// peakDecay is how fast the speech-level peak decays: 5 dB/s in log2/frame.
+	peakDecay = 5.0 / log2ToDb / 100
 	log2ToDb = 3.0103
 	decim    = 8  // 16 kHz → 2 kHz for the pitch analysis
-	pitchWin = 40 // 20 ms at 2 kHz
+	pitchWin = 64 // 32 ms at 2 kHz
 	lagMin   = 5  // 2.5 ms = 400 Hz
 	lagMax   = 25 // 12.5 ms = 80 Hz
 	firTaps  = 24
 	lowBuf   = pitchWin + lagMax
+
+	blockMs     = 500
+	blockFrames = blockMs / 10
+	maxBlocks   = 10000 / blockMs
+	// minBias compensates minimum statistics' low bias (log2 units, ~1.5 dB).
+	minBias = 0.5
 )
 
 // VAD is one stream's detector.
@@ -106,21 +155,29 @@ type VAD struct {
 	pow    [fftBins]float32
 	bandLo [nBands]int
 	bandHi [nBands]int
-	speech [nBands]bool
-	noise  [nBands]float32 // log2 noise floor per band
+	group  [nBands]int8 // feature group per band: 0 low, 1 mid, 2 high, 3 top, -1 none
+	noise  [nTrack]float32 // log2 noise floor per band, then of the 250-4000 Hz sum
+	smooth [nTrack]float32 // smoothed log2 band energy
+	bmin   [nTrack]float32 // minimum of smooth in the current block
+	hmin   [maxBlocks][nTrack]float32
+	zs     float32 // smoothed logit
+	peak   float32 // decaying peak of the 250-4000 Hz log2 energy
+	nblk   int // blocks in the window
+	bpos   int // frames into the current block
+	bidx   int // next hmin slot
+	bfill  int // filled hmin slots
 	minLog [nBands]float32
 
 	fir   [firTaps]float32
 	low   [lowBuf]float32 // 2 kHz band-passed history
-	hpX1  float32         // high-pass state
-	hpY1  float32
-	hpA   float32
+	hp    [5]float32      // 200 Hz high-pass biquad b0,b1,b2,a1,a2 at 2 kHz
+	hpX   [2]float32      // biquad input history
+	hpY   [2]float32      // biquad output history
 	phase int // decimation phase carried between frames
 
 	frames    int
 	lastE     float32
 	mod       float32
-	rise      float32 // log2 units per frame
 	silenceE  float32 // mean-square threshold
 	out       float32
 	releaseDn float32
@@ -138,7 +195,18 @@ func New(cfg Config) (*VAD, error) {
 	for b := range nBands {
 		v.bandLo[b] = int(bandHz[b] / binWidth)
 		v.bandHi[b] = min(int(bandHz[b+1]/binWidth), fftBins-1)
-		v.speech[b] = bandHz[b] >= 250 && bandHz[b+1] <= 4000
+		switch lo := bandHz[b]; {
+		case lo < 250:
+			v.group[b] = -1
+		case lo < 1000:
+			v.group[b] = 0
+		case lo < 2500:
+			v.group[b] = 1
+		case lo < 4000:
+			v.group[b] = 2
+		default:
+			v.group[b] = 3
+		}
 		// Floor: -100 dBFS per bin in the band (avoids infinite SNR on digital silence).
 		v.minLog[b] = float32(math.Log2(float64(v.bandHi[b]-v.bandLo[b]) * 1e-10 * fftN))
 	}
@@ -158,8 +226,12 @@ func New(cfg Config) (*VAD, error) {
 	for i := range v.fir {
 		v.fir[i] /= float32(sum)
 	}
-	v.hpA = float32(math.Exp(-2 * math.Pi * 150 / 2000))
-	v.rise = cfg.NoiseRiseDbPerSec / log2ToDb / 100
+	w0 := 2 * math.Pi * 200 / 2000
+	alpha := math.Sin(w0) / (2 * math.Sqrt2 / 2)
+	a0 := 1 + alpha
+	v.hp = [5]float32{float32((1 + math.Cos(w0)) / 2 / a0), float32(-(1 + math.Cos(w0)) / a0),
+		float32((1 + math.Cos(w0)) / 2 / a0), float32(-2 * math.Cos(w0) / a0), float32((1 - alpha) / a0)}
+	v.nblk = cfg.NoiseWindowMs / blockMs
 	v.silenceE = float32(math.Pow(10, float64(cfg.SilenceDbfs)/10))
 	if cfg.ReleaseFrames > 0 {
 		v.releaseDn = 1 / float32(cfg.ReleaseFrames)
@@ -172,8 +244,9 @@ func New(cfg Config) (*VAD, error) {
 func (v *VAD) Reset() {
 	clear(v.hist[:])
 	clear(v.low[:])
-	v.hpX1, v.hpY1, v.phase = 0, 0, 0
+	v.hpX, v.hpY, v.phase = [2]float32{}, [2]float32{}, 0
 	v.frames = 0
+	v.bpos, v.bidx, v.bfill = 0, 0, 0
 	v.mod, v.lastE, v.out = 0, 0, 0
 }
 
@@ -198,15 +271,16 @@ func (v *VAD) ProcessFeatures(frame []int16) (float32, Features, error) {
 	}
 	ms /= FrameSamples
 	var f Features
-	f.Harmonicity = v.pitch()
+	harm := v.pitch()
 	for i := range v.x {
 		v.x[i] = v.hist[i] * v.win[i]
 	}
 	v.fft.power(&v.x, &v.pow)
 
-	var snrSum, eSum float32
-	var nSpeech int
-	var bandLog [nBands]float32
+	var snr [4]float32
+	var cnt [4]float32
+	var eSum float32
+	var bandLog [nTrack]float32
 	for b := range nBands {
 		var e float32
 		for k := v.bandLo[b]; k < v.bandHi[b]; k++ {
@@ -217,16 +291,23 @@ func (v *VAD) ProcessFeatures(frame []int16) (float32, Features, error) {
 			l = v.minLog[b]
 		}
 		bandLog[b] = l
-		if v.speech[b] {
-			eSum += e
-			if v.frames > 0 {
-				s := (l - v.noise[b]) * log2ToDb
-				snrSum += min(max(s, 0), 30)
-			}
-			nSpeech++
+		g := v.group[b]
+		if g < 0 {
+			continue
 		}
+		if g < 3 {
+			eSum += e
+		}
+		if v.frames > 0 {
+			snr[g] += min(max((l-v.noise[b])*log2ToDb, 0), 30)
+		}
+		cnt[g]++
 	}
-	f.SNR = snrSum / float32(nSpeech)
+	for g := range snr {
+		f.X[g] = snr[g] / cnt[g]
+	}
+	f.X[4] = harm
+	f.X[5] = harm * f.X[0] / 30
 
 	// Flatness over 250-4000 Hz bins.
 	lo, hi := int(250/binWidth), int(4000/binWidth)
@@ -237,9 +318,22 @@ func (v *VAD) ProcessFeatures(frame []int16) (float32, Features, error) {
 		linSum += p
 	}
 	n := float32(hi - lo)
-	f.Flatness = (logSum/n - fastLog2(linSum/n)) * log2ToDb
+	f.X[6] = (logSum/n - fastLog2(linSum/n)) * log2ToDb
 
-	e := fastLog2(eSum+1e-20) * log2ToDb
+	eLog := max(fastLog2(eSum+1e-20), v.minLog[0])
+	bandLog[nBands] = eLog
+	if v.frames == 0 {
+		v.peak = eLog
+	} else {
+		v.peak = max(eLog, v.peak-peakDecay)
+	}
+	if v.frames > 0 {
+		floor := v.noise[nBands]
+		long := max(v.peak-floor, 0) * log2ToDb
+		f.X[8] = min(max((eLog-floor)*log2ToDb/max(long, 3), 0), 1.5)
+		f.X[9] = min(long, 60)
+	}
+	e := eLog * log2ToDb
 	if v.frames > 0 {
 		d := e - v.lastE
 		if d < 0 {
@@ -249,34 +343,30 @@ func (v *VAD) ProcessFeatures(frame []int16) (float32, Features, error) {
 		v.mod += (d - v.mod) * 0.1
 	}
 	v.lastE = e
-	f.Modulation = v.mod
+	f.X[7] = v.mod
 	f.Silent = ms < v.silenceE
 
-	w := v.cfg.Weights
-	z := w.Bias + w.SNR*f.SNR + w.Harmonicity*f.Harmonicity + w.Flatness*f.Flatness + w.Modulation*f.Modulation
+	wc, wn := &v.cfg.Weights, &v.cfg.NoisyWeights
+	zc, zn := wc.Bias, wn.Bias
+	for i, x := range f.X {
+		zc += wc.W[i] * x
+		zn += wn.W[i] * x
+	}
+	m := Blend(f.X[9])
+	z := m*zc + (1-m)*zn
+	if v.frames == 0 {
+		v.zs = z
+	} else {
+		v.zs += (z - v.zs) / float32(v.cfg.SmoothFrames)
+	}
+	f.Raw = float32(1 / (1 + math.Exp(-float64(z))))
+	z = v.zs
 	p := float32(1 / (1 + math.Exp(-float64(z))))
 	if f.Silent {
-		p = 0
+		p, f.Raw = 0, 0
 	}
 
-	// Noise floor: fast fall, bounded rise (slower in likely speech).
-	rise := v.rise
-	if p > 0.5 {
-		rise *= 0.1
-	}
-	for b := range nBands {
-		l := bandLog[b]
-		switch {
-		case v.frames == 0:
-			v.noise[b] = l
-		case l < v.noise[b]:
-			v.noise[b] += (l - v.noise[b]) * 0.3
-		case v.frames < 20:
-			v.noise[b] += (l - v.noise[b]) * 0.05 // settle during start-up
-		default:
-			v.noise[b] += min(l-v.noise[b], rise)
-		}
-	}
+	v.updateNoise(&bandLog)
 	v.frames++
 
 	if v.releaseDn > 0 {
@@ -301,8 +391,9 @@ func (v *VAD) pitch() float32 {
 			acc += v.fir[t] * v.hist[end-t]
 		}
 		// One-pole/one-zero high-pass at 150 Hz removes rumble and DC.
-		y := v.hpA * (v.hpY1 + acc - v.hpX1)
-		v.hpX1, v.hpY1 = acc, y
+		y := v.hp[0]*acc + v.hp[1]*v.hpX[0] + v.hp[2]*v.hpX[1] - v.hp[3]*v.hpY[0] - v.hp[4]*v.hpY[1]
+		v.hpX[1], v.hpX[0] = v.hpX[0], acc
+		v.hpY[1], v.hpY[0] = v.hpY[0], y
 		v.low[lowBuf-newOut+j] = y
 	}
 	x := v.low[lagMax:]
@@ -339,4 +430,38 @@ func (v *VAD) pitch() float32 {
 		}
 	}
 	return min(float32(math.Sqrt(float64(best))), 1)
+}
+
+// updateNoise tracks each band's floor by minimum statistics over
+// NoiseWindowMs in blocks of 500 ms, on lightly smoothed log energies.
+func (v *VAD) updateNoise(bandLog *[nTrack]float32) {
+	for b := range nTrack {
+		l := bandLog[b]
+		if v.frames == 0 {
+			v.smooth[b] = l
+		} else {
+			v.smooth[b] += (l - v.smooth[b]) * 0.4
+		}
+		if v.bpos == 0 || v.smooth[b] < v.bmin[b] {
+			v.bmin[b] = v.smooth[b]
+		}
+		m := v.bmin[b]
+		for i := range v.bfill {
+			m = min(m, v.hmin[i][b])
+		}
+		v.noise[b] = m + minBias
+	}
+	v.bpos++
+	if v.bpos == blockFrames {
+		v.hmin[v.bidx] = v.bmin
+		v.bidx = (v.bidx + 1) % v.nblk
+		v.bfill = min(v.bfill+1, v.nblk)
+		v.bpos = 0
+	}
+}
+
+// Blend is the share of the clean weights for a stream whose long_snr is
+// longSNR dB (the rest goes to the noisy weights).
+func Blend(longSNR float32) float32 {
+	return min(max((longSNR-noisyDb)/(cleanDb-noisyDb), 0), 1)
 }
