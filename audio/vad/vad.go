@@ -125,17 +125,17 @@ type Features struct {
 var bandHz = [...]float32{125, 250, 375, 500, 750, 1000, 1250, 1500, 2000, 2500, 3000, 3500, 4000, 5000, 6000, 8000}
 
 const (
-	nBands   = len(bandHz) - 1
-	nTrack   = nBands + 1
+	nBands = len(bandHz) - 1
+	nTrack = nBands + 1
 	// peakDecay is how fast the speech-level peak decays: 5 dB/s in log2/frame.
 	peakDecay = 5.0 / log2ToDb / 100
-	log2ToDb = 3.0103
-	decim    = 8  // 16 kHz → 2 kHz for the pitch analysis
-	pitchWin = 64 // 32 ms at 2 kHz
-	lagMin   = 5  // 2.5 ms = 400 Hz
-	lagMax   = 25 // 12.5 ms = 80 Hz
-	firTaps  = 24
-	lowBuf   = pitchWin + lagMax
+	log2ToDb  = 3.0103
+	decim     = 8  // 16 kHz → 2 kHz for the pitch analysis
+	pitchWin  = 64 // 32 ms at 2 kHz
+	lagMin    = 5  // 2.5 ms = 400 Hz
+	lagMax    = 25 // 12.5 ms = 80 Hz
+	firTaps   = 24
+	lowBuf    = pitchWin + lagMax
 
 	blockMs     = 500
 	blockFrames = blockMs / 10
@@ -155,17 +155,17 @@ type VAD struct {
 	pow    [fftBins]float32
 	bandLo [nBands]int
 	bandHi [nBands]int
-	group  [nBands]int8 // feature group per band: 0 low, 1 mid, 2 high, 3 top, -1 none
+	group  [nBands]int8    // feature group per band: 0 low, 1 mid, 2 high, 3 top, -1 none
 	noise  [nTrack]float32 // log2 noise floor per band, then of the 250-4000 Hz sum
 	smooth [nTrack]float32 // smoothed log2 band energy
 	bmin   [nTrack]float32 // minimum of smooth in the current block
 	hmin   [maxBlocks][nTrack]float32
 	zs     float32 // smoothed logit
 	peak   float32 // decaying peak of the 250-4000 Hz log2 energy
-	nblk   int // blocks in the window
-	bpos   int // frames into the current block
-	bidx   int // next hmin slot
-	bfill  int // filled hmin slots
+	nblk   int     // blocks in the window
+	bpos   int     // frames into the current block
+	bidx   int     // next hmin slot
+	bfill  int     // filled hmin slots
 	minLog [nBands]float32
 
 	fir   [firTaps]float32
@@ -173,7 +173,7 @@ type VAD struct {
 	hp    [5]float32      // 200 Hz high-pass biquad b0,b1,b2,a1,a2 at 2 kHz
 	hpX   [2]float32      // biquad input history
 	hpY   [2]float32      // biquad output history
-	phase int // decimation phase carried between frames
+	phase int             // decimation phase carried between frames
 
 	frames    int
 	lastE     float32
