@@ -64,6 +64,10 @@ func (s *Session) sendCard(turnID string, a safety.Assessment) {
 			Width: sf.Width, Height: sf.Height, AckTimeoutMS: int64(profile.AckTimeoutMS), Pages: pages})
 	}
 
+	if o := s.deps.Observer; o != nil {
+		// After the event is out (deferred unlock runs first).
+		defer o.SafetyCard(s, card)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ca := &cardAcks{card: card, surfaces: map[string]*surfaceAcks{}}

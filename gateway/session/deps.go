@@ -99,6 +99,8 @@ type Deps struct {
 	Counters *safety.Counters
 	Clock    Clock
 	Logger   *slog.Logger
+	// Observer sees each turn's output in wire order (optional).
+	Observer TurnObserver
 	// OnUnacked is called (outside session locks) when a safety card's first
 	// page was not acknowledged on a surface in time, after the re-send; a
 	// voice session speaks the first resource here. Optional.
@@ -136,4 +138,15 @@ func (l *LocalSafety) Assess(history []string, text, region string) safety.Asses
 // Merge implements SafetyLayer with safety.Merge.
 func (l *LocalSafety) Merge(engine, local safety.Assessment) safety.Assessment {
 	return safety.Merge(engine, local)
+}
+
+// TurnObserver sees a turn's output in wire order, each call right after
+// the matching event was emitted: a voice pipeline speaks the safety card
+// and then the reply from it, so audio can never precede the card. Calls
+// come from the session's turn goroutine, outside session locks; they must
+// not block for long.
+type TurnObserver interface {
+	SafetyCard(s *Session, card event.SafetyCard)
+	ReplyDelta(s *Session, turnID, delta string)
+	ReplyDone(s *Session, turnID, text string)
 }

@@ -58,6 +58,33 @@ func (s *Session) Handle(ctx context.Context, ev event.Client) error {
 	return err
 }
 
+// HandleJSON decodes one client event strictly and applies it; a bad event
+// is answered with an error event naming the field, and the transport
+// stays usable. Transports carrying JSON messages (the WebRTC data channel)
+// use it; rate limiting stays with the transport.
+func (s *Session) HandleJSON(ctx context.Context, data []byte) error {
+	ev, err := event.Decode(data)
+	if err != nil {
+		var de *event.DecodeError
+		if errors.As(err, &de) {
+			s.Emit(event.TypeError, de.Payload())
+		} else {
+			s.EmitError(event.ErrInvalidRequest, err.Error())
+		}
+		return err
+	}
+	if h, ok := ev.(*event.Hello); ok && h.ResumeToken != "" {
+		s.Emit(event.TypeError, event.Error{Error: event.ErrorBody{Type: event.ErrConflict,
+			Message: "this connection already has a session; reconnect to resume", EventType: string(event.TypeHello)}})
+		return fmt.Errorf("session: %w", ErrAlreadyAttached)
+	}
+	return s.Handle(ctx, ev)
+}
+
+// ErrAlreadyAttached: a resume hello arrived on a connection that already
+// carries a session.
+var ErrAlreadyAttached = errors.New("connection already has a session")
+
 func (s *Session) propose(turnID string, acts []Action) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

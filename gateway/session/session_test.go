@@ -814,3 +814,119 @@ func (f fixedSafety) Assess([]string, string, string) safety.Assessment { return
 func (f fixedSafety) Merge(engine, local safety.Assessment) safety.Assessment {
 	return keywordSafety{}.Merge(engine, local)
 }
+
+type recorder struct {
+	mu  sync.Mutex
+	log []string
+}
+
+func (r *recorder) add(s string) { r.mu.Lock(); r.log = append(r.log, s); r.mu.Unlock() }
+func (r *recorder) SafetyCard(_ *session.Session, c event.SafetyCard) {
+	r.add("card:" + c.Level)
+}
+func (r *recorder) ReplyDelta(_ *session.Session, _, d string)   { r.add("delta:" + d) }
+func (r *recorder) ReplyDone(_ *session.Session, _, text string) { r.add("done:" + text) }
+func (r *recorder) get() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.log...)
+}
+
+// A voice pipeline observes the card before any reply text, and can cut a
+// reply short with what was actually heard.
+func TestObserverAndInterrupt(t *testing.T) {
+	rec := &recorder{}
+	release := make(chan struct{})
+	conv := &scripted{fn: func(ctx context.Context, req session.ConverseRequest, onDelta func(string)) (session.Reply, error) {
+		if req.Text == "long story" {
+			req.SafetyFinal(safety.Assessment{})
+			onDelta("Once upon a time, ")
+			onDelta("there was a lighthouse keeper ")
+			select {
+			case <-release:
+			case <-ctx.Done():
+				return session.Reply{}, ctx.Err()
+			}
+		}
+		onDelta("Here you go.")
+		return session.Reply{Message: "Here you go."}, nil
+	}}
+	m, err := session.NewManager(session.DefaultConfig(), session.Deps{Converser: conv, Safety: keywordSafety{}, Layout: session.PlainLayout{}, Observer: rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close(context.Background())
+	s, st, _ := m.Open(owner, nil)
+	until(t, st, event.TypeNotice)
+
+	s.Submit("I want to end my life")
+	until(t, st, event.TypeReplyDone)
+	if got := rec.get(); len(got) != 3 || got[0] != "card:crisis" || !strings.HasPrefix(got[1], "delta:") || !strings.HasPrefix(got[2], "done:") {
+		t.Fatalf("observer order %v", got)
+	}
+
+	// Barge-in while the reply is still being generated.
+	s.Submit("long story")
+	until(t, st, event.TypeReplyDelta)
+	until(t, st, event.TypeReplyDelta)
+	if !s.Interrupt("turn_2", "Once upon a", "barge_in") {
+		t.Fatal("interrupt refused")
+	}
+	evs := until(t, st, event.TypeReplyInterrupted)
+	last := evs[len(evs)-1]
+	if last.str("heard") != "Once upon a" || last.str("reason") != "barge_in" {
+		t.Fatalf("interrupted %v", last.raw)
+	}
+	h := s.History()
+	if h[len(h)-1].Text != "Once upon a" {
+		t.Fatalf("history %+v", h)
+	}
+
+	// Barge-in after the reply was complete but still playing.
+	s.Submit("short")
+	until(t, st, event.TypeReplyDone)
+	if !s.Interrupt("turn_3", "Here", "barge_in") {
+		t.Fatal("interrupt of the finished turn refused")
+	}
+	if e := next(t, st); e.Type != event.TypeReplyInterrupted || e.str("heard") != "Here" {
+		t.Fatalf("%v", e.raw)
+	}
+	if h := s.History(); h[len(h)-1].Text != "Here" {
+		t.Fatalf("history %+v", h)
+	}
+	if s.Interrupt("turn_1", "x", "barge_in") {
+		t.Fatal("an old turn was interrupted")
+	}
+	close(release)
+}
+
+func TestHandleJSON(t *testing.T) {
+	m := newManager(t, session.DefaultConfig(), echo(), keywordSafety{}, nil)
+	s, st, _ := m.Open(owner, nil)
+	until(t, st, event.TypeNotice)
+	ctx := context.Background()
+	for _, c := range []struct{ in, field string }{
+		{`{"type":"input.text","text":5}`, "text"},
+		{`{"type":"nope"}`, "type"},
+		{`{`, ""},
+	} {
+		if err := s.HandleJSON(ctx, []byte(c.in)); err == nil {
+			t.Fatalf("%s accepted", c.in)
+		}
+		e := next(t, st)
+		var body event.Error
+		b, _ := json.Marshal(e.raw)
+		_ = json.Unmarshal(b, &body)
+		if e.Type != event.TypeError || body.Error.Field != c.field || body.Error.Type != event.ErrInvalidRequest {
+			t.Fatalf("%s: %v", c.in, e.raw)
+		}
+	}
+	if err := s.HandleJSON(ctx, []byte(`{"type":"hello","device":"browser","resume_token":"rt_x"}`)); !errors.Is(err, session.ErrAlreadyAttached) {
+		t.Fatalf("resume hello: %v", err)
+	}
+	next(t, st)
+	if err := s.HandleJSON(ctx, []byte(`{"type":"input.text","text":"hi"}`)); err != nil {
+		t.Fatal(err)
+	}
+	until(t, st, event.TypeReplyDone)
+}

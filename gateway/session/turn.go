@@ -13,6 +13,9 @@ import (
 
 type turnInput struct {
 	text string
+	// id, when set, is the turn id the transport already used for this
+	// turn's speech and transcript events (voice); otherwise one is made.
+	id string
 }
 
 // turnState is the turn in progress; guarded by Session.mu.
@@ -28,16 +31,65 @@ var (
 )
 
 // submit queues a user text for a turn, applying the busy policy.
-func (s *Session) submit(text string) {
+func (s *Session) submit(text string) { s.submitInput(turnInput{text: text}) }
+
+func (s *Session) submitInput(in turnInput) {
 	s.mu.Lock()
 	if s.cur != nil && s.cfg.OnBusy == BusyCancel {
 		s.cur.cancel(errSuperseded)
 	}
 	s.mu.Unlock()
 	select {
-	case s.inputs <- turnInput{text: text}:
+	case s.inputs <- in:
 	default:
 		s.EmitError(event.ErrRateLimited, fmt.Sprintf("too many inputs waiting for a turn (at most %d)", s.cfg.MaxQueued))
+	}
+}
+
+// Submit starts a turn from user text that did not arrive as input.text
+// (a voice transcript); the busy policy applies as for input.text.
+func (s *Session) Submit(text string) { s.submit(text) }
+
+// interruptCause carries what the person actually heard when a transport
+// interrupts a reply (barge-in).
+type interruptCause struct{ heard, reason string }
+
+func (c *interruptCause) Error() string { return "interrupted: " + c.reason }
+
+// Interrupt cuts the reply of turnID short because the person stopped
+// listening (voice barge-in). heard is the text actually played, computed
+// by the transport from the playout position; it becomes the reply's only
+// trace in the history. A reply still being generated is cancelled; one
+// already complete (but still playing) gets reply.interrupted and its
+// history entry is truncated to heard. It reports whether turnID was the
+// current or last turn.
+func (s *Session) Interrupt(turnID, heard, reason string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cur != nil && s.cur.id == turnID {
+		s.cur.cancel(&interruptCause{heard: heard, reason: reason})
+		return true
+	}
+	if s.lastTurn != turnID {
+		return false
+	}
+	if n := len(s.history); n > 0 && s.history[n-1].Role == "assistant" {
+		if heard == "" {
+			s.history = s.history[:n-1]
+		} else {
+			s.history[n-1].Text = heard
+		}
+	}
+	s.emitLocked(event.TypeReplyInterrupted, event.ReplyInterrupted{TurnID: turnID, Heard: heard, Reason: reason})
+	return true
+}
+
+// emitDelta sends one reply.delta and tells the observer (a voice pipeline
+// speaks it), always after the turn's safety card.
+func (s *Session) emitDelta(turnID, d string) {
+	s.Emit(event.TypeReplyDelta, event.ReplyDelta{TurnID: turnID, Delta: d})
+	if o := s.deps.Observer; o != nil {
+		o.ReplyDelta(s, turnID, d)
 	}
 }
 
@@ -82,6 +134,9 @@ func (s *Session) runTurn(in turnInput) {
 	s.mu.Lock()
 	s.turnN++
 	turnID := fmt.Sprintf("turn_%d", s.turnN)
+	if in.id != "" {
+		turnID = in.id
+	}
 	s.cur = &turnState{id: turnID, cancel: cancel}
 	region := s.region
 	hist := append([]Message(nil), s.history...)
@@ -115,7 +170,7 @@ func (s *Session) runTurn(in turnInput) {
 		// Held deltas leave coalesced into few events so a long held reply
 		// cannot burst past the replay log and fail a healthy consumer.
 		for _, d := range coalesce(g.held, maxDeltaBytes) {
-			s.Emit(event.TypeReplyDelta, event.ReplyDelta{TurnID: turnID, Delta: d})
+			s.emitDelta(turnID, d)
 			g.sent.WriteString(d)
 		}
 		g.held = nil
@@ -151,7 +206,7 @@ func (s *Session) runTurn(in turnInput) {
 			return
 		}
 		if g.released {
-			s.Emit(event.TypeReplyDelta, event.ReplyDelta{TurnID: turnID, Delta: d})
+			s.emitDelta(turnID, d)
 			g.sent.WriteString(d)
 			return
 		}
@@ -167,7 +222,11 @@ func (s *Session) runTurn(in turnInput) {
 		// Interrupted: only what already left counts as said.
 		heard := g.sent.String()
 		reason := "cancelled"
+		var ic *interruptCause
 		switch cause := context.Cause(ctx); {
+		case errors.As(cause, &ic):
+			// The transport knows what was really heard (playout position).
+			heard, reason = ic.heard, ic.reason
 		case errors.Is(cause, errSuperseded):
 			reason = "superseded"
 		case errors.Is(cause, context.DeadlineExceeded):
@@ -176,14 +235,14 @@ func (s *Session) runTurn(in turnInput) {
 			return // session closing
 		}
 		s.Emit(event.TypeReplyInterrupted, event.ReplyInterrupted{TurnID: turnID, Heard: heard, Reason: reason})
-		s.remember(in.text, heard)
+		s.remember(turnID, in.text, heard)
 		return
 	}
 	if err != nil {
 		s.log_.Warn("session: converse failed", "turn", turnID, "err", err)
 		// The local card (if any) is already out; the engine path failed.
 		s.EmitError(event.ErrEngineUnavailable, "VERA could not answer this turn; please try again")
-		s.remember(in.text, "")
+		s.remember(turnID, in.text, "")
 		return
 	}
 	if !g.released {
@@ -203,16 +262,28 @@ func (s *Session) runTurn(in turnInput) {
 	}
 	s.Emit(event.TypeCaption, event.Caption{TurnID: turnID, Speaker: "vera", Text: text, Final: true})
 	s.propose(turnID, reply.ProposedActions)
-	s.remember(in.text, text)
+	s.remember(turnID, in.text, text)
 	// reply.done is the last event of a turn.
 	s.Emit(event.TypeReplyDone, event.ReplyDone{TurnID: turnID, Text: text, Model: reply.Model, Provider: reply.Provider, Level: level.String()})
+	if o := s.deps.Observer; o != nil {
+		o.ReplyDone(s, turnID, text)
+	}
+	// An Interrupt that raced with the end of the reply still counts.
+	var ic *interruptCause
+	if errors.As(context.Cause(ctx), &ic) {
+		s.mu.Lock()
+		s.cur = nil
+		s.mu.Unlock()
+		s.Interrupt(turnID, ic.heard, ic.reason)
+	}
 }
 
 // remember appends a turn to the bounded history.
-func (s *Session) remember(user, assistant string) {
+func (s *Session) remember(turnID, user, assistant string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.history = append(s.history, Message{Role: "user", Text: user})
+	s.lastTurn = turnID
 	if assistant != "" {
 		s.history = append(s.history, Message{Role: "assistant", Text: assistant})
 	}
