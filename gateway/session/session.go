@@ -53,7 +53,7 @@ type Session struct {
 	region   string
 	history  []Message
 	turnN    int
-	lastTurn string // id of the last finished turn, for Interrupt
+	lastTurn string     // id of the last finished turn, for Interrupt
 	cur      *turnState // the turn in progress, if any
 	cards    map[string]*cardAcks
 	active   *activeCard // the card on display for input.key
