@@ -205,7 +205,7 @@ func (d *Detector) analyze(text string) analysis {
 			switch {
 			case negated(toks, start, end, p):
 				lvl, reason = LevelElevated, def.id+"/negated"
-			case def.flags&fNoPast == 0 && past(toks, start, end):
+			case def.flags&fNoPast == 0 && past(toks, start, end, p):
 				lvl, reason = LevelElevated, def.id+"/past"
 			case !cr.firstPerson[c.pat] && thirdParty(toks, start):
 				lvl, reason = LevelElevated, def.id+"/third_party"
@@ -321,7 +321,12 @@ var pastUnits = map[string]bool{
 // past reports a past-time marker: "tried to", "used to", "wanted to" just
 // before the match, or "… ago", "last year", "when i was", "hace", "il y a",
 // "vor jahren" shortly after it.
-func past(toks []string, start, end int) bool {
+func past(toks []string, start, end int, p *pattern) bool {
+	for k := start; k < end; k++ {
+		if pastBefore[toks[k]] && !p.words[toks[k]] {
+			return true // absorbed by a gap: "i used to want to die"
+		}
+	}
 	for k := start - 1; k >= 0 && k >= start-4; k-- {
 		if toks[k] == clauseMark {
 			break

@@ -54,7 +54,13 @@ func TestRulesCompile(t *testing.T) {
 		}
 		ids[cr.def.id] = true
 		for _, p := range cr.pats {
-			for w := range p.words {
+			words := map[string]bool{}
+			for _, e := range p.elems {
+				for _, w := range e.words {
+					words[w] = true
+				}
+			}
+			for w := range words {
 				if w == "um" { // kept after "mich" only (germanUm)
 					continue
 				}

@@ -25,7 +25,7 @@ import (
 type pattern struct {
 	src   string
 	elems []elem
-	words map[string]bool // literal words, to tell a gap-absorbed negator from a written one
+	words map[string]bool // literal words it matches (not "!" exclusions), to tell a gap-absorbed negator from a written one
 }
 
 type elemKind uint8
@@ -94,7 +94,9 @@ func compilePattern(src string) (pattern, error) {
 					continue
 				}
 				e.words = append(e.words, alt)
-				p.words[alt] = true
+				if e.kind == elWord {
+					p.words[alt] = true
+				}
 			}
 		}
 		p.elems = append(p.elems, e)

@@ -45,11 +45,13 @@ var macros = map[string]string{
 	"intent": "want|wanting|going|plan|planning|planned|decided|deciding|ready|about|trying|intend|intending|need|" +
 		"urge|tempted|considering|contemplating|thinking|think|thought|feel|feeling|will|should|got",
 	// wanting death itself
-	"desire": "want|wanting|wish|wishing|hope|hoping|ready|deserve|longing|prefer",
-	"place":  "bridge|building|roof|rooftop|cliff|balcony|ledge|tower|window|overpass|skyscraper|motorway|highway|parking",
+	"desire":  "want|wanting|wish|wishing|hope|hoping|ready|deserve|longing|prefer",
+	"place":   "bridge|building|roof|rooftop|cliff|balcony|ledge|tower|window|overpass|skyscraper|motorway|highway|parking",
 	"vehicle": "train|bus|car|truck|traffic|lorry|subway|tram",
 	"meds": "pills|pill|tablets|meds|medication|medications|painkillers|sleeping|paracetamol|tylenol|insulin|" +
 		"antidepressants|opioids|oxy|xanax",
+	// words after "die" that make it the colour verb or an idiom
+	"notdeath": "my|her|his|the|it|hair|your|their|for|of|laughing|tired|serious|on|from|down|inside|happy|than",
 	// ASR renderings of "myself"
 	"myselfasr": "myself|shelf|cell|sell",
 }
@@ -73,20 +75,30 @@ var ruleDefs = []ruleDef{
 		"end it tonight|now|today", "how to end my life", "how do|can|should i end my life",
 		"finish myself off", "end myself", "end|ending my suffering|existence",
 		"@intent [to] end|ending my [own] life|suffering|existence", "leave|leaving this world|earth|life",
+		"@intent [to] end|ending things !with|between|at", "end|ending things for good", "end it for good",
+		"@intent [to] end|ending it !with|between|at|here|there|now|early|today",
 		"stop|stopping existing", "cease to exist", "not exist anymore", "want to not exist",
 		"my last day|night|week alive", "my last day|night on earth", "last day|night of my life", "check out for good",
 		"@intent to and my life", "want it all to end", "feel dying !my|the|her|his|it|hair|your", "should not be alive|here",
 		"do not want to be on this earth|planet",
 	}},
 	{"en.crisis.want_die", LevelCrisis, "en", 0, []string{
-		"want [to] die", "want to be dead", "wish i was|were dead", "better off dead", "rather be dead",
+		"want [to] die !@notdeath", "want to be dead", "wish i was|were dead", "better off dead", "rather be dead",
 		"ready to die", "deserve to die", "should [have] die|died", "should be dead", "would to die", "hope i die",
 		"let me die", "want it [all] to be over", "over for good", "want to disappear forever|permanently",
 		"wish i could die", "better off if i was|were dead|gone", "better off if i died|die", "happier|better ~3 if i was|were dead",
-		"want to go to sleep forever", "sleep forever", "@desire [to] [be] die|dead", "rather die|dead !than",
+		"want to go to sleep forever", "sleep forever", "@desire [to] [be] die|dead !@notdeath", "rather die|dead !than",
 		"death is the|my only|best|answer|way|escape|solution|choice|option", "only way out ~4 death|die|dying|suicid*|kill",
 		"suicid* is the|my only|best|answer|way|escape|solution|choice|option", "only option ~3 suicid*|die|death|dead",
 		"sleep ~2 not wake up", "not be a burden much|anymore|for", "will not see me again",
+		"i ~2 @intent [to] ~2 die|dead !@notdeath", "i ~2 @desire ~3 die|dead|death !@notdeath",
+		"am|are ending things|it|everything !with|between|at|here|there|now|early|today",
+		"lie|lay|lying|sit|sitting|stand|standing ~2 on ~2 tracks|railway|rails|railroad",
+		"let me die", "let me go $", "i am a goner", "will be free of me", "will not have to deal with me",
+		"will not be a problem anymore|much", "last time ~3 hear|see|talk from|me|to", "going to join my|him|her",
+		"imagine|imagining|picture|picturing myself ~2 dead|dying|hanging|jumping|gone",
+		"bullet ~3 my head|brain|mouth", "gun to my head", "blow my brains out", "garage ~4 engine running",
+		"engine running ~4 garage", "carbon monoxide", "my affairs in order", "put my affairs",
 	}},
 	{"en.crisis.no_will_to_live", LevelCrisis, "en", fImmune, []string{
 		"do not want to live !in|with|at|near|there|on|by|alone|together",
@@ -112,7 +124,9 @@ var ruleDefs = []ruleDef{
 		"took|swallowed|taken|take|swallow|taking all [of] my|the|these|those pills|tablets|meds|medication|painkillers",
 		"took|swallowed|taken|take|swallow|taking a [whole] bottle|handful|box|pack|packet of [my|the] pills|tablets|meds|sleeping|painkillers",
 		"took|swallowed|taken|take|swallow|taking an overdose", "overdosed !on", "overdosing !on", "overdosed|overdosing|od on ~2 @meds",
-		"take them all", "lethal ~2 dose|amount|overdose", "@meds ~4 lethal", "how ~3 kill yourself|oneself", "tie a noose",
+		"take them all", "lethal ~2 dose|amount|overdose", "@meds ~4 lethal|die|dead|overdose|kill",
+		"how much|many ~4 to die|overdose|kill", "@intent [to] take|swallow ~2 all|every|whole|entire",
+		"all ~2 @meds ~3 going|about|want|will|take|swallow", "how ~3 kill yourself|oneself", "tie a noose",
 		"easiest|painless|quickest|fastest|best|quietest|surest ~2 way|ways|method|methods ~3 die|suicid*",
 		"easiest|painless|quickest|fastest|best|quietest|surest ~2 way|ways|method|methods ~3 kill yourself|myself|oneself",
 		"how long ~4 to die", "want|wish|hope|need someone|somebody ~3 kill me", "how many pills ~4 die|kill|dead|lethal|overdose|many",
@@ -125,7 +139,7 @@ var ruleDefs = []ruleDef{
 		"jump|jumping|step|stepping|walk|walking|lie|lay|lying in front of ~2 @vehicle",
 		"throw|throwing myself in front of ~2 @vehicle", "under a|the train",
 		"drive|driving|crash|crashing|steer|steering my car into|off", "edge of ~2 bridge|roof|rooftop|cliff|balcony|building|ledge|platform|tower",
-		"@intent [to] overdose|od", "overdose on ~2 @meds", "take|taking|swallow|swallowing|took|swallowed all ~3 @meds",
+		"@intent ~2 overdose|od", "way out ~3 death|dying|suicid*", "stop|stopping living", "overdose on ~2 @meds", "take|taking|swallow|swallowing|took|swallowed all ~3 @meds",
 		"want|going|about|ready to jump $", "crash my car on purpose", "drive|driving off ~2 bridge|cliff|road",
 		"standing|sitting on ~2 edge|ledge|railing", "standing|sitting on ~2 roof|bridge",
 		"pills in front of me", "rope around my neck", "noose",
@@ -189,12 +203,13 @@ var ruleDefs = []ruleDef{
 	}},
 	{"en.elevated.third_party", LevelElevated, "en", 0, []string{
 		"kill|kills|killed|killing|hurt|hurts|hurting|cut|cuts|cutting|harm|harming|hang|hanged|shot|shoot himself|herself|themselves|themself|hisself",
-		"wants|wanted|going|trying|planning|tries|tried to die", "wanted to die",
+		"wants|wanted|trying|planning|tries|tried to die !@notdeath", "wanted to die !@notdeath",
 		"talking|talks|talked|thinking about suicid*|killing|dying|ending", "is|was suicidal",
 		"committed suicide", "died by suicide", "took his|her|their [own] life", "ended his|her|their [own] life",
 		"lost someone to suicide",
 	}},
 	{"en.elevated.mention", LevelElevated, "en", 0, []string{
+		"i am dying !@notdeath|to|here|laughing", "my death", "my funeral",
 		"attempted suicid*", "suicide attempt", "suicid* !prevention|awareness|squad|rate|rates|statistics|research|month|week", "overdose",
 	}},
 	// ---- Spanish ----
@@ -204,7 +219,9 @@ var ruleDefs = []ruleDef{
 		"acabar con todo", "suicidarme", "pensando|pienso|pensado|pensar ~ en ~ suicid*|matarme",
 		"ojala estuviera|estuviese muerto|muerta", "quiero|quisiera|prefiero|preferiria estar muerto|muerta", "mejor muerto|muerta",
 		"tomarme|tomar todas las|mis pastillas", "hacerme dano", "me quiero hacer dano", "cortarme las venas",
-		"quiero dormir y no despertar", "ideas suicidas", "quiero acabar con todo", "me ~3 quitar la vida", "mejor me mato", "cortar* las venas", "quiero cortarme", "me quiero cortar",
+		"quiero dormir y no despertar", "ideas suicidas", "quiero acabar con todo", "me ~3 quitar la vida", "ganas de morir|morirme|matarme|suicidarme|desaparecer", "terminar con todo", "dejar de existir",
+		"ojala me muriera|muera|muriese", "tirar|tirarme|aventarme|lanzarme ~4 puente|edificio|tren|ventana|balcon|azotea|vias",
+		"ahorcar|ahorcarme", "mejor me mato", "cortar* las venas", "quiero cortarme", "me quiero cortar",
 		"cansado|cansada de vivir", "me quiero ~2 tirar ~3 puente|edificio|tren",
 	}},
 	{"es.crisis.no_will_to_live", LevelCrisis, "es", fImmune, []string{
@@ -217,7 +234,8 @@ var ruleDefs = []ruleDef{
 		"nadie me quiere", "soy una carga", "deprimido|deprimida|depresion", "me corto", "cortarme", "autolesion*",
 		"estoy harto|harta de vivir|todo", "no vale nada", "odio mi vida", "me odio", "suicidio|suicidarse|suicida", "quiero desaparecer",
 		"importo a nadie", "nadie ~3 extranaria|echaria|importa|quiere|necesita", "no tiene sentido", "cansado|cansada de todo",
-		"me siento ~2 fatal|mal ~2 todo", "no existir|existiera", "no haber nacido", "nadie ~3 extran*",
+		"me siento ~2 fatal|mal ~2 todo", "desesperado|desesperada", "no veo ~2 salida", "no tengo ganas de nada",
+		"me hago dano", "sobredosis", "no existir|existiera", "no haber nacido", "nadie ~3 extran*",
 	}},
 	// ---- French ----
 	{"fr.crisis.want_die", LevelCrisis, "fr", 0, []string{
@@ -227,17 +245,18 @@ var ruleDefs = []ruleDef{
 		"veux|vais|envie ~2 me faire du mal", "avaler ~2 tous|toutes mes medicaments|cachets|pilules",
 		"me jeter ~3 pont|fenetre|train|sous", "me pendre", "me foutre en le air", "veux|vais|envie ~2 crever",
 		"marre de vivre", "me ~2 ouvrir les veines", "sauter ~3 pont|fenetre|toit|immeuble",
-		"pris ~2 tous|toutes mes medicaments|cachets", "peux plus de vivre",
+		"pris ~2 tous|toutes mes medicaments|cachets", "peux plus de vivre", "vais sauter $", "prendre|avaler|pris|avale ~2 tous|toutes ~2 medicaments|cachets|pilules|comprimes",
+		"dormir pour toujours", "vie ne vaut pas la peine",
 	}},
 	{"fr.crisis.no_will_to_live", LevelCrisis, "fr", fImmune, []string{
-		"ne veux plus vivre", "veux plus vivre", "ne ai plus envie de vivre", "plus envie de vivre", "ne veux pas vivre !a|en|avec|dans",
+		"ne veux plus vivre", "veux plus vivre", "ne ai plus envie de vivre", "plus etre en vie", "veux plus etre vivant|vivante", "plus envie de vivre", "ne veux pas vivre !a|en|avec|dans",
 		"aucune raison de vivre", "ne vaut pas la peine de vivre", "ne veux plus me reveiller", "ne plus me reveiller",
 	}},
 	{"fr.elevated", LevelElevated, "fr", 0, []string{
 		"ne en peux plus", "en peux plus", "sans espoir", "desespere|desesperee", "me sens ~2 seul|seule|vide|inutile|nul|nulle",
 		"deprime|deprimee|depression", "fardeau", "plus envie de rien", "me scarifie", "scarification", "automutil*",
 		"me faire du mal", "tentative de suicide", "je me deteste", "je me hais", "marre de tout", "envie de disparaitre",
-		"suis a bout", "a quoi bon", "vie ne vaut rien", "mieux sans moi", "personne ~3 aime|manquer*|remarquer*|comprend", "veux disparaitre", "plus la force",
+		"suis a bout", "plus de espoir", "me fais du mal", "je me coupe", "a quoi bon", "vie ne vaut rien", "mieux sans moi", "personne ~3 aime|manquer*|remarquer*|comprend", "veux disparaitre", "plus la force",
 	}},
 	// ---- German ----
 	{"de.crisis.want_die", LevelCrisis, "de", 0, []string{
@@ -245,7 +264,7 @@ var ruleDefs = []ruleDef{
 		"mir ~2 das leben nehmen", "nehme mir ~2 das leben", "denke ~2 an suizid*|selbstmord*", "suizidgedanken",
 		"selbstmordgedanken", "bin suizidal", "allem ein ende", "meinem leben ein ende", "will|werde|mochte mich ~2 verletzen",
 		"alle ~2 tabletten", "brucke|dach|hochhaus ~2 springen", "vor den zug", "mich ~2 toten", "selbstmord begehen",
-		"suizid begehen", "lebensmude", "springe ~3 brucke|dach|hochhaus|fenster", "mich ~2 erhangen|erschiessen|vergiften|toten", "nicht mehr existieren",
+		"suizid begehen", "lebensmude", "mich ~2 umzubringen", "vor ~2 umzubringen", "springe ~3 brucke|dach|hochhaus|fenster", "nie wieder aufwachen", "besser ~3 tot", "mich ~2 erhangen|erschiessen|vergiften|toten", "nicht mehr existieren",
 	}},
 	{"de.crisis.no_will_to_live", LevelCrisis, "de", fImmune, []string{
 		"nicht mehr leben", "nicht mehr aufwachen", "nicht mehr da sein", "keinen grund mehr zu leben", "nicht mehr hier sein",
@@ -256,7 +275,7 @@ var ruleDefs = []ruleDef{
 		"einsam", "wertlos", "depressiv", "depression", "deprimiert", "bin ~2 last", "eine last", "sinnlos",
 		"geritzt", "ritze mich", "ritzen", "halte es nicht mehr aus", "keinen sinn mehr", "mich selbst verletzen",
 		"verletze mich", "suizid*", "selbstmord*", "hasse mich", "will nicht mehr $",
-		"niemand ~3 vermissen|vermisst|liebt|braucht", "bin am ende", "besser ~2 ohne mich", "keinen ausweg", "halte ~2 nicht mehr aus", "verschwinden",
+		"niemand ~3 vermissen|vermisst|liebt|braucht", "bin am ende", "verzweifelt", "schneide mich", "besser ~2 ohne mich", "keinen ausweg", "halte ~2 nicht mehr aus", "verschwinden",
 	}},
 	// ---- cues (no level of their own) ----
 	{"cue.means_stockpile", LevelElevated, "en", fMeans, []string{
@@ -268,6 +287,7 @@ var ruleDefs = []ruleDef{
 		"bought|got|have ~2 gun|knife|blade|razor|blades|razors", "have a plan $", "pills ready",
 	}},
 	{"cue.place", LevelNone, "", fMeans | fPlace, []string{
+		"at|to|on the tracks|railway|railroad|rails", "train tracks",
 		"at the bridge|ledge|roof|cliff|tracks", "on the bridge|ledge|roof|tracks", "am at|on ~3 bridge|roof|ledge|cliff",
 	}},
 	{"cue.time", LevelNone, "", fTime, []string{
