@@ -112,6 +112,10 @@ type vadFlags struct {
 	fit       bool
 }
 
+// vadConfig is the VAD configuration the eval uses; -weights and -release
+// override the defaults for tuning experiments.
+var vadConfig = vad.DefaultConfig()
+
 func runVAD(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("vad", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -123,7 +127,39 @@ func runVAD(args []string, stdout, stderr io.Writer) error {
 	fs.Float64Var(&f.threshold, "threshold", 0.5, "speech probability at or above which a frame is speech")
 	fs.StringVar(&f.dump, "dump", "", "also write every condition's mixed WAVs and the frame grid (manifest.json) to this directory, for the anchor scorers")
 	fs.BoolVar(&f.fit, "fit", false, "fit the VAD's logistic weights on DIR (leave-one-clip-out report) instead of scoring")
+	weights := fs.String("weights", "", "tuning: override the VAD clean weights as bias,w0,...")
+	noisyWeights := fs.String("noisy-weights", "", "tuning: override the VAD noisy weights as bias,w0,...")
+	fs.Float64Var(&fitNegWeight, "fit-neg-weight", fitNegWeight, "tuning: weight of non-speech frames of clean streams in -fit")
+	fs.Float64Var(&fitNegWeightNoisy, "fit-neg-weight-noisy", fitNegWeightNoisy, "tuning: weight of non-speech frames of noisy streams in -fit")
+	release := fs.Int("release", -1, "tuning: override the VAD release in frames")
+	smooth := fs.Int("smooth", 0, "tuning: override the VAD logit smoothing in frames")
 	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	vadConfig = vad.DefaultConfig()
+	for _, o := range []struct {
+		flag string
+		dst  *vad.Weights
+	}{{*weights, &vadConfig.Weights}, {*noisyWeights, &vadConfig.NoisyWeights}} {
+		if o.flag == "" {
+			continue
+		}
+		ws, err := parseSNRs(o.flag)
+		if err != nil || len(ws) != vad.NumFeatures+1 {
+			return fmt.Errorf("-weights/-noisy-weights: want %d numbers", vad.NumFeatures+1)
+		}
+		o.dst.Bias = float32(ws[0])
+		for i := range vad.NumFeatures {
+			o.dst.W[i] = float32(ws[i+1])
+		}
+	}
+	if *smooth > 0 {
+		vadConfig.SmoothFrames = *smooth
+	}
+	if *release >= 0 {
+		vadConfig.ReleaseFrames = *release
+	}
+	if err := vadConfig.Validate(); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
@@ -324,7 +360,7 @@ func mixAt(clean []int16, segs []segment, noise []int16, snrDb float64) []int16 
 
 // vadProbs runs a fresh VAD over pcm and returns one probability per frame.
 func vadProbs(pcm []int16, feats *[]vad.Features) ([]float32, error) {
-	v, err := vad.New(vad.DefaultConfig())
+	v, err := vad.New(vadConfig)
 	if err != nil {
 		return nil, err
 	}
@@ -418,7 +454,8 @@ func endOfSpeech(clips []clip) (eosStats, error) {
 	var st eosStats
 	var signed float64
 	for _, cl := range clips {
-		probs, err := vadProbs(cl.pcm, nil)
+		var feats []vad.Features
+		probs, err := vadProbs(cl.pcm, &feats)
 		if err != nil {
 			return st, err
 		}
@@ -428,7 +465,7 @@ func endOfSpeech(clips []clip) (eosStats, error) {
 		}
 		var ends []float64
 		for i, p := range probs {
-			evs, err := det.Process(cl.pcm[i*frameSamples:(i+1)*frameSamples], p)
+			evs, err := det.ProcessRaw(cl.pcm[i*frameSamples:(i+1)*frameSamples], p, feats[i].Raw)
 			if err != nil {
 				return st, err
 			}
@@ -468,9 +505,15 @@ func endOfSpeech(clips []clip) (eosStats, error) {
 			}
 			if best > 1000 {
 				st.Missed++
+				if os.Getenv("VERA_EVAL_DEBUG") != "" {
+					fmt.Fprintf(os.Stderr, "eos %s ref %d missed (ends %v)\n", cl.name, s.EndMs, ends)
+				}
 				continue
 			}
 			errs = append(errs, best)
+			if os.Getenv("VERA_EVAL_DEBUG") != "" {
+				fmt.Fprintf(os.Stderr, "eos %s ref %d err %+.0f\n", cl.name, s.EndMs, bestSigned)
+			}
 			signed += bestSigned
 		}
 	}
@@ -506,4 +549,294 @@ func printTable(w io.Writer, rep vadReport) {
 	fmt.Fprintf(w, "end of speech error (ms): p50 %.0f  p90 %.0f  (n=%d, missed=%d, mean signed %+.0f)\n",
 		rep.EOS.P50, rep.EOS.P90, rep.EOS.N, rep.EOS.Missed, rep.EOS.MeanErr)
 	fmt.Fprintf(w, "clips: %d, audio scored: %.1f s, VAD cost: %.3f ms per second of audio\n", len(rep.Clips), rep.AudioSeconds, rep.CostPerSecMs)
+}
+
+// ---- anchor dump and weight fitting (tuning tools behind -dump and -fit) ----
+
+// manifest is the frame grid the anchor scorers read (written by -dump): the
+// same mixed audio, frames and labels vera-eval scores.
+type manifest struct {
+	FrameMs    int                 `json:"frame_ms"`
+	CollarMs   int                 `json:"collar_ms"`
+	SampleRate int                 `json:"sample_rate"`
+	Conditions []manifestCondition `json:"conditions"`
+}
+
+type manifestCondition struct {
+	Name  string         `json:"name"`
+	Clips []manifestClip `json:"clips"`
+}
+
+type manifestClip struct {
+	Name string `json:"name"`
+	WAV  string `json:"wav"` // relative to the manifest
+	// Labels per 10 ms frame: 1 speech, 0 non-speech, -1 not scored.
+	Labels   []int8    `json:"labels"`
+	Segments []segment `json:"segments"`
+}
+
+func dumpConditions(dir string, conds []condition, collarMs int) error {
+	m := manifest{FrameMs: frameMs, CollarMs: collarMs, SampleRate: sampleRate}
+	for ci, c := range conds {
+		sub := fmt.Sprintf("c%02d", ci)
+		if err := os.MkdirAll(filepath.Join(dir, sub), 0o755); err != nil {
+			return err
+		}
+		mc := manifestCondition{Name: c.name}
+		for _, cl := range c.clips {
+			rel := filepath.Join(sub, cl.name+".16k.wav")
+			if err := wavio.WriteWAVFile(filepath.Join(dir, rel), sampleRate, cl.pcm); err != nil {
+				return err
+			}
+			mc.Clips = append(mc.Clips, manifestClip{Name: cl.name, WAV: rel,
+				Labels: frameLabels(len(cl.pcm), cl.segs, collarMs), Segments: cl.segs})
+		}
+		m.Conditions = append(m.Conditions, mc)
+	}
+	raw, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "manifest.json"), raw, 0o644)
+}
+
+// nFeat is the fitted design: the features times (1-m) plus a (1-m) bias
+// term, then the features times m (m = vad.Blend(long_snr)); the model's own
+// intercept stays at 0 so the two weight sets carry their own biases.
+const nFeat = 2 * (vad.NumFeatures + 1)
+
+// fitNegWeight and fitNegWeightNoisy weight non-speech frames in the fit
+// for clean and noisy streams (blended like the weights; 1 = natural prior):
+// a higher weight buys a lower false-alarm rate with recall.
+var fitNegWeight, fitNegWeightNoisy = 1.5, 1.0
+
+type sample struct {
+	x    [nFeat]float64
+	y    float64
+	clip int
+}
+
+func featVec(f vad.Features) [nFeat]float64 {
+	var x [nFeat]float64
+	m := float64(vad.Blend(f.X[9]))
+	const k = vad.NumFeatures + 1
+	x[0] = 1 - m
+	x[k] = m
+	_ = x // m is recoverable as x[k]
+	for i, v := range f.X {
+		x[1+i] = float64(v) * (1 - m)
+		x[k+1+i] = float64(v) * m
+	}
+	return x
+}
+
+// toWeights splits a fitted vector (intercept first) into clean and noisy sets.
+func toWeights(wt [nFeat + 1]float64) (clean, noisy vad.Weights) {
+	const k = vad.NumFeatures + 1
+	noisy.Bias = float32(wt[0] + wt[1])
+	clean.Bias = float32(wt[0] + wt[1+k])
+	for i := range vad.NumFeatures {
+		noisy.W[i] = float32(wt[2+i])
+		clean.W[i] = float32(wt[2+k+i])
+	}
+	return clean, noisy
+}
+
+func fromWeights(clean, noisy vad.Weights) [nFeat + 1]float64 {
+	const k = vad.NumFeatures + 1
+	var wt [nFeat + 1]float64
+	wt[1] = float64(noisy.Bias)
+	wt[1+k] = float64(clean.Bias)
+	for i := range vad.NumFeatures {
+		wt[2+i] = float64(noisy.W[i])
+		wt[2+k+i] = float64(clean.W[i])
+	}
+	return wt
+}
+
+// fitWeights fits the VAD's logistic weights on every scored frame of every
+// condition and reports leave-one-clip-out F1/FAR so overfitting shows.
+func fitWeights(w io.Writer, conds []condition, collarMs int) error {
+	var data []sample
+	clipIdx := map[string]int{}
+	for _, c := range conds {
+		for _, cl := range c.clips {
+			if _, ok := clipIdx[cl.name]; !ok {
+				clipIdx[cl.name] = len(clipIdx)
+			}
+			var feats []vad.Features
+			if _, err := vadProbs(cl.pcm, &feats); err != nil {
+				return err
+			}
+			// The VAD averages its logit over SmoothFrames; the logit is linear
+			// in the design, so fit on the same average of the design.
+			var xs [nFeat]float64
+			a := 1 / float64(vadConfig.SmoothFrames)
+			labels := frameLabels(len(cl.pcm), cl.segs, collarMs)
+			for i, l := range labels {
+				x := featVec(feats[i])
+				for j := range xs {
+					if i == 0 {
+						xs[j] = x[j]
+					} else {
+						xs[j] += (x[j] - xs[j]) * a
+					}
+				}
+				if l < 0 || feats[i].Silent {
+					continue
+				}
+				data = append(data, sample{x: xs, y: float64(l), clip: clipIdx[cl.name]})
+			}
+		}
+	}
+	// Per-condition feature means by class, to see which features separate.
+	for _, c := range conds {
+		var m [2][nFeat]float64
+		var n [2]float64
+		for _, cl := range c.clips {
+			var feats []vad.Features
+			if _, err := vadProbs(cl.pcm, &feats); err != nil {
+				return err
+			}
+			for i, l := range frameLabels(len(cl.pcm), cl.segs, collarMs) {
+				if l < 0 {
+					continue
+				}
+				x := featVec(feats[i])
+				for j := range nFeat {
+					m[l][j] += x[j]
+				}
+				n[l]++
+			}
+		}
+		fmt.Fprintf(w, "%-30s", c.name)
+		for j := range nFeat {
+			fmt.Fprintf(w, " %5.1f/%5.1f", m[1][j]/n[1], m[0][j]/n[0])
+		}
+		fmt.Fprintln(w, "  (speech/non-speech)")
+	}
+	wAll := logistic(data, -1)
+	c, n := toWeights(wAll)
+	fmt.Fprintf(w, "fitted on %d frames (features %v):\n  clean = %#v\n  noisy = %#v\n", len(data), vad.FeatureNames, c, n)
+	fmt.Fprintf(w, "  -weights=%s -noisy-weights=%s\n", weightsFlag(c), weightsFlag(n))
+	fmt.Fprintf(w, "leave-one-clip-out (raw p >= 0.5, no release):\n")
+	var tot, totDef counts
+	defW := fromWeights(vadConfig.Weights, vadConfig.NoisyWeights)
+	for name, ci := range clipIdx {
+		wt := logistic(data, ci)
+		var c, cd counts
+		for _, s := range data {
+			if s.clip != ci {
+				continue
+			}
+			c.add(classify(wt, s))
+			cd.add(classify(defW, s))
+		}
+		tot.add(c)
+		totDef.add(cd)
+		r, rd := result(name, c), result(name, cd)
+		fmt.Fprintf(w, "  %-40s held-out F1 %.3f FAR %.3f | defaults F1 %.3f FAR %.3f\n", name, r.F1, r.FAR, rd.F1, rd.FAR)
+	}
+	r, rd := result("all", tot), result("all", totDef)
+	fmt.Fprintf(w, "  %-40s held-out F1 %.3f FAR %.3f | defaults F1 %.3f FAR %.3f\n", "pooled", r.F1, r.FAR, rd.F1, rd.FAR)
+	return nil
+}
+
+func classify(wt [nFeat + 1]float64, s sample) counts {
+	z := wt[0]
+	for j := range nFeat {
+		z += wt[j+1] * s.x[j]
+	}
+	speech := z >= 0
+	switch {
+	case s.y == 1 && speech:
+		return counts{tp: 1}
+	case s.y == 1:
+		return counts{fn: 1}
+	case speech:
+		return counts{fp: 1}
+	}
+	return counts{tn: 1}
+}
+
+// logistic fits weights (bias first) by gradient descent on standardised
+// features with a small L2 penalty, skipping samples of clip `skip`.
+// Non-speech frames are weighted so both classes count equally: false alarms
+// matter as much as misses.
+func logistic(data []sample, skip int) [nFeat + 1]float64 {
+	var mean, sd [nFeat]float64
+	var n, pos float64
+	for _, s := range data {
+		if s.clip == skip {
+			continue
+		}
+		n++
+		pos += s.y
+		for j := range nFeat {
+			mean[j] += s.x[j]
+		}
+	}
+	for j := range nFeat {
+		mean[j] /= n
+	}
+	for _, s := range data {
+		if s.clip == skip {
+			continue
+		}
+		for j := range nFeat {
+			d := s.x[j] - mean[j]
+			sd[j] += d * d
+		}
+	}
+	for j := range nFeat {
+		sd[j] = math.Sqrt(sd[j]/n) + 1e-9
+	}
+	wPos, wNeg := 1.0, fitNegWeight
+	var wt [nFeat + 1]float64
+	const lr, l2 = 0.5, 1e-3
+	for range 400 {
+		var g [nFeat + 1]float64
+		for _, s := range data {
+			if s.clip == skip {
+				continue
+			}
+			z := wt[0]
+			for j := range nFeat {
+				z += wt[j+1] * (s.x[j] - mean[j]) / sd[j]
+			}
+			p := 1 / (1 + math.Exp(-z))
+			m := s.x[vad.NumFeatures+1]
+			cw := wNeg*m + fitNegWeightNoisy*(1-m)
+			if s.y == 1 {
+				cw = wPos
+			}
+			e := (p - s.y) * cw
+			g[0] += e
+			for j := range nFeat {
+				g[j+1] += e * (s.x[j] - mean[j]) / sd[j]
+			}
+		}
+		for j := range g {
+			reg := 0.0
+			if j > 0 {
+				reg = l2 * wt[j]
+			}
+			wt[j] -= lr * (g[j]/n + reg)
+		}
+	}
+	// Back to raw feature units.
+	out := wt
+	for j := range nFeat {
+		out[j+1] = wt[j+1] / sd[j]
+		out[0] -= wt[j+1] * mean[j] / sd[j]
+	}
+	return out
+}
+
+func weightsFlag(w vad.Weights) string {
+	s := strconv.FormatFloat(float64(w.Bias), 'f', 4, 32)
+	for _, x := range w.W {
+		s += "," + strconv.FormatFloat(float64(x), 'f', 4, 32)
+	}
+	return s
 }
