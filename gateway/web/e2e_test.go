@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -103,9 +104,11 @@ type report struct {
 		Page    int    `json:"page"`
 		Surface string `json:"surface"`
 	} `json:"acks"`
-	Announced string `json:"announced"`
-	Reply     string `json:"reply"`
-	HUDPNG    string `json:"hud_png"`
+	Announced   string `json:"announced"`
+	VoiceNote   string `json:"voice_note"`
+	MicDisabled bool   `json:"mic_disabled"`
+	Reply       string `json:"reply"`
+	HUDPNG      string `json:"hud_png"`
 }
 
 func artifactDir(t *testing.T) string {
@@ -172,10 +175,10 @@ func TestBrowserCrisisCardOnHUD(t *testing.T) {
 	cmd := exec.Command(bin,
 		"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
 		"--disable-background-networking", "--disable-component-update", "--disable-sync",
-		"--disable-default-apps", "--disable-extensions", "--mute-audio",
+		"--disable-default-apps", "--disable-extensions", "--mute-audio", "--enable-logging=stderr", "--v=0",
 		"--allow-loopback-in-peer-connection", "--use-fake-ui-for-media-stream", "--use-fake-device-for-media-stream",
 		"--user-data-dir="+profile, "--window-size=1320,980", "--remote-debugging-port=0",
-		srv.URL+"/?e2e=1&region=US&report=/e2e/report")
+		srv.URL+"/?e2e=1&mic=1&region=US&report=/e2e/report")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -184,15 +187,25 @@ func TestBrowserCrisisCardOnHUD(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start chromium: %v", err)
 	}
-	var logTail []string
+	var (
+		logMu   sync.Mutex
+		logTail []string
+	)
+	snapshotLog := func() []string {
+		logMu.Lock()
+		defer logMu.Unlock()
+		return append([]string(nil), logTail...)
+	}
 	logDone := make(chan struct{})
 	go func() {
 		defer close(logDone)
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
-			if len(logTail) < 200 {
+			logMu.Lock()
+			if len(logTail) < 2000 {
 				logTail = append(logTail, sc.Text())
 			}
+			logMu.Unlock()
 		}
 	}()
 	defer func() {
@@ -207,7 +220,7 @@ func TestBrowserCrisisCardOnHUD(t *testing.T) {
 	select {
 	case rep = <-reports:
 	case <-time.After(90 * time.Second):
-		t.Fatalf("the page reported nothing; chromium said:\n%s", strings.Join(logTail, "\n"))
+		t.Fatalf("the page reported nothing; chromium said:\n%s", strings.Join(snapshotLog(), "\n"))
 	}
 	if !rep.OK {
 		t.Fatalf("page check failed: %s (events %+v)", rep.Error, rep.Events)
@@ -251,6 +264,10 @@ func TestBrowserCrisisCardOnHUD(t *testing.T) {
 	if h.Focus == "" || rep.FocusMoved == nil || rep.FocusMoved.From != h.Focus {
 		t.Fatalf("focus %q, moved %+v", h.Focus, rep.FocusMoved)
 	}
+	// No voice endpoint on this server: the mic turns itself off and says so.
+	if !rep.MicDisabled || !strings.Contains(rep.VoiceNote, "not available") {
+		t.Errorf("mic without a voice endpoint: disabled=%v note %q", rep.MicDisabled, rep.VoiceNote)
+	}
 	if !strings.HasPrefix(rep.Announced, "Safety resources.") {
 		t.Errorf("aria-live announcement %q", rep.Announced)
 	}
@@ -261,6 +278,13 @@ func TestBrowserCrisisCardOnHUD(t *testing.T) {
 	if snap := counters.Snapshot(); snap.Totals[safety.EventShown] == 0 || snap.Totals[safety.EventAcked] == 0 {
 		t.Errorf("safety counters %+v", snap.Totals)
 	}
+	// The page threw nothing.
+	for _, l := range snapshotLog() {
+		if strings.Contains(l, "Uncaught") {
+			t.Errorf("page error: %s", l)
+		}
+	}
+
 	dir := artifactDir(t)
 	png, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(rep.HUDPNG, "data:image/png;base64,"))
 	if err != nil || len(png) < 1000 {
