@@ -1,0 +1,178 @@
+package router
+
+import (
+	"context"
+	"hash/fnv"
+	"regexp"
+	"strings"
+	"unicode"
+
+	"github.com/veraneural/vera-gateway/safety"
+)
+
+// companion is the offline converse engine: deterministic and
+// listening-first. It reflects back what it heard, asks at most one open
+// question, and is honest about what it is: an AI companion, never a
+// person, a therapist or emergency care. Same input, same reply.
+type companion struct {
+	assess Assessor
+}
+
+func newCompanion(a Assessor) *companion { return &companion{assess: a} }
+
+// Fixed sentences of the companion. None claims to be human, a therapist
+// or emergency care; TestCompanionNeverClaims checks every reply path.
+const (
+	companionIdentity = "I'm VERA, an AI companion: not a person, not a therapist, and not emergency care."
+	companionCrisis   = "I'm really glad you told me. I'm an AI companion, not emergency care: if you might act on this or you're in danger, please call your local emergency number or one of the lines shown now. They have people ready to talk, right now."
+	companionElevated = "That sounds heavy to carry. If it would help to talk to a person, the resources shown now are a good place to start."
+	companionEmpty    = "I'm listening."
+)
+
+var companionQuestions = []string{
+	"What feels most important about that right now?",
+	"What would help a little, even for the next hour?",
+	"How long has it been like this?",
+	"What would you like to happen next?",
+	"Who else knows about this?",
+}
+
+var identityQuestion = regexp.MustCompile(`(?i)\b(are|r)\s+(you|u)\s+(a\s+)?(real|human|person|bot|robot|ai|therapist|doctor|counsel+or|machine)\b`)
+
+func (c *companion) complete(ctx context.Context, call *call, req textRequest, delta func(string) error) (Reply, error) {
+	var history []string
+	text := ""
+	for i, m := range req.Messages {
+		if m.Role != RoleUser {
+			continue
+		}
+		if i == len(req.Messages)-1 {
+			text = m.Text
+		} else {
+			history = append(history, m.Text)
+		}
+	}
+	if text == "" && len(req.Messages) > 0 {
+		text = req.Messages[len(req.Messages)-1].Text
+	}
+	var a safety.Assessment
+	if c.assess != nil {
+		a = c.assess(history, text)
+	}
+	if a.Source == "" {
+		a.Source = safety.SourceLocal
+	}
+	if a.Resources == nil {
+		a.Resources = []safety.Resource{}
+	}
+	reply := companionReply(text, a.Level, req.Thread == nil && req.System != "")
+	if req.MaxTokens > 0 {
+		reply = truncateWords(reply, req.MaxTokens)
+	}
+	// Stream word by word, as a model would, checking for cancellation.
+	for _, w := range splitKeepSpace(reply) {
+		if err := ctx.Err(); err != nil {
+			return Reply{}, err
+		}
+		if err := emitDelta(call, delta, w); err != nil {
+			return Reply{}, err
+		}
+	}
+	return Reply{Message: reply, Safety: a, ProposedActions: []ProposedAction{}}, nil
+}
+
+// companionReply builds the reply. oneshot replies (a system prompt, no
+// conversation) are the reflection alone: a short restatement.
+func companionReply(text string, level safety.Level, oneshot bool) string {
+	text = strings.TrimSpace(text)
+	if text == "" {
+		return companionEmpty
+	}
+	switch level {
+	case safety.LevelCrisis:
+		return companionCrisis
+	}
+	reflection := reflect(text)
+	if oneshot {
+		return reflection
+	}
+	if identityQuestion.MatchString(text) {
+		return companionIdentity + " " + "I'm here to listen. " + companionQuestions[0]
+	}
+	var b strings.Builder
+	b.WriteString("It sounds like ")
+	b.WriteString(reflection)
+	b.WriteString(".")
+	if level == safety.LevelElevated {
+		b.WriteString(" ")
+		b.WriteString(companionElevated)
+	}
+	b.WriteString(" ")
+	h := fnv.New32a()
+	h.Write([]byte(strings.ToLower(text)))
+	b.WriteString(companionQuestions[h.Sum32()%uint32(len(companionQuestions))])
+	return b.String()
+}
+
+// pronoun swaps first and second person so the reflection speaks to the user.
+var pronoun = map[string]string{
+	"i": "you", "me": "you", "my": "your", "mine": "yours", "myself": "yourself",
+	"am": "are", "i'm": "you're", "im": "you're", "i've": "you've", "i'll": "you'll", "i'd": "you'd",
+	"we": "you", "us": "you", "our": "your", "ours": "yours",
+	"you": "I", "your": "my", "yours": "mine", "yourself": "myself", "you're": "I'm",
+	"was": "were",
+}
+
+// reflect restates the first sentence of text in the second person,
+// at most 20 words, without its end punctuation or a trailing question.
+func reflect(text string) string {
+	first := text
+	if i := strings.IndexAny(text, ".!?\n"); i > 0 {
+		first = text[:i]
+	}
+	words := strings.Fields(first)
+	if len(words) > 20 {
+		words = words[:20]
+	}
+	var prevI bool
+	for i, w := range words {
+		core := strings.TrimFunc(w, func(r rune) bool { return !unicode.IsLetter(r) && r != '\'' })
+		low := strings.ToLower(core)
+		rep, ok := pronoun[low]
+		if low == "was" && !prevI {
+			ok = false
+		}
+		prevI = low == "i"
+		if ok && core != "" {
+			words[i] = strings.Replace(w, core, rep, 1)
+		}
+	}
+	out := strings.Join(words, " ")
+	out = strings.TrimRight(out, ",;: ")
+	if out == "" {
+		return "there's something on your mind"
+	}
+	return out
+}
+
+func truncateWords(s string, n int) string {
+	words := strings.Fields(s)
+	if len(words) <= n {
+		return s
+	}
+	return strings.Join(words[:n], " ")
+}
+
+// splitKeepSpace splits s into words, each carrying its leading space, so
+// the deltas concatenate back to s.
+func splitKeepSpace(s string) []string {
+	var out []string
+	start := 0
+	for i := 1; i < len(s); i++ {
+		if s[i] == ' ' && s[i-1] != ' ' {
+			out = append(out, s[start:i])
+			start = i
+		}
+	}
+	return append(out, s[start:])
+}

@@ -1,0 +1,84 @@
+package router
+
+import (
+	"context"
+	"fmt"
+	"strings"
+)
+
+// ConverseRequest is one conversation turn.
+type ConverseRequest struct {
+	// Slot defaults to "converse".
+	Slot string
+	// Thread carries engine-side conversation ids across turns (vera);
+	// nil makes a fresh engine conversation per turn.
+	Thread *Thread
+	// SystemPrompt, optional (HTTP LLM providers only).
+	SystemPrompt string
+	// History is the earlier context, oldest first, without Text.
+	History []Message
+	// Text is what the user just said or typed.
+	Text string
+	// MaxTokens bounds the reply; 0 uses the model's max_output_tokens.
+	MaxTokens int
+	// IdempotencyKey of the turn, reused on every retry; "" makes one.
+	IdempotencyKey string
+}
+
+// Converse sends a turn to the slot's models and streams the reply text to
+// onDelta as it arrives (onDelta may be nil). Once a delta has reached the
+// caller the turn is bound to that model: a later failure ends the call
+// with a *NoModelError whose last attempt has KindTruncated, never a reply
+// spliced from two models. An error from onDelta aborts the turn.
+func (r *Router) Converse(ctx context.Context, req ConverseRequest, onDelta func(delta string) error) (Reply, error) {
+	if req.Slot == "" {
+		req.Slot = SlotConverse
+	}
+	if strings.TrimSpace(req.Text) == "" {
+		return Reply{}, fmt.Errorf("%w: text must not be blank", ErrBadRequest)
+	}
+	if req.Slot == SlotListen || req.Slot == SlotSpeak {
+		return Reply{}, fmt.Errorf("%w: slot %q is an audio slot", ErrBadRequest, req.Slot)
+	}
+	models, err := r.slot(req.Slot)
+	if err != nil {
+		return Reply{}, err
+	}
+	msgs := make([]Message, 0, len(req.History)+1)
+	for _, h := range req.History {
+		if strings.TrimSpace(h.Text) != "" {
+			msgs = append(msgs, h)
+		}
+	}
+	msgs = append(msgs, Message{Role: RoleUser, Text: req.Text})
+	var reply Reply
+	deltas := guard(onDelta)
+	m, err := r.run(ctx, plan{
+		slot:     req.Slot,
+		models:   models,
+		key:      req.IdempotencyKey,
+		streamed: true,
+		tokens: func(m *model) int {
+			return estimateTokens(req.SystemPrompt, msgs, outputTokens(req.MaxTokens, m.cfg))
+		},
+	}, func(ctx context.Context, m *model, c *call) error {
+		tr := textRequest{System: req.SystemPrompt, Messages: msgs, MaxTokens: outputTokens(req.MaxTokens, m.cfg), Thread: req.Thread}
+		rep, err := m.text.complete(ctx, c, tr, deltas)
+		if err != nil {
+			return err
+		}
+		if strings.TrimSpace(rep.Message) == "" {
+			return perr(KindProtocol, "empty reply")
+		}
+		reply = rep
+		return nil
+	})
+	if err != nil {
+		return Reply{}, err
+	}
+	reply.Model, reply.Provider = m.cfg.Name, m.cfg.Provider
+	if reply.ProposedActions == nil {
+		reply.ProposedActions = []ProposedAction{}
+	}
+	return reply, nil
+}

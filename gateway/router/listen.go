@@ -1,0 +1,179 @@
+package router
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+)
+
+// ListenRequest opens a listen session.
+type ListenRequest struct {
+	// Slot defaults to "listen".
+	Slot string
+	// Language hint (ISO-639-1), optional.
+	Language string
+}
+
+// Transcript is the final text of a turn and who recognised it.
+type Transcript struct {
+	Text     string
+	Model    string
+	Provider string
+}
+
+// ListenSession recognises one turn of 16 kHz mono PCM. Frames are fed to
+// the first available model of the slot as they arrive (Write), partial
+// text is available at any time (Partial) and the final text right after
+// the end of the turn (Final). The turn's audio is also kept (up to
+// router.max_turn_seconds) so that, if that model fails at Final, the next
+// models of the slot get the whole turn. Methods are safe for concurrent
+// use; Close releases the recogniser and must always be called.
+type ListenSession struct {
+	r      *Router
+	req    ListenRequest
+	models []*model
+
+	mu       sync.Mutex // mu guards the fields below
+	audio    []int16
+	maxAudio int
+	overflow bool
+	stream   listenStream // open on models[cur], nil once spent or broken
+	cur      int
+	skipped  []Attempt
+	done     bool
+}
+
+// Listen opens a session on the slot's first model that is not behind an
+// open breaker and that starts (an embedded decoder may wait in its pool
+// until ctx ends).
+func (r *Router) Listen(ctx context.Context, req ListenRequest) (*ListenSession, error) {
+	if req.Slot == "" {
+		req.Slot = SlotListen
+	}
+	models, err := r.slot(req.Slot)
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range models {
+		if m.listen == nil {
+			return nil, fmt.Errorf("%w: slot %q model %q (%s) cannot listen", ErrUnsupported, req.Slot, m.cfg.Name, m.cfg.Provider)
+		}
+	}
+	s := &ListenSession{r: r, req: req, models: models, maxAudio: r.cfg.MaxTurnSeconds * 16000}
+	for i, m := range models {
+		if !m.breaker.peek(r.clock.Now()) {
+			s.skipped = append(s.skipped, Attempt{Model: m.cfg.Name, Provider: m.cfg.Provider, Kind: KindBreakerOpen, Err: errors.New("circuit breaker open")})
+			continue
+		}
+		st, err := m.listen.startListen(ctx, req)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, fmt.Errorf("router: slot %q: %w", req.Slot, context.Cause(ctx))
+			}
+			kind, _ := classify(ctx, err)
+			s.skipped = append(s.skipped, Attempt{Model: m.cfg.Name, Provider: m.cfg.Provider, Kind: kind, Err: err})
+			continue
+		}
+		s.stream, s.cur = st, i
+		return s, nil
+	}
+	return nil, &NoModelError{Slot: req.Slot, Attempts: s.skipped}
+}
+
+// Write feeds one frame of 16 kHz mono PCM. The decoding work of an
+// embedded recogniser happens in the caller's goroutine, as the audio
+// arrives, so that Final has little left to do.
+func (s *ListenSession) Write(frame []int16) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.done {
+		return ErrClosed
+	}
+	if len(s.audio)+len(frame) <= s.maxAudio {
+		s.audio = append(s.audio, frame...)
+	} else {
+		s.overflow = true
+	}
+	if s.stream != nil {
+		if err := s.stream.write(frame); err != nil {
+			// Keep buffering: Final retries the turn from the kept audio.
+			s.r.log.Warn("router listen write failed", "model", s.models[s.cur].cfg.Name, "err", err)
+			s.stream.close()
+			s.stream = nil
+		}
+	}
+	return nil
+}
+
+// Partial returns the current partial hypothesis ("" when none, or when
+// the model does not produce partials).
+func (s *ListenSession) Partial() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stream == nil {
+		return ""
+	}
+	return s.stream.partial()
+}
+
+// Final ends the turn and returns its text. It may be called once.
+func (s *ListenSession) Final(ctx context.Context) (Transcript, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.done {
+		return Transcript{}, ErrClosed
+	}
+	s.done = true
+	var text string
+	m, err := s.r.run(ctx, plan{slot: s.req.Slot, models: s.models[s.cur:]},
+		func(ctx context.Context, m *model, c *call) error {
+			st := s.stream
+			s.stream = nil
+			if st == nil || m != s.models[s.cur] {
+				if st != nil {
+					st.close()
+				}
+				if s.overflow {
+					return perr(KindInternal, "turn longer than router.max_turn_seconds cannot be replayed")
+				}
+				var err error
+				if st, err = m.listen.startListen(ctx, s.req); err != nil {
+					return err
+				}
+				if err := st.write(s.audio); err != nil {
+					st.close()
+					return err
+				}
+			}
+			defer st.close()
+			t, err := st.final(ctx, c)
+			if err != nil {
+				return err
+			}
+			text = t
+			return nil
+		})
+	s.audio = nil
+	if err != nil {
+		var nm *NoModelError
+		if errors.As(err, &nm) {
+			nm.Attempts = append(append([]Attempt(nil), s.skipped...), nm.Attempts...)
+		}
+		return Transcript{}, err
+	}
+	return Transcript{Text: text, Model: m.cfg.Name, Provider: m.cfg.Provider}, nil
+}
+
+// Close releases the recogniser. Safe to call more than once and after Final.
+func (s *ListenSession) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.done = true
+	if s.stream != nil {
+		s.stream.close()
+		s.stream = nil
+	}
+	s.audio = nil
+	return nil
+}

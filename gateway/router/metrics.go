@@ -1,0 +1,57 @@
+package router
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// metrics are the router's Prometheus series (namespace vera, subsystem
+// router), labelled by model and provider.
+type metrics struct {
+	attempts *prometheus.CounterVec   // model, provider, slot
+	failures *prometheus.CounterVec   // model, provider, kind
+	skips    *prometheus.CounterVec   // model, provider, reason
+	ttft     *prometheus.HistogramVec // model, provider
+	duration *prometheus.HistogramVec // model, provider
+	breaker  *prometheus.GaugeVec     // model, provider
+}
+
+func newMetrics(reg prometheus.Registerer) (*metrics, error) {
+	const ns, sub = "vera", "router"
+	lat := []float64{0.025, 0.05, 0.1, 0.2, 0.35, 0.5, 0.75, 1, 1.5, 2, 3, 5, 10, 20, 30}
+	m := &metrics{
+		attempts: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub,
+			Name: "attempts_total", Help: "Attempts sent to a model, retries included."},
+			[]string{"model", "provider", "slot"}),
+		failures: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub,
+			Name: "failures_total", Help: "Failed attempts by kind (ttft, timeout, rate_limited, unavailable, connection, protocol, rejected, server_error, truncated, canceled, internal)."},
+			[]string{"model", "provider", "kind"}),
+		skips: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub,
+			Name: "skips_total", Help: "Models skipped without an attempt (breaker_open, context_window)."},
+			[]string{"model", "provider", "reason"}),
+		ttft: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: ns, Subsystem: sub,
+			Name: "ttft_seconds", Help: "Time from attempt start to the first useful token.", Buckets: lat},
+			[]string{"model", "provider"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: ns, Subsystem: sub,
+			Name: "attempt_duration_seconds", Help: "Duration of an attempt, successful or not.", Buckets: lat},
+			[]string{"model", "provider"}),
+		breaker: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Subsystem: sub,
+			Name: "breaker_state", Help: "Circuit breaker state: 0 closed, 1 half-open, 2 open."},
+			[]string{"model", "provider"}),
+	}
+	if reg == nil {
+		return m, nil
+	}
+	for _, c := range []prometheus.Collector{m.attempts, m.failures, m.skips, m.ttft, m.duration, m.breaker} {
+		if err := reg.Register(c); err != nil {
+			var are prometheus.AlreadyRegisteredError
+			if errors.As(err, &are) {
+				return nil, fmt.Errorf("router: metrics already registered (one Router per registry): %w", err)
+			}
+			return nil, fmt.Errorf("router: register metrics: %w", err)
+		}
+	}
+	return m, nil
+}
