@@ -168,6 +168,9 @@ type SafetyCard struct {
 	Source          string            `json:"source,omitempty"`
 	Resources       []safety.Resource `json:"resources"`
 	Surfaces        []CardSurface     `json:"surfaces"`
+	// MustSpeak is true when the device cannot confirm renders or has no
+	// display: the resources must also be spoken.
+	MustSpeak bool `json:"must_speak"`
 	// Resend counts re-sends after a missing acknowledgement (0 first time).
 	Resend int `json:"resend"`
 }

@@ -47,7 +47,9 @@ func (s *Session) sendCard(turnID string, a safety.Assessment) {
 	card := event.SafetyCard{
 		CardID: cardID, TurnID: turnID, Level: a.Level.String(), DisplayRequired: a.DisplayRequired,
 		Source: string(a.Source), Resources: res, Surfaces: []event.CardSurface{},
-		RequiresAck: len(surfaces) > 0,
+		// Only a device that confirms renders can acknowledge pages.
+		RequiresAck: len(surfaces) > 0 && profile.RenderConfirmation,
+		MustSpeak:   profile.MustSpeakSafety(),
 	}
 	for _, sf := range surfaces {
 		pages, err := s.deps.Layout.LayoutSafety(cardID, a, profile, sf)
@@ -87,7 +89,7 @@ func (s *Session) sendCard(turnID string, a safety.Assessment) {
 		sa := &surfaceAcks{pages: make([]bool, n), timeout: timeout, kind: string(kindOf(surfaces, cs.Surface))}
 		ca.surfaces[cs.Surface] = sa
 		s.active.page[cs.Surface] = 1
-		if timeout > 0 {
+		if timeout > 0 && card.RequiresAck {
 			s.armAckLocked(cardID, cs.Surface, sa)
 		}
 	}

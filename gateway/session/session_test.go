@@ -930,3 +930,16 @@ func TestHandleJSON(t *testing.T) {
 	}
 	until(t, st, event.TypeReplyDone)
 }
+
+// A device without render confirmation cannot ack: no timers, must speak.
+func TestNoRenderConfirmation(t *testing.T) {
+	clk := sessiontest.NewClock(time.Unix(1_800_000_000, 0))
+	m := newManager(t, session.DefaultConfig(), echo(), keywordSafety{}, clk)
+	s, st, _ := m.Open(owner, &event.Hello{Device: devices.Mentra})
+	_ = s.Handle(context.Background(), &event.InputText{Text: "I want to end my life"})
+	evs := until(t, st, event.TypeReplyDone)
+	e := evs[index(evs, event.TypeSafetyCard)]
+	if string(e.raw["requires_ack"]) != "false" || string(e.raw["must_speak"]) != "true" || clk.Pending() != 0 {
+		t.Fatalf("mentra card %s %s, %d timers", e.raw["requires_ack"], e.raw["must_speak"], clk.Pending())
+	}
+}
