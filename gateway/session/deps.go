@@ -99,6 +99,9 @@ type Deps struct {
 	Counters *safety.Counters
 	Clock    Clock
 	Logger   *slog.Logger
+	// OnClosed is called once when a session closes (e.g. a Converser drops
+	// its per-session engine thread). Optional.
+	OnClosed func(s *Session)
 	// Observer sees each turn's output in wire order (optional).
 	Observer TurnObserver
 	// OnUnacked is called (outside session locks) when a safety card's first

@@ -41,6 +41,8 @@ type Session struct {
 	inputs chan turnInput
 	wg     sync.WaitGroup // the worker and in-flight timer callbacks
 
+	closedOnce sync.Once // runs Deps.OnClosed
+
 	// mu guards everything below.
 	mu       sync.Mutex
 	closed   bool
@@ -315,10 +317,15 @@ func (s *Session) Close(ctx context.Context) error {
 	go func() { s.wg.Wait(); close(done) }()
 	select {
 	case <-done:
-		return nil
 	case <-ctx.Done():
 		return fmt.Errorf("session: close %s: %w", s.id, ctx.Err())
 	}
+	s.closedOnce.Do(func() {
+		if s.deps.OnClosed != nil {
+			s.deps.OnClosed(s)
+		}
+	})
+	return nil
 }
 
 // afterFunc arms a timer whose callback is joined by Close and never runs

@@ -943,3 +943,27 @@ func TestNoRenderConfirmation(t *testing.T) {
 		t.Fatalf("mentra card %s %s, %d timers", e.raw["requires_ack"], e.raw["must_speak"], clk.Pending())
 	}
 }
+
+func TestOnClosed(t *testing.T) {
+	var mu sync.Mutex
+	closed := map[string]int{}
+	m, err := session.NewManager(session.DefaultConfig(), session.Deps{Converser: echo(), Safety: keywordSafety{}, Layout: session.PlainLayout{},
+		OnClosed: func(s *session.Session) { mu.Lock(); closed[s.ID()]++; mu.Unlock() }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _, _ := m.Open(owner, nil)
+	b, _, _ := m.Open(owner, nil)
+	if err := m.End(context.Background(), a); err != nil {
+		t.Fatal(err)
+	}
+	_ = a.Close(context.Background())
+	if err := m.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if closed[a.ID()] != 1 || closed[b.ID()] != 1 || m.Len() != 0 {
+		t.Fatalf("closed %v, live %d", closed, m.Len())
+	}
+}
