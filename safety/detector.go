@@ -229,6 +229,11 @@ func (d *Detector) analyze(text string) analysis {
 			}
 		}
 	}
+	if a.level < LevelCrisis {
+		if l, r := lexicon(toks); l > a.level {
+			a.level, a.reason, a.lang = l, r, ""
+		}
+	}
 	if a.level < LevelCrisis && a.means && (a.time || a.act) && (a.level >= LevelElevated || a.place) {
 		a.level, a.reason = LevelCrisis, "ctx.means_time"
 		if a.lang == "" {

@@ -134,7 +134,9 @@ func TestDetect(t *testing.T) {
 
 func TestDetectReasonIsRuleID(t *testing.T) {
 	d := NewDetector()
-	known := map[string]bool{"ctx.means_time": true, "ctx.act_after_distress": true, "ctx.recent_crisis": true}
+	known := map[string]bool{"ctx.means_time": true, "ctx.act_after_distress": true, "ctx.recent_crisis": true,
+		"lexicon.intent": true, "lexicon.mention": true, "lexicon.distress": true, "lexicon.intent/negated": true,
+		"lexicon.intent/past": true}
 	for _, cr := range d.rules {
 		known[cr.def.id] = true
 		for _, s := range []string{"/negated", "/past", "/third_party"} {
