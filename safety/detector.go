@@ -234,6 +234,11 @@ func (d *Detector) analyze(text string) analysis {
 			a.level, a.reason, a.lang = l, r, ""
 		}
 	}
+	if a.level == LevelElevated && a.act {
+		// Distress and an act cue in one breath: "nobody will care when i'm
+		// dead so i'm doing it".
+		a.level, a.reason = LevelCrisis, "ctx.act_after_distress"
+	}
 	if a.level < LevelCrisis && a.means && (a.time || a.act) && (a.level >= LevelElevated || a.place) {
 		a.level, a.reason = LevelCrisis, "ctx.means_time"
 		if a.lang == "" {

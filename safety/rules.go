@@ -97,7 +97,11 @@ var ruleDefs = []ruleDef{
 		"let me die", "let me go $", "i am a goner", "will be free of me", "will not have to deal with me",
 		"will not be a problem anymore|much", "last time ~3 hear|see|talk from|me|to", "going to join my|him|her",
 		"imagine|imagining|picture|picturing myself ~2 dead|dying|hanging|jumping|gone",
-		"bullet ~3 my head|brain|mouth", "gun to my head", "blow my brains out", "garage ~4 engine running",
+		"bullet ~3 my head|brain|mouth", "drink|drinking|swallow|swallowing|take ~2 bleach|antifreeze|poison|rat",
+		"run|running|walk|walking|step|stepping into|in ~2 traffic", "bath|bathtub|tub ~4 razor|blade|knife|razors|blades",
+		"razor|blade|knife ~4 bath|bathtub|tub", "know what i am going to do with it",
+		"letter|letters|note|notes ~4 goodbye", "tonight is the night ~4 do it", "the night i ~2 do it",
+		"sleep|asleep ~2 not wake up", "disappear ~3 never come back", "done with ~2 life !insurance", "checking out $", "gun to my head", "blow my brains out", "garage ~4 engine running",
 		"engine running ~4 garage", "carbon monoxide", "my affairs in order", "put my affairs",
 	}},
 	{"en.crisis.no_will_to_live", LevelCrisis, "en", fImmune, []string{
@@ -105,7 +109,7 @@ var ruleDefs = []ruleDef{
 		"do not want to be alive", "rather not be alive", "do not want to exist",
 		"do not want to be here $", "do not want to be here anymore|any|no", "do not want to wake up", "hope i do not wake up",
 		"wish i ~2 not wake up", "never wake up", "no reason [for] [me] to live|living", "nothing [left] to live for",
-		"not worth living", "can not go on living", "do not want to go on", "tired of living|life",
+		"not worth living", "no reason ~4 alive|live|living", "nothing ~3 live for", "can not go on living", "do not want to go on", "tired of living|life",
 		"tired of being alive", "done with life|living", "am done living", "had enough of living|life",
 		"will not be here|around much|anymore", "will not be alive", "will not be around by",
 		"will never see me again", "will not hear from me again", "not going to be here much|anymore",
@@ -115,7 +119,8 @@ var ruleDefs = []ruleDef{
 	{"en.crisis.self_harm_intent", LevelCrisis, "en", 0, []string{
 		"want|going|need|about|plan|planning|ready|decided|urge to hurt|cut|harm|burn|stab myself",
 		"hurting|cutting|harming|burning myself ~ now", "am hurting|cutting|harming myself $",
-		"@intent [to] hurt|cut|harm|burn|stab myself",
+		"@intent [to] hurt|cut|harm|burn|stab myself", "might|may|could hurt|harm|cut|kill myself",
+		"do not feel safe ~3 myself|now|tonight", "am not safe ~3 myself|now|tonight|around",
 		"slit|slitting|cut|cutting my wrists|wrist|throat",
 	}},
 	{"en.crisis.means", LevelCrisis, "en", fNoPast, []string{
@@ -185,7 +190,10 @@ var ruleDefs = []ruleDef{
 		"scared of what i might|will|could do", "do not trust myself", "dark thoughts", "dark place",
 		"want the pain to stop", "pain to stop", "do|doing something|anything stupid", "emotional pain",
 		"pain emotionally", "am in much pain", "want to disappear $", "wish i could disappear", "wish i could vanish",
-		"want everything to stop", "will not be here|around tomorrow", "can not keep going|doing|living",
+		"want everything to stop", "will not be here|around tomorrow", "can not keep going|doing|living", "keep crying", "hard time coping|cope", "alone in this world",
+		"things ~2 never change", "nothing ~2 ever change|changes", "never going to change", "feel|feeling low", "such a failure", "complete failure",
+		"struggling a lot", "when i am dead|gone", "nobody will find me", "if i was|were not around|here",
+		"tell|telling my ~3 i am sorry", "tell|telling my ~3 i love them|her|him",
 		"can not carry on", "can not face ~2 anything|another|tomorrow|life", "can not get out of bed",
 		"exhausted with|of everything", "tired of fighting|trying", "feel dead inside", "dead inside", "feel numb",
 		"done with everything", "do not want to do this anymore",
@@ -205,7 +213,7 @@ var ruleDefs = []ruleDef{
 		"kill|kills|killed|killing|hurt|hurts|hurting|cut|cuts|cutting|harm|harming|hang|hanged|shot|shoot himself|herself|themselves|themself|hisself",
 		"wants|wanted|trying|planning|tries|tried to die !@notdeath", "wanted to die !@notdeath",
 		"talking|talks|talked|thinking about suicid*|killing|dying|ending", "is|was suicidal",
-		"committed suicide", "died by suicide", "took his|her|their [own] life", "ended his|her|their [own] life",
+		"does not want to live|die !in|with", "committed suicide", "died by suicide", "took his|her|their [own] life", "ended his|her|their [own] life",
 		"lost someone to suicide",
 	}},
 	{"en.elevated.mention", LevelElevated, "en", 0, []string{
@@ -233,7 +241,7 @@ var ruleDefs = []ruleDef{
 		"sin esperanza", "no puedo mas", "no aguanto mas", "siento ~ solo|sola|vacio|vacia|inutil", "inutil",
 		"nadie me quiere", "soy una carga", "deprimido|deprimida|depresion", "me corto", "cortarme", "autolesion*",
 		"estoy harto|harta de vivir|todo", "no vale nada", "odio mi vida", "me odio", "suicidio|suicidarse|suicida", "quiero desaparecer",
-		"importo a nadie", "nadie ~3 extranaria|echaria|importa|quiere|necesita", "no tiene sentido", "cansado|cansada de todo",
+		"importo a nadie", "me corte|cortaba", "me he cortado", "nadie ~3 extranaria|echaria|importa|quiere|necesita", "no tiene sentido", "cansado|cansada de todo",
 		"me siento ~2 fatal|mal ~2 todo", "desesperado|desesperada", "no veo ~2 salida", "no tengo ganas de nada",
 		"me hago dano", "sobredosis", "no existir|existiera", "no haber nacido", "nadie ~3 extran*",
 	}},
@@ -256,26 +264,26 @@ var ruleDefs = []ruleDef{
 		"ne en peux plus", "en peux plus", "sans espoir", "desespere|desesperee", "me sens ~2 seul|seule|vide|inutile|nul|nulle",
 		"deprime|deprimee|depression", "fardeau", "plus envie de rien", "me scarifie", "scarification", "automutil*",
 		"me faire du mal", "tentative de suicide", "je me deteste", "je me hais", "marre de tout", "envie de disparaitre",
-		"suis a bout", "plus de espoir", "me fais du mal", "je me coupe", "a quoi bon", "vie ne vaut rien", "mieux sans moi", "personne ~3 aime|manquer*|remarquer*|comprend", "veux disparaitre", "plus la force",
+		"suis a bout", "suis ~2 seul|seule", "plus de espoir", "me fais du mal", "je me coupe", "a quoi bon", "vie ne vaut rien", "mieux sans moi", "personne ~3 aime|manquer*|remarquer*|comprend", "veux disparaitre", "plus la force",
 	}},
 	// ---- German ----
 	{"de.crisis.want_die", LevelCrisis, "de", 0, []string{
 		"will|mochte|werde|wurde|moechte ~2 sterben", "will|mochte|ware|wurde ~2 tot", "mich ~2 umbringen", "bringe mich ~2 um",
-		"mir ~2 das leben nehmen", "nehme mir ~2 das leben", "denke ~2 an suizid*|selbstmord*", "suizidgedanken",
+		"mir ~2 das leben ~ nehmen", "nehme mir ~2 das leben", "denke ~2 an suizid*|selbstmord*", "suizidgedanken",
 		"selbstmordgedanken", "bin suizidal", "allem ein ende", "meinem leben ein ende", "will|werde|mochte mich ~2 verletzen",
 		"alle ~2 tabletten", "brucke|dach|hochhaus ~2 springen", "vor den zug", "mich ~2 toten", "selbstmord begehen",
 		"suizid begehen", "lebensmude", "mich ~2 umzubringen", "vor ~2 umzubringen", "springe ~3 brucke|dach|hochhaus|fenster", "nie wieder aufwachen", "besser ~3 tot", "mich ~2 erhangen|erschiessen|vergiften|toten", "nicht mehr existieren",
 	}},
 	{"de.crisis.no_will_to_live", LevelCrisis, "de", fImmune, []string{
 		"nicht mehr leben", "nicht mehr aufwachen", "nicht mehr da sein", "keinen grund mehr zu leben", "nicht mehr hier sein",
-		"mag nicht mehr leben", "keine lust mehr zu leben", "will nicht mehr am leben sein",
+		"mag nicht mehr leben", "nicht mehr weiterleben", "nicht weiterleben", "keine lust mehr zu leben", "will nicht mehr am leben sein",
 	}},
 	{"de.elevated", LevelElevated, "de", 0, []string{
 		"hoffnungslos", "kann nicht mehr $", "keine hoffnung", "fuhle mich ~2 allein|einsam|leer|wertlos|nutzlos",
 		"einsam", "wertlos", "depressiv", "depression", "deprimiert", "bin ~2 last", "eine last", "sinnlos",
 		"geritzt", "ritze mich", "ritzen", "halte es nicht mehr aus", "keinen sinn mehr", "mich selbst verletzen",
 		"verletze mich", "suizid*", "selbstmord*", "hasse mich", "will nicht mehr $",
-		"niemand ~3 vermissen|vermisst|liebt|braucht", "bin am ende", "verzweifelt", "schneide mich", "besser ~2 ohne mich", "keinen ausweg", "halte ~2 nicht mehr aus", "verschwinden",
+		"niemand ~3 vermissen|vermisst|liebt|braucht", "bin am ende", "kann ~2 nicht mehr $", "selbst verletzt", "mich verletzt", "verzweifelt", "schneide mich", "besser ~2 ohne mich", "keinen ausweg", "halte ~2 nicht mehr aus", "verschwinden",
 	}},
 	// ---- cues (no level of their own) ----
 	{"cue.means_stockpile", LevelElevated, "en", fMeans, []string{
@@ -297,6 +305,6 @@ var ruleDefs = []ruleDef{
 	{"cue.act", LevelNone, "", fAct, []string{
 		"do it", "doing it", "goodbye", "bye forever", "it is time", "am ready",
 		"nobody can stop me", "lo voy a hacer", "lo hare", "vais le faire", "mache es", "tue es",
-		"use it|them|this", "said|saying my goodbyes", "last time", "ready to go",
+		"use it|them|this", "said|saying my goodbyes", "last time", "ready to go", "going now $",
 	}},
 }
