@@ -441,16 +441,19 @@ func TestResendsAreBounded(t *testing.T) {
 
 func TestResume(t *testing.T) {
 	clk := sessiontest.NewClock(time.Unix(1_800_000_000, 0))
-	m := newManager(t, session.DefaultConfig(), echo(), keywordSafety{}, clk)
+	rec := &recorder{done: make(chan string, 8)}
+	m, err := session.NewManager(session.DefaultConfig(), session.Deps{Converser: echo(), Safety: keywordSafety{}, Layout: session.PlainLayout{}, Clock: clk, Observer: rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close(context.Background())
 	s, st, _ := m.Open(owner, nil)
 	seen := until(t, st, event.TypeNotice)
 	last := seen[len(seen)-1].Seq
 	st.Detach()
 	// Events produced while away are kept.
 	_ = s.Handle(context.Background(), &event.InputText{Text: "while away"})
-	for s.History() == nil {
-		time.Sleep(time.Millisecond) // the worker finishes the turn; no timing asserted
-	}
+	<-rec.done // the turn finished while nobody was attached
 	if _, _, err := m.Open(session.Owner{PartnerID: "p1", EndUserID: "other"}, &event.Hello{Device: "browser", ResumeToken: s.ResumeToken(), LastSeq: last}); !errors.Is(err, session.ErrResumeUnknown) {
 		t.Fatalf("other owner: %v", err)
 	}
@@ -816,8 +819,9 @@ func (f fixedSafety) Merge(engine, local safety.Assessment) safety.Assessment {
 }
 
 type recorder struct {
-	mu  sync.Mutex
-	log []string
+	mu   sync.Mutex
+	log  []string
+	done chan string // one per ReplyDone
 }
 
 func (r *recorder) add(s string) { r.mu.Lock(); r.log = append(r.log, s); r.mu.Unlock() }
@@ -825,7 +829,10 @@ func (r *recorder) SafetyCard(_ *session.Session, c event.SafetyCard) {
 	r.add("card:" + c.Level)
 }
 func (r *recorder) ReplyDelta(_ *session.Session, _, d string)   { r.add("delta:" + d) }
-func (r *recorder) ReplyDone(_ *session.Session, _, text string) { r.add("done:" + text) }
+func (r *recorder) ReplyDone(_ *session.Session, turnID, text string) {
+	r.add("done:" + text)
+	r.done <- turnID
+}
 func (r *recorder) get() []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -835,7 +842,7 @@ func (r *recorder) get() []string {
 // A voice pipeline observes the card before any reply text, and can cut a
 // reply short with what was actually heard.
 func TestObserverAndInterrupt(t *testing.T) {
-	rec := &recorder{}
+	rec := &recorder{done: make(chan string, 8)}
 	release := make(chan struct{})
 	conv := &scripted{fn: func(ctx context.Context, req session.ConverseRequest, onDelta func(string)) (session.Reply, error) {
 		if req.Text == "long story" {
@@ -861,6 +868,7 @@ func TestObserverAndInterrupt(t *testing.T) {
 
 	s.Submit("I want to end my life")
 	until(t, st, event.TypeReplyDone)
+	<-rec.done
 	if got := rec.get(); len(got) != 3 || got[0] != "card:crisis" || !strings.HasPrefix(got[1], "delta:") || !strings.HasPrefix(got[2], "done:") {
 		t.Fatalf("observer order %v", got)
 	}

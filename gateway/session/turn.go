@@ -234,8 +234,9 @@ func (s *Session) runTurn(in turnInput) {
 		case errors.Is(s.ctx.Err(), context.Canceled):
 			return // session closing
 		}
-		s.Emit(event.TypeReplyInterrupted, event.ReplyInterrupted{TurnID: turnID, Heard: heard, Reason: reason})
+		// History first, so it is settled when the event is seen.
 		s.remember(turnID, in.text, heard)
+		s.Emit(event.TypeReplyInterrupted, event.ReplyInterrupted{TurnID: turnID, Heard: heard, Reason: reason})
 		return
 	}
 	if err != nil {
