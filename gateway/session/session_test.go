@@ -828,7 +828,7 @@ func (r *recorder) add(s string) { r.mu.Lock(); r.log = append(r.log, s); r.mu.U
 func (r *recorder) SafetyCard(_ *session.Session, c event.SafetyCard) {
 	r.add("card:" + c.Level)
 }
-func (r *recorder) ReplyDelta(_ *session.Session, _, d string)   { r.add("delta:" + d) }
+func (r *recorder) ReplyDelta(_ *session.Session, _, d string) { r.add("delta:" + d) }
 func (r *recorder) ReplyDone(_ *session.Session, turnID, text string) {
 	r.add("done:" + text)
 	r.done <- turnID
