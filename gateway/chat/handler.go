@@ -23,8 +23,9 @@ import (
 // send the client token as a second subprotocol after it.
 const Subprotocol = "vera.v1"
 
-// ScopeWrite is the scope a token needs when it carries scopes at all.
-const ScopeWrite = "conversations:write"
+// ScopeWrite is the scope a token needs to open a live session when the
+// principal carries scopes at all (the gateway's sessions:write).
+const ScopeWrite = "sessions:write"
 
 // Principal is who a connection acts for, as Authenticate established it.
 // Device, when set, binds the token to one device profile.
@@ -170,7 +171,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if len(p.Scopes) > 0 && !slices.Contains(p.Scopes, ScopeWrite) {
-		writeHTTPError(w, r, http.StatusForbidden, event.ErrPermission, "the token lacks the conversations:write scope")
+		writeHTTPError(w, r, http.StatusForbidden, event.ErrPermission, "the token lacks the sessions:write scope")
 		return
 	}
 	ctx, cancel := context.WithCancel(context.Background())
