@@ -44,9 +44,10 @@ type Conn struct {
 	sendStop  context.CancelFunc
 	wg        sync.WaitGroup // read loops, RTCP drain, sender
 	onClosed  func(*Conn)
-	lastTouch atomic.Int64 // unix nanos of the last inbound packet or event
-	iceState  atomic.Int32 // latest webrtc.ICEConnectionState
-	iceKick   chan struct{}
+	lastTouch atomic.Int64  // unix nanos of the last inbound packet or event
+	iceState  atomic.Int32  // latest webrtc.ICEConnectionState
+	pcState   atomic.Int32  // latest webrtc.PeerConnectionState
+	iceKick   chan struct{} // either state changed
 	ready     chan struct{}
 	readyOnce sync.Once
 
@@ -210,10 +211,11 @@ func (c *Conn) wire(sess Session) error {
 	})
 	c.pc.OnICEConnectionStateChange(func(s webrtc.ICEConnectionState) {
 		c.iceState.Store(int32(s))
-		select {
-		case c.iceKick <- struct{}{}:
-		default:
-		}
+		c.kickState()
+	})
+	c.pc.OnConnectionStateChange(func(s webrtc.PeerConnectionState) {
+		c.pcState.Store(int32(s))
+		c.kickState()
 	})
 	return nil
 }
@@ -238,12 +240,26 @@ func (c *Conn) onDCOpen(dc *webrtc.DataChannel) {
 	c.checkReady()
 }
 
+func (c *Conn) kickState() {
+	select {
+	case c.iceKick <- struct{}{}:
+	default:
+	}
+}
+
+// live reports whether media can flow: ICE connected and DTLS up (a packet
+// written before SRTP is ready is silently dropped by pion).
+func (c *Conn) live() bool {
+	ice := webrtc.ICEConnectionState(c.iceState.Load())
+	return webrtc.PeerConnectionState(c.pcState.Load()) == webrtc.PeerConnectionStateConnected &&
+		(ice == webrtc.ICEConnectionStateConnected || ice == webrtc.ICEConnectionStateCompleted)
+}
+
 func (c *Conn) checkReady() {
 	c.mu.Lock()
 	open := c.dcOpen
 	c.mu.Unlock()
-	st := webrtc.ICEConnectionState(c.iceState.Load())
-	if open && (st == webrtc.ICEConnectionStateConnected || st == webrtc.ICEConnectionStateCompleted) {
+	if open && c.live() {
 		c.readyOnce.Do(func() { close(c.ready) })
 	}
 }
@@ -396,16 +412,19 @@ loop:
 			reason = c.stopReason
 			break loop
 		case <-c.iceKick:
-			st := webrtc.ICEConnectionState(c.iceState.Load())
-			switch st {
-			case webrtc.ICEConnectionStateConnected, webrtc.ICEConnectionStateCompleted:
-				c.sender.setLive(true)
+			live := c.live()
+			c.sender.setLive(live)
+			if live {
 				c.checkReady()
-			case webrtc.ICEConnectionStateDisconnected, webrtc.ICEConnectionStateChecking:
-				c.sender.setLive(false)
 			}
+			if webrtc.PeerConnectionState(c.pcState.Load()) == webrtc.PeerConnectionStateClosed {
+				// pion closes the connection itself when the peer sends a
+				// DTLS close_notify: the client quit without DELETE.
+				reason = ErrPeerClosed
+				break loop
+			}
+			st := webrtc.ICEConnectionState(c.iceState.Load())
 			if st == webrtc.ICEConnectionStateFailed {
-				c.sender.setLive(false)
 				if grace == nil {
 					grace = time.NewTimer(c.cfg.ICEFailedGrace)
 					graceC = grace.C

@@ -16,7 +16,7 @@
 //     owner stops and joins it. PeerConnection.GracefulClose is only called
 //     from the Conn's supervisor goroutine, never from a pion callback.
 //   - A Conn ends on ICE "failed" held for Config.ICEFailedGrace (not on
-//     "disconnected"), on DELETE, on Config.IdleTimeout without inbound media
+//     "disconnected"), on DELETE, on the peer's DTLS close, on Config.IdleTimeout without inbound media
 //     or events, or when its owner closes it.
 //   - Packet payloads passed to AudioSink.OnRTP and event bytes passed to
 //     EventSink.OnEvent are only valid during the call; copy to keep them.

@@ -230,3 +230,22 @@ func TestHandlerCloseDrains(t *testing.T) {
 		t.Fatalf("POST while draining: %d %v", status, env)
 	}
 }
+
+func TestClientQuitsWithoutDelete(t *testing.T) {
+	ts := newTestServer(t, rtc.LoopbackConfig(), rtc.HandlerOptions{})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	c := dial(t, ctx, ts.URL)
+	sess := ts.session(idOf(c))
+	if err := c.Drop(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-sess.closed:
+	case <-ctx.Done():
+		t.Fatal("session not closed after the client quit")
+	}
+	if !errors.Is(sess.closedErr, rtc.ErrPeerClosed) {
+		t.Fatalf("reason %v, want ErrPeerClosed", sess.closedErr)
+	}
+}

@@ -151,9 +151,37 @@ func TestParseFragment(t *testing.T) {
 	if err != nil || g.Ufrag != f.Ufrag || g.Pwd != f.Pwd || len(g.Candidates) != 1 || g.Candidates[0] != f.Candidates[0] {
 		t.Fatalf("round trip: %+v %v", g, err)
 	}
-	for _, bad := range []string{"", "a=ice-ufrag:x\r\n", "a=candidate:1 1 udp\r\n", "garbage line\r\n"} {
+	for _, bad := range []string{"", "a=ice-ufrag:x\r\n", "a=candidate:1 1 udp\r\n", "garbage line\r\n",
+		"a=ice-ufrag:ab\r\na=ice-pwd:0123456789abcdefghijkl\r\n", "a=ice-ufrag:abcd\r\na=ice-pwd:short\r\n",
+		"a=ice-ufrag:ab d\r\na=ice-pwd:0123456789abcdefghijkl\r\n", "a=candidate:1 1 udp 1 1.2.3.4 9 typ host\x00\r\n"} {
 		if _, err := ParseFragment([]byte(bad)); !errors.Is(err, ErrBadFragment) {
 			t.Errorf("%q: got %v", bad, err)
 		}
 	}
+}
+
+func FuzzFragment(f *testing.F) {
+	f.Add([]byte("a=ice-ufrag:abcd\r\na=ice-pwd:0123456789abcdefghijkl\r\nm=audio 9 UDP/TLS/RTP/SAVPF 0\r\na=mid:0\r\na=candidate:1 1 udp 2130706431 127.0.0.1 5000 typ host\r\na=end-of-candidates\r\n"))
+	f.Add([]byte("a=candidate:1 1 udp 1 ::1 9 typ host\na=end-of-candidates\n"))
+	f.Add([]byte("a=ice-ufrag:x\r\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		fr, err := ParseFragment(b)
+		if err != nil {
+			if !errors.Is(err, ErrBadFragment) {
+				t.Fatalf("error without ErrBadFragment: %v", err)
+			}
+			return
+		}
+		// What parses must survive Marshal → Parse with the same content.
+		g, err := ParseFragment(fr.Marshal())
+		if err != nil {
+			if fr.Ufrag == "" {
+				return // Marshal always writes credentials; empty ones do not re-parse
+			}
+			t.Fatalf("re-parse of %q: %v", fr.Marshal(), err)
+		}
+		if g.Ufrag != fr.Ufrag || g.Pwd != fr.Pwd || len(g.Candidates) != len(fr.Candidates) {
+			t.Fatalf("round trip changed the fragment: %+v vs %+v", fr, g)
+		}
+	})
 }

@@ -52,6 +52,17 @@ func ParseFragment(b []byte) (*Fragment, error) {
 			return nil, fmt.Errorf("%w: not an SDP line: %q", ErrBadFragment, truncate(line, 40))
 		}
 	}
+	if f.Ufrag != "" && (!iceChars(f.Ufrag) || len(f.Ufrag) < 4 || len(f.Ufrag) > 256) {
+		return nil, fmt.Errorf("%w: a=ice-ufrag must be 4-256 ice-chars (RFC 8839)", ErrBadFragment)
+	}
+	if f.Pwd != "" && (!iceChars(f.Pwd) || len(f.Pwd) < 22 || len(f.Pwd) > 256) {
+		return nil, fmt.Errorf("%w: a=ice-pwd must be 22-256 ice-chars (RFC 8839)", ErrBadFragment)
+	}
+	for _, c := range f.Candidates {
+		if strings.ContainsFunc(c.Candidate+c.Mid, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+			return nil, fmt.Errorf("%w: control character in a candidate or mid", ErrBadFragment)
+		}
+	}
 	if (f.Ufrag == "") != (f.Pwd == "") {
 		return nil, fmt.Errorf("%w: a=ice-ufrag and a=ice-pwd must come together", ErrBadFragment)
 	}
@@ -59,6 +70,17 @@ func ParseFragment(b []byte) (*Fragment, error) {
 		return nil, fmt.Errorf("%w: no candidates and no ICE credentials", ErrBadFragment)
 	}
 	return f, nil
+}
+
+// iceChars reports whether s is only ALPHA / DIGIT / "+" / "/".
+func iceChars(s string) bool {
+	for i := 0; i < len(s); i++ {
+		b := s[i]
+		if !(b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9' || b == '+' || b == '/') {
+			return false
+		}
+	}
+	return true
 }
 
 func truncate(s string, n int) string {

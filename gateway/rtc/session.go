@@ -10,6 +10,9 @@ import (
 var (
 	// ErrHangup: the client sent DELETE.
 	ErrHangup = errors.New("rtc: hung up by client")
+	// ErrPeerClosed: the client closed its PeerConnection (DTLS
+	// close_notify) without DELETE.
+	ErrPeerClosed = errors.New("rtc: closed by peer")
 	// ErrIdle: no inbound media or events for Config.IdleTimeout.
 	ErrIdle = errors.New("rtc: idle timeout")
 	// ErrICEFailed: ICE stayed failed for Config.ICEFailedGrace.
@@ -52,7 +55,8 @@ type Session interface {
 	AudioSink
 	EventSink
 	// Closed is called exactly once, after the Conn's media goroutines have
-	// stopped, with the reason (ErrHangup, ErrIdle, ErrICEFailed, ErrClosed).
+	// stopped, with the reason (ErrHangup, ErrPeerClosed, ErrIdle,
+	// ErrICEFailed, ErrClosed).
 	Closed(reason error)
 }
 
