@@ -241,12 +241,14 @@ func loadSamples(t testing.TB, name string) []Sample {
 	return s
 }
 
-// Floors for the labelled sets. Crisis recall is the priority: on the
-// tuning set every crisis utterance but a handful must be crisis, and at
-// least 97% must show resources at all; the false-alarm ceiling on none is
-// 5%, a price we accept for recall (safety-anchors §4.1). The held-out split
-// was written before the rules and is never tuned on; its floors sit a few
-// points under the first measured numbers, as a regression guard.
+// Floors for the labelled sets (see testdata/safety/README.md). Crisis
+// recall is the priority: on the tuning set at least 95% of crisis
+// utterances must be crisis and 97% must show resources at all; the
+// false-alarm ceiling on none is 5%, a price we accept for recall
+// (safety-anchors §4.1). Each held-out split was written before a round of
+// rule work and scored once before anyone looked at its misses; splits a
+// later round learned from are dev sets now. Their floors sit under the
+// measured numbers, as regression guards, not targets.
 func TestLabelledSets(t *testing.T) {
 	d := NewDetector()
 	for _, tc := range []struct {
@@ -257,6 +259,10 @@ func TestLabelledSets(t *testing.T) {
 	}{
 		{"utterances.jsonl", 0.95, 0.97, 0.05, 300},
 		{"heldout.jsonl", 0.85, 0.85, 0.10, 60},
+		{"heldout-b.jsonl", 0.85, 0.85, 0.10, 60},
+		{"heldout-c.jsonl", 0.90, 0.90, 0.10, 60},
+		{"heldout-d.jsonl", 0.90, 0.90, 0.10, 60},
+		{"heldout-e.jsonl", 0.75, 0.75, 0.10, 60},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			samples := loadSamples(t, tc.file)
