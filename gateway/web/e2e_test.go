@@ -106,6 +106,8 @@ type report struct {
 	} `json:"acks"`
 	Announced   string `json:"announced"`
 	VoiceNote   string `json:"voice_note"`
+	Resumed     bool   `json:"resumed_same_session"`
+	UserBubbles int    `json:"user_bubbles"`
 	MicDisabled bool   `json:"mic_disabled"`
 	Reply       string `json:"reply"`
 	HUDPNG      string `json:"hud_png"`
@@ -162,6 +164,20 @@ func TestBrowserCrisisCardOnHUD(t *testing.T) {
 		}
 		w.WriteHeader(http.StatusNoContent)
 	})
+	profile := t.TempDir()
+	var (
+		shotMu      sync.Mutex // guards pageShot and pageShotErr
+		pageShot    []byte
+		pageShotErr = errors.New("the page never asked for its screenshot")
+	)
+	mux.HandleFunc("POST /e2e/snap", func(w http.ResponseWriter, r *http.Request) {
+		// The page waits for this answer, so it still shows the first card.
+		b, err := screenshot(profile)
+		shotMu.Lock()
+		pageShot, pageShotErr = b, err
+		shotMu.Unlock()
+		w.WriteHeader(http.StatusNoContent)
+	})
 	srv := httptest.NewServer(mux)
 	defer func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -171,14 +187,13 @@ func TestBrowserCrisisCardOnHUD(t *testing.T) {
 		_ = mgr.Close(ctx)
 	}()
 
-	profile := t.TempDir()
 	cmd := exec.Command(bin,
 		"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
 		"--disable-background-networking", "--disable-component-update", "--disable-sync",
 		"--disable-default-apps", "--disable-extensions", "--mute-audio", "--enable-logging=stderr", "--v=0",
 		"--allow-loopback-in-peer-connection", "--use-fake-ui-for-media-stream", "--use-fake-device-for-media-stream",
 		"--user-data-dir="+profile, "--window-size=1320,980", "--remote-debugging-port=0",
-		srv.URL+"/?e2e=1&mic=1&region=US&report=/e2e/report")
+		srv.URL+"/?e2e=1&mic=1&region=US&snap=/e2e/snap&report=/e2e/report")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -264,6 +279,11 @@ func TestBrowserCrisisCardOnHUD(t *testing.T) {
 	if h.Focus == "" || rep.FocusMoved == nil || rep.FocusMoved.From != h.Focus {
 		t.Fatalf("focus %q, moved %+v", h.Focus, rep.FocusMoved)
 	}
+	// After a dropped connection the page resumed the same session: no
+	// message lost or shown twice.
+	if !rep.Resumed || rep.UserBubbles != 2 {
+		t.Errorf("resume: same session %v, %d user messages shown (want 2)", rep.Resumed, rep.UserBubbles)
+	}
 	// No voice endpoint on this server: the mic turns itself off and says so.
 	if !rep.MicDisabled || !strings.Contains(rep.VoiceNote, "not available") {
 		t.Errorf("mic without a voice endpoint: disabled=%v note %q", rep.MicDisabled, rep.VoiceNote)
@@ -293,9 +313,12 @@ func TestBrowserCrisisCardOnHUD(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "hud.png"), png, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	page, err := screenshot(profile)
-	if err != nil {
-		t.Fatalf("page screenshot: %v", err)
+	// The report arrived after the snapshot request was answered.
+	shotMu.Lock()
+	page, err := pageShot, pageShotErr
+	shotMu.Unlock()
+	if err != nil || len(page) < 1000 {
+		t.Fatalf("page screenshot: %v (%d bytes)", err, len(page))
 	}
 	if err := os.WriteFile(filepath.Join(dir, "web-client.png"), page, 0o644); err != nil {
 		t.Fatal(err)

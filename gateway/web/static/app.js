@@ -55,7 +55,7 @@
 
   // ---- events -----------------------------------------------------------
   function handle(ev, src) {
-    state.events.push({ type: ev.type, seq: ev.seq, src });
+    state.events.push({ type: ev.type, seq: ev.seq, src, resumed: ev.resumed === true });
     if (src === 'chat' && ev.seq > state.lastSeq) state.lastSeq = ev.seq;
     switch (ev.type) {
       case 'session.created': return onCreated(ev, src);
@@ -609,6 +609,19 @@
       out.announced = $('announce').textContent;
       out.reply = state.turns.get(turnId).text;
       out.hud_png = $('hud-canvas').toDataURL('image/png');
+      if (params.get('snap')) {
+        // The test takes its screenshot of the page now, card on the HUD.
+        await fetch(params.get('snap'), { method: 'POST' });
+      }
+      // Drop the connection: the page reconnects and resumes the session.
+      const sid = state.sessionId;
+      state.ws.close(4000, 'test: network change');
+      await waitFor(() => state.events.some((e) => e.type === 'session.created' && e.resumed), 20000, 'resumed session');
+      out.resumed_same_session = state.sessionId === sid;
+      $('message').value = 'thank you';
+      $('send').click();
+      await waitFor(() => [...state.turns.values()].some((t) => t.ended && /thank you/.test(t.text)), 20000, 'second reply');
+      out.user_bubbles = document.querySelectorAll('#transcript .user').length;
       if (params.get('mic') === '1') {
         // The voice endpoint may not exist: the mic must degrade gracefully.
         $('mic').click();
