@@ -51,7 +51,10 @@ var contractions = map[string][]string{
 	"thats": {"that", "is"}, "whats": {"what", "is"}, "theres": {"there", "is"}, "its": {"it", "is"},
 	"killmyself": {"kill", "myself"}, "kilmyself": {"kill", "myself"}, "myselves": {"myself"}, "myslef": {"myself"},
 	"selfharm": {"self", "harm"}, "selfharming": {"self", "harming"}, "too": {"to"}, "unalived": {"unalive"},
-	"noone": {"nobody"}, "wana": {"want", "to"}, "ded": {"dead"}, "suicidle": {"suicidal"}, "sucide": {"suicide"}, "suiside": {"suicide"},
+	"noone": {"nobody"}, "wana": {"want", "to"}, "kil": {"kill"}, "kll": {"kill"}, "kiil": {"kill"}, "klil": {"kill"},
+	"kiling": {"killing"}, "kilin": {"killing"}, "killin": {"killing"}, "suicdal": {"suicidal"}, "sucidal": {"suicidal"},
+	"suicidial": {"suicidal"}, "suicde": {"suicide"}, "suicie": {"suicide"}, "sucicide": {"suicide"}, "overdoes": {"overdose"},
+	"myslf": {"myself"}, "mysef": {"myself"}, "mysel": {"myself"}, "myseld": {"myself"}, "mysefl": {"myself"}, "ded": {"dead"}, "suicidle": {"suicidal"}, "sucide": {"suicide"}, "suiside": {"suicide"},
 }
 
 // French elided articles and pronouns, restored to their full form.

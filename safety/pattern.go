@@ -13,7 +13,7 @@ import (
 //	a|b|c       any one of the alternatives
 //	suicid*     any token with that prefix (also inside alternatives)
 //	[a|b]       optionally one of the alternatives
-//	~  or ~N    a gap of 0..1 (or 0..N, N ≤ 4) arbitrary tokens; tolerates
+//	~  or ~N    a gap of 0..1 (or 0..N, N ≤ 6) arbitrary tokens; tolerates
 //	            inserted words ("end my whole life") and ASR insertions
 //	!a|b        the next token is not one of these (end of text is fine);
 //	            consumes nothing; used for idioms ("cut myself shaving")
@@ -70,7 +70,7 @@ func compilePattern(src string) (pattern, error) {
 			e.kind, e.gap = elGap, 1
 			if len(f) > 1 {
 				n, err := strconv.Atoi(f[1:])
-				if err != nil || n < 1 || n > 4 {
+				if err != nil || n < 1 || n > 6 {
 					return p, fmt.Errorf("pattern %q: bad gap %q", src, f)
 				}
 				e.gap = n
