@@ -53,7 +53,11 @@ func (echoCompanion) Converse(ctx context.Context, req session.ConverseRequest, 
 	msg := "I hear you. You said: " + req.Text
 	onDelta("I hear you. ")
 	onDelta("You said: " + req.Text)
-	return session.Reply{Message: msg, Model: "echo", Provider: "test"}, nil
+	rep := session.Reply{Message: msg, Model: "echo", Provider: "test"}
+	if strings.Contains(req.Text, "remind me") {
+		rep.ProposedActions = []session.Action{{ID: "act_1", Type: "reminder", Title: "Remind you to call Sam", Summary: "Today at 18:00"}}
+	}
+	return rep, nil
 }
 
 // devAuth accepts loopback clients without a token, as dev mode does.
@@ -104,13 +108,15 @@ type report struct {
 		Page    int    `json:"page"`
 		Surface string `json:"surface"`
 	} `json:"acks"`
-	Announced   string `json:"announced"`
-	VoiceNote   string `json:"voice_note"`
-	Resumed     bool   `json:"resumed_same_session"`
-	UserBubbles int    `json:"user_bubbles"`
-	MicDisabled bool   `json:"mic_disabled"`
-	Reply       string `json:"reply"`
-	HUDPNG      string `json:"hud_png"`
+	Announced   string   `json:"announced"`
+	VoiceNote   string   `json:"voice_note"`
+	Resumed     bool     `json:"resumed_same_session"`
+	ActionState string   `json:"action_state"`
+	Latency     []string `json:"latency"`
+	UserBubbles int      `json:"user_bubbles"`
+	MicDisabled bool     `json:"mic_disabled"`
+	Reply       string   `json:"reply"`
+	HUDPNG      string   `json:"hud_png"`
 }
 
 func artifactDir(t *testing.T) string {
@@ -283,6 +289,12 @@ func TestBrowserCrisisCardOnHUD(t *testing.T) {
 	// message lost or shown twice.
 	if !rep.Resumed || rep.UserBubbles != 2 {
 		t.Errorf("resume: same session %v, %d user messages shown (want 2)", rep.Resumed, rep.UserBubbles)
+	}
+	if rep.ActionState != "Status: approved" {
+		t.Errorf("approve button: %q", rep.ActionState)
+	}
+	if len(rep.Latency) < 3 || !regexp.MustCompile(`first text \d+ ms, done \d+ ms`).MatchString(rep.Latency[0]) {
+		t.Errorf("latency display %q", rep.Latency)
 	}
 	// No voice endpoint on this server: the mic turns itself off and says so.
 	if !rep.MicDisabled || !strings.Contains(rep.VoiceNote, "not available") {

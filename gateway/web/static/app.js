@@ -622,6 +622,14 @@
       $('send').click();
       await waitFor(() => [...state.turns.values()].some((t) => t.ended && /thank you/.test(t.text)), 20000, 'second reply');
       out.user_bubbles = document.querySelectorAll('#transcript .user').length;
+      // A proposed action is approved with its button, like a person would.
+      $('message').value = 'please remind me to call Sam';
+      $('send').click();
+      const approve = await waitFor(() => document.querySelector('#actions .action button'), 20000, 'action.proposed');
+      approve.click();
+      await waitFor(() => /approved/.test(($('actions').querySelector('.state') || {}).textContent || ''), 20000, 'action.updated');
+      out.action_state = $('actions').querySelector('.state').textContent;
+      out.latency = [...document.querySelectorAll('#latency li')].map((li) => li.textContent);
       if (params.get('mic') === '1') {
         // The voice endpoint may not exist: the mic must degrade gracefully.
         $('mic').click();
