@@ -130,7 +130,8 @@ var ruleDefs = []ruleDef{
 		"took|swallowed|taken|take|swallow|taking all [of] my|the|these|those pills|tablets|meds|medication|painkillers",
 		"took|swallowed|taken|take|swallow|taking a [whole] bottle|handful|box|pack|packet of [my|the] pills|tablets|meds|sleeping|painkillers",
 		"took|swallowed|taken|take|swallow|taking an overdose", "overdosed !on", "overdosing !on", "overdosed|overdosing|od on ~2 @meds",
-		"take them all", "took|swallowed|taken|taking|swallowing|take|swallow ~2 lot|lots|loads|ton|tons|handful|heaps|dozens|dozen|twenty|thirty|fifty|hundred|many|extra|double ~2 @meds", "lethal ~2 dose|amount|overdose", "@meds ~4 lethal|die|dead|overdose|kill",
+		"take them all", "take|taking|swallow|swallowing all [of] them", "rope ~2 tied|ready|up", "tied ~2 rope|noose",
+		"esta noche me mato", "me mato !trabajando|estudiando|de|a|con|en|por|para|cuando|si", "took|swallowed|taken|taking|swallowing|take|swallow ~2 lot|lots|loads|ton|tons|handful|heaps|dozens|dozen|twenty|thirty|fifty|hundred|many|extra|double ~2 @meds", "lethal ~2 dose|amount|overdose", "@meds ~4 lethal|die|dead|overdose|kill",
 		"how much|many ~4 to die|overdose|kill", "@intent [to] take|swallow ~2 all|every|whole|entire",
 		"all ~2 @meds ~3 going|about|want|will|take|swallow", "how ~3 kill yourself|oneself", "tie a noose",
 		"easiest|painless|quickest|fastest|best|quietest|surest ~2 way|ways|method|methods ~3 die|suicid*",
@@ -154,7 +155,7 @@ var ruleDefs = []ruleDef{
 		"wrote|written|writing|left [my|a|the] suicide|goodbye|farewell note|notes|letter|letters",
 		"wrote|written|writing my note|notes", "wrote the note for my",
 		"this is my goodbye", "this is goodbye !for", "goodbye forever", "saying|say goodbye to everyone|everybody",
-		"gave|giving away ~2 things|stuff|belongings|possessions", "tonight is the night $",
+		"gave|giving away ~2 things|stuff|belongings|possessions", "wrote|written|writing goodbye|goodbyes ~2 everyone|everybody|all", "tonight is the night $",
 		"know how i am going to do it", "know how i will do it", "have a plan to die|end|kill",
 		"commit|committing|commiting suicide", "suicidal thoughts|ideation|feelings|urges",
 		"am|feel|feeling|been|getting|getting suicidal", "think|thinking|thought|thoughts|considering about|of suicid*",
@@ -228,7 +229,7 @@ var ruleDefs = []ruleDef{
 		"acabar con todo", "suicidarme", "pensando|pienso|pensado|pensar ~ en ~ suicid*|matarme",
 		"ojala estuviera|estuviese muerto|muerta", "quiero|quisiera|prefiero|preferiria estar muerto|muerta", "mejor muerto|muerta",
 		"tomarme|tomar todas las|mis pastillas", "hacerme dano", "me quiero hacer dano", "cortarme las venas",
-		"quiero dormir y no despertar", "ideas suicidas", "quiero acabar con todo", "me ~3 quitar la vida", "ganas de morir|morirme|matarme|suicidarme|desaparecer", "terminar con todo", "dejar de existir",
+		"quiero dormir y no despertar", "tomarme|tomar|tomo|tome|trague|tragarme ~2 todo|todas|toda ~3 pastillas|pildoras|medicinas|medicamentos|frasco|caja", "ideas suicidas", "quiero acabar con todo", "me ~3 quitar la vida", "ganas de morir|morirme|matarme|suicidarme|desaparecer", "terminar con todo", "dejar de existir",
 		"ojala me muriera|muera|muriese", "tirar|tirarme|aventarme|lanzarme ~4 puente|edificio|tren|ventana|balcon|azotea|vias",
 		"ahorcar|ahorcarme", "mejor me mato", "cortar* las venas", "quiero cortarme", "me quiero cortar",
 		"cansado|cansada de vivir", "me quiero ~2 tirar ~3 puente|edificio|tren",
@@ -241,7 +242,7 @@ var ruleDefs = []ruleDef{
 	{"es.elevated", LevelElevated, "es", 0, []string{
 		"sin esperanza", "no puedo mas", "no aguanto mas", "siento ~ solo|sola|vacio|vacia|inutil", "inutil",
 		"nadie me quiere", "soy una carga", "deprimido|deprimida|depresion", "me corto", "cortarme", "autolesion*",
-		"estoy harto|harta de vivir|todo", "no vale nada", "odio mi vida", "me odio", "suicidio|suicidarse|suicida", "quiero desaparecer",
+		"estoy harto|harta de vivir|todo", "se quiere morir|matar|suicidar", "quiere morirse|matarse|suicidarse", "no vale nada", "odio mi vida", "me odio", "suicidio|suicidarse|suicida", "quiero desaparecer",
 		"importo a nadie", "sentido a nada|la", "no ~2 veo ~2 sentido", "no veo salida", "me corte|cortaba", "me he cortado", "nadie ~3 extranaria|echaria|importa|quiere|necesita", "no tiene sentido", "cansado|cansada de todo",
 		"me siento ~2 fatal|mal ~2 todo", "desesperado|desesperada", "no veo ~2 salida", "no tengo ganas de nada",
 		"me hago dano", "sobredosis", "no existir|existiera", "no haber nacido", "nadie ~3 extran*",
@@ -284,11 +285,11 @@ var ruleDefs = []ruleDef{
 		"einsam", "wertlos", "depressiv", "depression", "deprimiert", "bin ~2 last", "eine last", "sinnlos",
 		"geritzt", "ritze mich", "ritzen", "halte es nicht mehr aus", "keinen sinn mehr", "mich selbst verletzen",
 		"verletze mich", "suizid*", "selbstmord*", "hasse mich", "will nicht mehr $",
-		"niemand ~3 vermissen|vermisst|liebt|braucht", "bin am ende", "kann ~2 nicht mehr $", "selbst verletzt", "mich verletzt", "verzweifelt", "schneide mich", "besser ~2 ohne mich", "keinen ausweg", "halte ~2 nicht mehr aus", "verschwinden",
+		"niemand ~3 vermissen|vermisst|liebt|braucht", "bin am ende", "alles ~2 zu viel", "kann einfach nicht mehr", "kann ~2 nicht mehr $", "selbst verletzt", "mich verletzt", "verzweifelt", "schneide mich", "besser ~2 ohne mich", "keinen ausweg", "halte ~2 nicht mehr aus", "verschwinden",
 	}},
 	// ---- cues (no level of their own) ----
 	{"cue.means_stockpile", LevelElevated, "en", fMeans, []string{
-		"pills saved", "saving [up] [my] pills", "saved [up] [my] pills", "stockpil*",
+		"@meds saved", "saving [up] [my] @meds", "saved [up] [my] @meds", "stockpil*", "hoarding [my] @meds",
 		"pastillas guardadas", "tabletten gesammelt",
 	}},
 	{"cue.means", LevelNone, "", fMeans, []string{
@@ -296,7 +297,7 @@ var ruleDefs = []ruleDef{
 		"bought|got|have ~2 gun|knife|blade|razor|blades|razors", "have a plan $", "pills ready",
 	}},
 	{"cue.place", LevelNone, "", fMeans | fPlace, []string{
-		"at|to|on the tracks|railway|railroad|rails", "train tracks",
+		"at|to|on the tracks|railway|railroad|rails", "train tracks", "by|near the cliff|bridge|edge|ledge",
 		"at the bridge|ledge|roof|cliff|tracks", "on the bridge|ledge|roof|tracks", "am at|on ~3 bridge|roof|ledge|cliff",
 	}},
 	{"cue.time", LevelNone, "", fTime, []string{
@@ -306,6 +307,6 @@ var ruleDefs = []ruleDef{
 	{"cue.act", LevelNone, "", fAct, []string{
 		"do it", "doing it", "goodbye", "bye forever", "it is time", "am ready",
 		"nobody can stop me", "lo voy a hacer", "lo hare", "vais le faire", "mache es", "tue es",
-		"use it|them|this", "said|saying my goodbyes", "last time", "ready to go", "going now $",
+		"use it|them|this", "drive|jump off it", "said|saying my goodbyes", "last time", "ready to go", "going now $",
 	}},
 }
