@@ -71,6 +71,7 @@ var lexNotAfter = map[string]bool{
 	"research": true, "month": true, "week": true, "for": true, "of": true, "laughing": true, "tired": true,
 	"serious": true, "on": true, "from": true, "down": true, "happy": true, "than": true, "my": true, "her": true,
 	"his": true, "the": true, "it": true, "hair": true, "your": true, "their": true, "to": true,
+	"de": true, "vor": true, "d": true, "del": true,
 }
 
 // lexicon scores toks clause by clause and returns the level it supports

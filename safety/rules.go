@@ -44,6 +44,8 @@ var macros = map[string]string{
 	// first-person intent or plan, before an act
 	"intent": "want|wanting|going|plan|planning|planned|decided|deciding|ready|about|trying|intend|intending|need|" +
 		"urge|tempted|considering|contemplating|thinking|think|thought|feel|feeling|will|should|got",
+	// intent words that put the speaker's own death next ("i am going to die")
+	"wantdie": "want|wanting|going|plan|planning|decided|ready|need|wish|hope|deserve|about|trying|longing",
 	// wanting death itself
 	"desire":  "want|wanting|wish|wishing|hope|hoping|ready|deserve|longing|prefer",
 	"place":   "bridge|building|roof|rooftop|cliff|balcony|ledge|tower|window|overpass|skyscraper|motorway|highway|parking",
@@ -61,7 +63,7 @@ var ruleDefs = []ruleDef{
 	{"en.crisis.kill_self", LevelCrisis, "en", 0, []string{
 		"kill myself !laughing|working|over|doing|studying|trying|for",
 		"killing myself !laughing|working|over|at|doing|studying|trying|with|for|to",
-		"kms", "unalive myself|me", "unalive", "sewerslide",
+		"kms", "unalive myself|me", "unalive", "sewerslide", "overdosed !on",
 		"want|going to killed myself",
 		"if i killed|kill myself",
 		"suicide myself", "kill me self", "off myself", "offing myself",
@@ -91,8 +93,9 @@ var ruleDefs = []ruleDef{
 		"want to go to sleep forever", "sleep forever", "@desire [to] [be] die|dead !@notdeath", "rather die|dead !than",
 		"death is the|my only|best|answer|way|escape|solution|choice|option", "only way out ~4 death|die|dying|suicid*|kill",
 		"suicid* is the|my only|best|answer|way|escape|solution|choice|option", "only option ~3 suicid*|die|death|dead",
-		"sleep ~2 not wake up", "not be a burden much|anymore|for", "will not see me again",
-		"i ~2 @intent [to] ~2 die|dead !@notdeath", "i ~2 @desire ~3 die|dead|death !@notdeath",
+		"sleep ~2 not wake up", "not be a burden much|anymore|for", "time ~3 to die", "be gone forever",
+		"gun ~2 in my lap|mouth", "drive|driving|swerve|swerving ~2 into ~3 oncoming|traffic|wall|tree|truck|lorry", "will not see me again",
+		"i ~2 @wantdie [to] ~2 die|dead !@notdeath", "i ~2 @desire ~3 die|dead|death !@notdeath",
 		"am|are ending things|it|everything !with|between|at|here|there|now|early|today",
 		"lie|lay|lying|sit|sitting|stand|standing ~2 on ~2 tracks|railway|rails|railroad",
 		"let me die", "let me go $", "i am a goner", "will be free of me", "will not have to deal with me",
@@ -106,7 +109,8 @@ var ruleDefs = []ruleDef{
 		"engine running ~4 garage", "carbon monoxide", "my affairs in order", "put my affairs",
 	}},
 	{"en.crisis.no_will_to_live", LevelCrisis, "en", fImmune, []string{
-		"do not want to live !in|with|at|near|there|on|by|alone|together",
+		"do not want to live !in|with|at|near|there|on|by|alone|together", "do not want to live in this world|life",
+		"not going to be alive|around|here much|anymore|long", "rather die|dead than ~3 live|living|go|be|exist|continue",
 		"do not want to be alive", "rather not be alive", "do not want to exist",
 		"do not want to be here $", "do not want to be here anymore|any|no", "do not want to wake up", "hope i do not wake up",
 		"wish i ~2 not wake up", "never wake up", "no reason [for] [me] to live|living", "nothing [left] to live for",
@@ -129,9 +133,9 @@ var ruleDefs = []ruleDef{
 		"took|swallowed|taken|take|swallow|taking to many pills|tablets|meds|painkillers",
 		"took|swallowed|taken|take|swallow|taking all [of] my|the|these|those pills|tablets|meds|medication|painkillers",
 		"took|swallowed|taken|take|swallow|taking a [whole] bottle|handful|box|pack|packet of [my|the] pills|tablets|meds|sleeping|painkillers",
-		"took|swallowed|taken|take|swallow|taking an overdose", "overdosed !on", "overdosing !on", "overdosed|overdosing|od on ~2 @meds",
+		"took|swallowed|taken|take|swallow|taking an overdose", "overdosing !on", "overdosed|overdosing|od on ~2 @meds",
 		"take them all", "take|taking|swallow|swallowing all [of] them", "rope ~2 tied|ready|up", "tied ~2 rope|noose",
-		"esta noche me mato", "me mato !trabajando|estudiando|de|a|con|en|por|para|cuando|si", "took|swallowed|taken|taking|swallowing|take|swallow ~2 lot|lots|loads|ton|tons|handful|heaps|dozens|dozen|twenty|thirty|fifty|hundred|many|extra|double ~2 @meds", "lethal ~2 dose|amount|overdose", "@meds ~4 lethal|die|dead|overdose|kill",
+		"esta noche me mato", "me mato !trabajando|estudiando|de|a|con|en|por|para|cuando|si", "saltar ~3 puente|edificio|azotea|balcon|ventana", "took|swallowed|taken|taking|swallowing|take|swallow ~2 lot|lots|loads|ton|tons|handful|heaps|dozens|dozen|twenty|thirty|fifty|hundred|many|extra|double ~2 @meds", "lethal ~2 dose|amount|overdose", "@meds ~4 lethal|die|dead|overdose|kill",
 		"how much|many ~4 to die|overdose|kill", "@intent [to] take|swallow ~2 all|every|whole|entire",
 		"all ~2 @meds ~3 going|about|want|will|take|swallow", "how ~3 kill yourself|oneself", "tie a noose",
 		"easiest|painless|quickest|fastest|best|quietest|surest ~2 way|ways|method|methods ~3 die|suicid*",
@@ -166,7 +170,7 @@ var ruleDefs = []ruleDef{
 	// ---- English, elevated ----
 	{"en.elevated.self_harm", LevelElevated, "en", 0, []string{
 		"hurt myself !playing|running|at|on|lifting|skiing|while|during|in|exercising|working|skating|climbing|cycling|falling",
-		"cut myself !shaving|cooking|on|while|by|accidentally|chopping|opening|peeling|slicing",
+		"cut myself !shaving|cooking|on|while|by|accidentally|chopping|opening|peeling|slicing|some|slack|off|short",
 		"cutting myself !shaving|cooking|on|while|chopping", "harm myself", "harming myself", "burn myself", "burning myself",
 		"self harm*", "scars from cutting|self", "used to hurt|cut|harm|burn myself",
 		"cutting again", "been cutting", "started cutting", "cut again", "cutting|harming|hurting myself again", "relapsed", "starve myself", "starving myself",
@@ -186,7 +190,7 @@ var ruleDefs = []ruleDef{
 	{"en.elevated.cant_cope", LevelElevated, "en", 0, []string{
 		"can not go on !living", "can not do this anymore", "can not do this $", "can not take it|this anymore", "can not take anymore",
 		"can not take this $", "can not take it $", "can not cope", "not coping", "can not handle it|this|anything|life anymore",
-		"can not live this", "end of my rope|tether", "falling apart", "breaking down", "am struggling $",
+		"can not live this", "end of my rope|tether", "falling apart", "breaking down", "am struggling !with|to",
 		"struggling much|badly", "struggling to cope", "struggling with everything|life", "am not okay|ok|alright",
 		"how much longer i can", "exhausted of everything", "tired of everything", "tired of it all", "have had enough $",
 		"scared of what i might|will|could do", "do not trust myself", "dark thoughts", "dark place",
@@ -266,7 +270,7 @@ var ruleDefs = []ruleDef{
 		"ne en peux plus", "en peux plus", "sans espoir", "desespere|desesperee", "me sens ~2 seul|seule|vide|inutile|nul|nulle",
 		"deprime|deprimee|depression", "fardeau", "plus envie de rien", "me scarifie", "scarification", "automutil*",
 		"me faire du mal", "tentative de suicide", "je me deteste", "je me hais", "marre de tout", "envie de disparaitre",
-		"suis a bout", "plus de issue", "aucune issue", "pas de issue", "sans issue", "suis ~2 seul|seule", "plus de espoir", "me fais du mal", "je me coupe", "a quoi bon", "vie ne vaut rien", "mieux sans moi", "personne ~3 aime|manquer*|remarquer*|comprend", "veux disparaitre", "plus la force",
+		"suis a bout", "suis un poids", "un poids pour", "plus de issue", "aucune issue", "pas de issue", "sans issue", "suis ~2 seul|seule", "plus de espoir", "me fais du mal", "je me coupe", "a quoi bon", "vie ne vaut rien", "mieux sans moi", "personne ~3 aime|manquer*|remarquer*|comprend", "veux disparaitre", "plus la force",
 	}},
 	// ---- German ----
 	{"de.crisis.want_die", LevelCrisis, "de", 0, []string{
