@@ -1,6 +1,7 @@
 package session
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -132,9 +133,9 @@ func (s *Session) ackTimeout(cardID, surface string) {
 
 // Errors of display.ack and input.key.
 var (
-	ErrUnknownCard    = fmt.Errorf("session: unknown card")
-	ErrUnknownSurface = fmt.Errorf("session: unknown surface")
-	ErrBadPage        = fmt.Errorf("session: page out of range")
+	ErrUnknownCard    = errors.New("session: unknown card")
+	ErrUnknownSurface = errors.New("session: unknown surface")
+	ErrBadPage        = errors.New("session: page out of range")
 )
 
 func (s *Session) ack(a *event.DisplayAck) error {
