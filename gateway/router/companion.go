@@ -65,7 +65,7 @@ func (c *companion) complete(ctx context.Context, call *call, req textRequest, d
 	if a.Resources == nil {
 		a.Resources = []safety.Resource{}
 	}
-	reply := companionReply(text, a.Level, req.Thread == nil && req.System != "")
+	reply := companionReply(text, a.Level, req.Oneshot)
 	if req.MaxTokens > 0 {
 		reply = truncateWords(reply, req.MaxTokens)
 	}
@@ -100,9 +100,26 @@ func companionReply(text string, level safety.Level, oneshot bool) string {
 		return companionIdentity + " " + "I'm here to listen. " + companionQuestions[0]
 	}
 	var b strings.Builder
-	b.WriteString("It sounds like ")
-	b.WriteString(reflection)
-	b.WriteString(".")
+	switch first := firstSentence(text); {
+	case len(strings.Fields(text)) < 3:
+		// Too little to reflect: invite more, without putting words in
+		// the person's mouth.
+		b.WriteString("I'm listening, take your time.")
+		if level != safety.LevelElevated {
+			b.WriteString(" What's on your mind?")
+			return b.String()
+		}
+	case strings.HasSuffix(strings.TrimSpace(first), "?"):
+		b.WriteString("That's a fair thing to ask, and I'll help as well as I can as an AI companion.")
+		if level != safety.LevelElevated {
+			b.WriteString(" What's going on?")
+			return b.String()
+		}
+	default:
+		b.WriteString("It sounds like ")
+		b.WriteString(lowerFirst(reflection))
+		b.WriteString(".")
+	}
 	if level == safety.LevelElevated {
 		b.WriteString(" ")
 		b.WriteString(companionElevated)
@@ -121,6 +138,29 @@ var pronoun = map[string]string{
 	"we": "you", "us": "you", "our": "your", "ours": "yours",
 	"you": "I", "your": "my", "yours": "mine", "yourself": "myself", "you're": "I'm",
 	"was": "were",
+}
+
+// firstSentence returns text up to and including its first end mark.
+func firstSentence(text string) string {
+	if i := strings.IndexAny(text, ".!?\n"); i >= 0 {
+		return text[:i+1]
+	}
+	return text
+}
+
+// lowerFirst lower-cases the first letter unless the word is "I" or "I'm"
+// style, so the reflection reads as part of the sentence.
+func lowerFirst(s string) string {
+	w, _, _ := strings.Cut(s, " ")
+	if w == "I" || strings.HasPrefix(w, "I'") || w == "" {
+		return s
+	}
+	r := []rune(s)
+	if len(w) > 1 && strings.ToUpper(w) == w {
+		return s // an acronym
+	}
+	r[0] = unicode.ToLower(r[0])
+	return string(r)
 }
 
 // reflect restates the first sentence of text in the second person,

@@ -24,6 +24,7 @@ func (r *Router) Oneshot(ctx context.Context, req OneshotRequest) (OneshotRespon
 		return OneshotResponse{}, err
 	}
 	var reply Reply
+	thread := NewThread("") // so retries reuse an engine conversation
 	m, err := r.run(ctx, plan{
 		slot:   req.Assignment,
 		models: models,
@@ -32,7 +33,7 @@ func (r *Router) Oneshot(ctx context.Context, req OneshotRequest) (OneshotRespon
 			return estimateTokens(req.SystemPrompt, req.Messages, outputTokens(req.MaxTokens, m.cfg))
 		},
 	}, func(ctx context.Context, m *model, c *call) error {
-		tr := textRequest{System: req.SystemPrompt, Messages: req.Messages, MaxTokens: outputTokens(req.MaxTokens, m.cfg)}
+		tr := textRequest{System: req.SystemPrompt, Messages: req.Messages, MaxTokens: outputTokens(req.MaxTokens, m.cfg), Thread: thread, Oneshot: true}
 		rep, err := m.text.complete(ctx, c, tr, nil)
 		if err != nil {
 			return err

@@ -187,4 +187,3 @@ func streamPCM(r io.Reader, inRate, outRate int, c *call, emit func(AudioChunk) 
 		}
 	}
 }
-

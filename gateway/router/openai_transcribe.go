@@ -106,4 +106,3 @@ func writeWAV(w io.Writer, pcm []int16, rate int) {
 	}
 	_, _ = w.Write(buf)
 }
-

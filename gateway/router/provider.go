@@ -20,7 +20,8 @@ type textRequest struct {
 	System    string
 	Messages  []Message // context, ending with the user's new message
 	MaxTokens int       // already capped for the model; 0 = provider default
-	Thread    *Thread   // nil for oneshot
+	Thread    *Thread   // per conversation; for oneshot, per call (retries reuse it)
+	Oneshot   bool      // a one-off request: no engine-side context to rely on
 }
 
 // textProvider answers text. It calls c.first() before handing the first

@@ -43,9 +43,9 @@ func (p *sphinxProvider) startListen(ctx context.Context, _ ListenRequest) (list
 
 // sphinxStream is one utterance on a pooled decoder.
 type sphinxStream struct {
-	pool    *sphinx.Pool
-	d       *sphinx.Decoder
-	since   int // samples since the last partial
+	pool       *sphinx.Pool
+	d          *sphinx.Decoder
+	since      int // samples since the last partial
 	partialHyp string
 }
 

@@ -161,7 +161,7 @@ func (p *vera) complete(ctx context.Context, c *call, tr textRequest, delta func
 		}
 	}
 	text := tr.Messages[len(tr.Messages)-1].Text
-	if tr.Thread == nil {
+	if tr.Oneshot || tr.Thread == nil {
 		// The engine keeps context per conversation; a oneshot has none,
 		// so the prompt and earlier messages travel in the one message.
 		text = flatten(tr.System, tr.Messages)

@@ -241,7 +241,7 @@ func FuzzSentences(f *testing.F) {
 	f.Add("Hello. How are you?", 20)
 	f.Add("a,b,c,d,e,f,g,h,i,j,k,l,m", 20)
 	f.Fuzz(func(t *testing.T, s string, n int) {
-		n = 20 + (n&0xff)
+		n = 20 + (n & 0xff)
 		for _, p := range Sentences(s, n) {
 			if len(p) > n {
 				t.Fatalf("piece of %d bytes over limit %d", len(p), n)

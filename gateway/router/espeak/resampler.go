@@ -109,7 +109,7 @@ func (r *Resampler) drain(dst []int16) []int16 { return r.drainUntil(dst, math.M
 func (r *Resampler) drainUntil(dst []int16, limit int64) []int16 {
 	for r.n < limit {
 		num := r.n * int64(r.down)
-		i := num / int64(r.up)       // input index at or before the output time
+		i := num / int64(r.up)      // input index at or before the output time
 		p := int(num % int64(r.up)) // phase
 		first := i - int64(r.h) + 1
 		last := i + int64(r.h)
