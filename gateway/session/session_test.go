@@ -666,8 +666,16 @@ func TestLocalSafetyRealDetector(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, region := range []string{"", "GB"} {
-		m := newManager(t, session.DefaultConfig(), echo(), ls, nil)
+	gl, err := session.NewGlassesLayout(glasses.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, region := range []string{"", "GB", "US"} {
+		m, err := session.NewManager(session.DefaultConfig(), session.Deps{Converser: echo(), Safety: ls, Layout: gl})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer m.Close(context.Background())
 		s, st, _ := m.Open(owner, &event.Hello{Device: devices.MetaRayBanDisplay, Region: region})
 		until(t, st, event.TypeNotice)
 		_ = s.Handle(context.Background(), &event.InputText{Text: "I want to end my life tonight"})
@@ -681,6 +689,12 @@ func TestLocalSafetyRealDetector(t *testing.T) {
 		_ = json.Unmarshal(b, &card)
 		if card.Level != "crisis" || len(card.Resources) == 0 || len(card.Surfaces[0].Pages) == 0 {
 			t.Fatalf("region %q card %+v", region, card)
+		}
+		// The glasses layout (not the fallback) drew it: its title, n/N.
+		for i, pg := range card.Surfaces[0].Pages {
+			if pg.Title != glasses.SafetyTitle || pg.N != i+1 || pg.Of != len(card.Surfaces[0].Pages) {
+				t.Fatalf("region %q page %+v", region, pg)
+			}
 		}
 		// A harmless text in a fresh conversation gets no card.
 		s2, st2, _ := m.Open(owner, &event.Hello{Device: devices.MetaRayBanDisplay, Region: region})
