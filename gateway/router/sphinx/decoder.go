@@ -34,6 +34,7 @@ type Decoder struct {
 	kws    bool
 	inUtt  bool
 	search string
+	lmName string // pocketsphinx's name of its default (LM) search
 }
 
 func newDecoder(cfg Config) (*Decoder, error) {
@@ -51,6 +52,9 @@ func newDecoder(cfg Config) (*Decoder, error) {
 		return nil, fmt.Errorf("%w: cannot load models (hmm %q, dict %q, lm %q)", ErrDecoder, cfg.HMM, cfg.Dict, cfg.LM)
 	}
 	d := &Decoder{ps: ps, conf: conf}
+	if name := C.ps_get_search(ps); name != nil {
+		d.lmName = C.GoString(name)
+	}
 	if cfg.KeyphraseFile != "" {
 		name, file := C.CString(SearchKeyphrase), C.CString(cfg.KeyphraseFile)
 		rc := C.ps_set_kws(ps, name, file)
@@ -74,7 +78,7 @@ func (d *Decoder) setSearch(search string) error {
 	if search == d.search {
 		return nil
 	}
-	name := "ngram" // pocketsphinx's name for the default LM search
+	name := d.lmName
 	if search == SearchKeyphrase {
 		if !d.kws {
 			return ErrNoSearch
