@@ -46,9 +46,9 @@ type Weights struct {
 // regression, leave-one-clip-out checked) on the shared labelled set clean and
 // mixed with three noises at 10 and 0 dB; see docs/bench-audio.md.
 func DefaultWeights() (clean, noisy Weights) {
-	// vera-eval vad -fit -smooth 6 -fit-neg-weight 1.5 -fit-neg-weight-noisy 0.8
-	clean = Weights{Bias: -2.2044, W: [NumFeatures]float32{0.0202, -0.0777, 0.0611, 0.0149, 1.8818, 3.0694, 0.0463, 0.8855, 3.4335, -0.0512}}
-	noisy = Weights{Bias: -2.2311, W: [NumFeatures]float32{0.1260, -0.1091, 0.1548, 0.0156, 1.9383, 11.2636, 0.1848, 0.5942, -0.2823, 0.0578}}
+	// vera-eval vad -fit -smooth 12 -fit-neg-weight 1.5 -fit-neg-weight-noisy 0.8
+	clean = Weights{Bias: -3.0478, W: [NumFeatures]float32{0.0279, -0.0888, 0.0722, -0.0097, 1.9650, 4.2014, 0.0601, 1.0181, 4.2516, -0.0552}}
+	noisy = Weights{Bias: -2.6890, W: [NumFeatures]float32{0.1077, -0.1773, 0.2391, -0.0152, 2.4347, 15.3582, 0.2456, 0.9381, 1.1743, 0.0142}}
 	return clean, noisy
 }
 
@@ -80,7 +80,7 @@ type Config struct {
 // DefaultConfig returns the tuned defaults.
 func DefaultConfig() Config {
 	clean, noisy := DefaultWeights()
-	return Config{Weights: clean, NoisyWeights: noisy, ReleaseFrames: 8, SmoothFrames: 6, NoiseWindowMs: 2000, SilenceDbfs: -75}
+	return Config{Weights: clean, NoisyWeights: noisy, ReleaseFrames: 8, SmoothFrames: 12, NoiseWindowMs: 2000, SilenceDbfs: -75}
 }
 
 // Validate reports the first invalid key.

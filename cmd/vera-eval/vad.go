@@ -737,6 +737,12 @@ func fitWeights(w io.Writer, conds []condition, collarMs int) error {
 		r, rd := result(name, c), result(name, cd)
 		fmt.Fprintf(w, "  %-40s held-out F1 %.3f FAR %.3f | defaults F1 %.3f FAR %.3f\n", name, r.F1, r.FAR, rd.F1, rd.FAR)
 	}
+	var in counts
+	for _, s := range data {
+		in.add(classify(wAll, s))
+	}
+	ri := result("in-sample", in)
+	fmt.Fprintf(w, "  %-40s in-sample F1 %.3f FAR %.3f (fit on every clip)\n", "pooled", ri.F1, ri.FAR)
 	r, rd := result("all", tot), result("all", totDef)
 	fmt.Fprintf(w, "  %-40s held-out F1 %.3f FAR %.3f | defaults F1 %.3f FAR %.3f\n", "pooled", r.F1, r.FAR, rd.F1, rd.FAR)
 	return nil
