@@ -37,7 +37,7 @@ var lexStrongPrefix = []string{"suicid", "selbstmord", "suizid"}
 
 var lexDeath = map[string]bool{
 	"die": true, "dead": true, "death": true, "morir": true, "morirme": true, "muerto": true, "muerta": true,
-	"mourir": true, "mort": true, "morte": true, "crever": true, "sterben": true, "tot": true,
+	"mourir": true, "mort": true, "morte": true, "crever": true, "sterben": true,
 }
 
 var lexIntent = map[string]bool{
@@ -73,6 +73,9 @@ var lexNotAfter = map[string]bool{
 	"his": true, "the": true, "it": true, "hair": true, "your": true, "their": true, "to": true,
 	"de": true, "vor": true, "d": true, "del": true,
 }
+
+// German "tot" is left to the phrase rules: folded French "tôt" (early) is
+// the same token.
 
 // lexicon scores toks clause by clause and returns the level it supports
 // and its reason id.
