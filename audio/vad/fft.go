@@ -15,9 +15,11 @@ const (
 // tables are built once; the transform allocates nothing.
 type realFFT struct {
 	rev    [fftHalf]uint8
-	tw     [fftHalf / 2]complex64 // e^{-2πik/128}
-	twReal [fftHalf]complex64     // e^{-2πik/256}
-	buf    [fftHalf]complex64
+	twRe   [fftHalf / 2]float32 // cos(-2πk/128)
+	twIm   [fftHalf / 2]float32 // sin(-2πk/128)
+	unRe   [fftHalf]float32     // cos(-2πk/256), for the real unpacking
+	unIm   [fftHalf]float32
+	re, im [fftHalf]float32
 }
 
 func newRealFFT() *realFFT {
@@ -32,50 +34,65 @@ func newRealFFT() *realFFT {
 		}
 		f.rev[i] = uint8(r)
 	}
-	for k := range f.tw {
+	for k := range f.twRe {
 		a := -2 * math.Pi * float64(k) / fftHalf
-		f.tw[k] = complex(float32(math.Cos(a)), float32(math.Sin(a)))
+		f.twRe[k], f.twIm[k] = float32(math.Cos(a)), float32(math.Sin(a))
 	}
-	for k := range f.twReal {
+	for k := range f.unRe {
 		a := -2 * math.Pi * float64(k) / fftN
-		f.twReal[k] = complex(float32(math.Cos(a)), float32(math.Sin(a)))
+		f.unRe[k], f.unIm[k] = float32(math.Cos(a)), float32(math.Sin(a))
 	}
 	return f
 }
 
 // power writes |X[k]|² for k = 0..128 of the real input x (len 256).
 func (f *realFFT) power(x *[fftN]float32, out *[fftBins]float32) {
-	b := &f.buf
+	re, im := &f.re, &f.im
 	for i := range fftHalf {
-		b[f.rev[i]] = complex(x[2*i], x[2*i+1])
+		j := f.rev[i]
+		re[j], im[j] = x[2*i], x[2*i+1]
 	}
-	for size := 2; size <= fftHalf; size <<= 1 {
+	// Stage 1 (size 2): twiddle 1.
+	for s := 0; s < fftHalf; s += 2 {
+		ar, ai, br, bi := re[s], im[s], re[s+1], im[s+1]
+		re[s], im[s], re[s+1], im[s+1] = ar+br, ai+bi, ar-br, ai-bi
+	}
+	// Stage 2 (size 4): twiddles 1 and -i.
+	for s := 0; s < fftHalf; s += 4 {
+		ar, ai, br, bi := re[s], im[s], re[s+2], im[s+2]
+		re[s], im[s], re[s+2], im[s+2] = ar+br, ai+bi, ar-br, ai-bi
+		ar, ai, br, bi = re[s+1], im[s+1], im[s+3], -re[s+3] // b·(-i)
+		re[s+1], im[s+1], re[s+3], im[s+3] = ar+br, ai+bi, ar-br, ai-bi
+	}
+	for size := 8; size <= fftHalf; size <<= 1 {
 		half := size >> 1
 		step := fftHalf / size
 		for start := 0; start < fftHalf; start += size {
 			for j := range half {
-				w := f.tw[j*step]
-				u := b[start+j]
-				v := b[start+j+half] * w
-				b[start+j] = u + v
-				b[start+j+half] = u - v
+				wr, wi := f.twRe[j*step], f.twIm[j*step]
+				p, q := start+j, start+j+half
+				vr := re[q]*wr - im[q]*wi
+				vi := re[q]*wi + im[q]*wr
+				ur, ui := re[p], im[p]
+				re[p], im[p] = ur+vr, ui+vi
+				re[q], im[q] = ur-vr, ui-vi
 			}
 		}
 	}
-	// Unpack: X[k] = (Z[k] + conj(Z[N/2-k]))/2 + e^{-2πik/N} (Z[k] - conj(Z[N/2-k]))/(2i).
-	z0 := b[0]
-	dc := real(z0) + imag(z0)
-	ny := real(z0) - imag(z0)
+	// Unpack: X[k] = E[k] + W^k O[k], E = (Z[k]+conj Z[N/2-k])/2, O = (Z[k]-conj Z[N/2-k])/(2i).
+	dc := re[0] + im[0]
+	ny := re[0] - im[0]
 	out[0] = dc * dc
 	out[fftHalf] = ny * ny
 	for k := 1; k < fftHalf; k++ {
-		zk := b[k]
-		zc := b[fftHalf-k]
-		zc = complex(real(zc), -imag(zc))
-		e := (zk + zc) * 0.5
-		o := (zk - zc) * complex(0, -0.5)
-		xk := e + f.twReal[k]*o
-		out[k] = real(xk)*real(xk) + imag(xk)*imag(xk)
+		zr, zi := re[k], im[k]
+		cr, ci := re[fftHalf-k], -im[fftHalf-k]
+		er, ei := (zr+cr)*0.5, (zi+ci)*0.5
+		// (z - c)/(2i) = (dI - i dR)/2 with d = z - c
+		or, oi := (zi-ci)*0.5, -(zr-cr)*0.5
+		xr := er + f.unRe[k]*or - f.unIm[k]*oi
+		xi := ei + f.unRe[k]*oi + f.unIm[k]*or
+		out[k] = xr*xr + xi*xi
 	}
 }
 
