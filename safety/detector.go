@@ -131,6 +131,9 @@ type analysis struct {
 	reason, lang       string
 	means, place, time bool
 	act                bool
+	// strongMeans: stockpiled means or a dangerous place, as opposed to
+	// merely owning a knife or a rope.
+	strongMeans bool
 }
 
 // Detect classifies one utterance on its own.
@@ -142,8 +145,10 @@ func (d *Detector) Detect(text string) Result {
 // DetectTurn classifies the current utterance in the light of the last
 // ContextTurns user turns (oldest first). Context can only raise the level:
 //
-//   - means or a crisis in recent turns, plus a time or act cue now
-//     ("i have pills saved up" … "tonight") → crisis ("ctx.means_time");
+//   - stockpiled means, a dangerous place or a crisis in recent turns plus
+//     a time or act cue now ("i have pills saved up" … "tonight"), or any
+//     means plus an act cue ("i have a rope" … "i'm going to use it") →
+//     crisis ("ctx.means_time");
 //   - distress in recent turns plus an act cue now ("i am going to do it",
 //     "goodbye") → crisis ("ctx.act_after_distress");
 //   - a crisis in recent turns keeps any later turn at least elevated
@@ -158,14 +163,15 @@ func (d *Detector) DetectTurn(history []string, text string) Result {
 		history = history[n-d.contextTurns:]
 	}
 	var hmax Level
-	hmeans := false
+	hmeans, hstrong := false, false
 	for _, h := range history {
 		a := d.analyze(h)
 		hmax = MaxLevel(hmax, a.level)
 		hmeans = hmeans || a.means
+		hstrong = hstrong || a.strongMeans
 	}
 	switch {
-	case (hmeans || hmax == LevelCrisis) && (cur.time || cur.act):
+	case (hstrong || hmax == LevelCrisis) && (cur.time || cur.act), hmeans && cur.act:
 		res.Level, res.Reason = LevelCrisis, "ctx.means_time"
 	case hmax >= LevelElevated && cur.act:
 		res.Level, res.Reason = LevelCrisis, "ctx.act_after_distress"
@@ -198,6 +204,9 @@ func (d *Detector) analyze(text string) analysis {
 		}
 		if def.flags&fPlace != 0 {
 			a.place = true
+		}
+		if def.flags&fMeans != 0 && (def.level >= LevelElevated || def.flags&fPlace != 0) {
+			a.strongMeans = true
 		}
 		lvl, reason := def.level, def.id
 		if lvl == LevelCrisis && def.flags&fImmune == 0 {
@@ -239,7 +248,7 @@ func (d *Detector) analyze(text string) analysis {
 		// dead so i'm doing it".
 		a.level, a.reason = LevelCrisis, "ctx.act_after_distress"
 	}
-	if a.level < LevelCrisis && a.means && (a.time || a.act) && (a.level >= LevelElevated || a.place) {
+	if a.level < LevelCrisis && a.means && (a.act || a.time && (a.level >= LevelElevated || a.place)) {
 		a.level, a.reason = LevelCrisis, "ctx.means_time"
 		if a.lang == "" {
 			a.lang = guessLang(toks)

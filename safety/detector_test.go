@@ -184,6 +184,8 @@ func TestDetectTurn(t *testing.T) {
 		{"context never lowers", []string{"what a nice day"}, "i want to kill myself", LevelCrisis},
 		{"benign history, benign turn", []string{"i love pizza", "what time is it"}, "tonight we go out", LevelNone},
 		{"time alone is nothing", []string{"i had a long day"}, "tonight", LevelNone},
+		{"owning a knife then tonight is nothing", []string{"i have a new knife for the kitchen"}, "what's for dinner tonight", LevelNone},
+		{"place then time", []string{"i'm at the bridge"}, "right now", LevelCrisis},
 		{"old context falls out of the window", []string{"i have pills saved up", "a", "b", "c", "d", "e", "f"}, "tonight", LevelNone},
 	}
 	for _, tt := range tests {

@@ -82,7 +82,7 @@ var ruleDefs = []ruleDef{
 		"stop|stopping existing", "stop|stopping being alive|here", "cease to exist", "not exist anymore", "want to not exist",
 		"my last day|night|week alive", "my note is written|done|ready|finished", "note is written",
 		"knife|blade|razor|gun|scissors ~3 to|against my wrist|wrists|throat|head|neck|temple", "my last day|night on earth", "last day|night of my life", "check out for good",
-		"@intent to and my life", "want it all to end", "feel dying !my|the|her|his|it|hair|your", "should not be alive|here",
+		"@intent to and my life", "want it all to end", "want|wish|need my life to ~2 end|over|stop", "feel dying !my|the|her|his|it|hair|your", "should not be alive|here",
 		"do not want to be on this earth|planet",
 	}},
 	{"en.crisis.want_die", LevelCrisis, "en", 0, []string{
@@ -124,7 +124,7 @@ var ruleDefs = []ruleDef{
 	{"en.crisis.self_harm_intent", LevelCrisis, "en", 0, []string{
 		"want|going|need|about|plan|planning|ready|decided|urge to hurt|cut|harm|burn|stab myself",
 		"hurting|cutting|harming|burning myself ~ now", "am hurting|cutting|harming myself $",
-		"@intent [to] hurt|cut|harm|burn|stab myself", "might|may|could hurt|harm|cut|kill myself",
+		"@intent [to] hurt|cut|harm|burn|stab myself", "@intent [to] cut|cutting ~3 deep|deeper|deeply", "might|may|could hurt|harm|cut|kill myself",
 		"do not feel safe ~3 myself|now|tonight", "am not safe ~3 myself|now|tonight|around",
 		"slit|slitting|cut|cutting my wrists|wrist|throat",
 	}},
@@ -256,7 +256,7 @@ var ruleDefs = []ruleDef{
 	// ---- French ----
 	{"fr.crisis.want_die", LevelCrisis, "fr", 0, []string{
 		"veux|voudrais|vais|envie|pense|penser|songe ~2 mourir !de", "veux|voudrais|vais|envie|pense|penser|songe ~3 me tuer|suicider",
-		"veux|voudrais|vais|envie ~2 en finir", "me suicider", "mettre fin ~ mes|ma jours|vie", "mettre fin ~2 tout",
+		"veux|voudrais|vais|envie ~2 en finir", "me suicider", "mettre|mets|mettrai fin ~ mes|ma jours|vie", "mettre|mets|mettrai fin ~2 tout",
 		"suicidaire|suicidaires", "pense|pensees|penser ~ au|a ~ suicide", "veux|voudrais|prefererais|aimerais ~2 etre mort|morte",
 		"veux|vais|envie ~2 me faire du mal", "avaler ~2 tous|toutes mes medicaments|cachets|pilules",
 		"me jeter ~3 pont|fenetre|train|sous", "me pendre", "me foutre en le air", "veux|vais|envie ~2 crever",
@@ -291,7 +291,7 @@ var ruleDefs = []ruleDef{
 		"einsam", "wertlos", "depressiv", "depression", "deprimiert", "bin ~2 last", "eine last", "sinnlos",
 		"geritzt", "ritze mich", "ritzen", "halte es nicht mehr aus", "keinen sinn mehr", "mich selbst verletzen",
 		"verletze mich", "suizid*", "selbstmord*", "hasse mich", "will nicht mehr $",
-		"niemand ~3 vermissen|vermisst|liebt|braucht", "bin am ende", "alles ~2 zu viel", "kann einfach nicht mehr", "kann nicht mehr !schlafen|essen|warten|laufen|gehen|sehen|horen|arbeiten|lange|denken|atmen|lesen|fahren", "kann ~2 nicht mehr $", "selbst verletzt", "mich verletzt", "verzweifelt", "schneide mich", "besser ~2 ohne mich", "keinen ausweg", "halte ~2 nicht mehr aus", "verschwinden",
+		"niemand ~3 vermissen|vermisst|liebt|braucht", "bin am ende", "bin allein $", "bin ~2 einsam", "alles ~2 zu viel", "kann einfach nicht mehr", "kann nicht mehr !schlafen|essen|warten|laufen|gehen|sehen|horen|arbeiten|lange|denken|atmen|lesen|fahren", "kann ~2 nicht mehr $", "selbst verletzt", "mich verletzt", "verzweifelt", "schneide mich", "besser ~2 ohne mich", "keinen ausweg", "halte ~2 nicht mehr aus", "verschwinden",
 	}},
 	// ---- cues (no level of their own) ----
 	{"cue.means_stockpile", LevelElevated, "en", fMeans, []string{
@@ -313,6 +313,6 @@ var ruleDefs = []ruleDef{
 	{"cue.act", LevelNone, "", fAct, []string{
 		"do it", "doing it", "goodbye", "bye forever", "it is time", "am ready",
 		"nobody can stop me", "lo voy a hacer", "lo hare", "vais le faire", "mache es", "tue es",
-		"use it|them|this", "drive|jump off it", "said|saying my goodbyes", "last time", "ready to go", "going now $",
+		"use it|them|this $", "use it|them|this tonight|now|today", "drive|jump off it", "said|saying my goodbyes", "last time", "ready to go", "going now $",
 	}},
 }
