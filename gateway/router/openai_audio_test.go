@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/go-audio/wav"
 )
@@ -227,5 +228,69 @@ func TestTranscriptionMultipartWAV(t *testing.T) {
 	}
 	if _, err := ls.Final(tctx(t)); err == nil || !strings.Contains(err.Error(), "closed") {
 		t.Fatalf("second Final: %v", err)
+	}
+}
+
+func TestListenFailoverReplaysTheWholeTurn(t *testing.T) {
+	var hb hits
+	a, _ := server(t, func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusInternalServerError) })
+	var samples int
+	b, _ := server(t, func(w http.ResponseWriter, r *http.Request) {
+		hb.add(r)
+		if err := r.ParseMultipartForm(1 << 20); err != nil {
+			http.Error(w, err.Error(), 400)
+			return
+		}
+		f, _, err := r.FormFile("file")
+		if err != nil {
+			http.Error(w, err.Error(), 400)
+			return
+		}
+		data, _ := io.ReadAll(f)
+		samples = (len(data) - 44) / 2
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"text":"hello"}`)
+	})
+	cfg := textConfig(openAIModel("a", a.URL), openAIModel("b", b.URL))
+	cfg.Slots[SlotListen] = []string{"a", "b"}
+	r, _, _ := testRouter(t, cfg, nil)
+	ls, err := r.Listen(tctx(t), ListenRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ls.Close()
+	for range 25 {
+		ls.Write(make([]int16, 320))
+	}
+	tr, err := ls.Final(tctx(t))
+	if err != nil || tr.Model != "b" || tr.Text != "hello" {
+		t.Fatalf("%+v %v", tr, err)
+	}
+	if samples != 25*320 || hb.n() != 1 {
+		t.Fatalf("b got %d samples (want %d) in %d requests", samples, 25*320, hb.n())
+	}
+}
+
+func TestListenSkipsOpenBreaker(t *testing.T) {
+	b, _ := server(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"text":"from b"}`)
+	})
+	cfg := textConfig(openAIModel("a", "http://127.0.0.1:1"), openAIModel("b", b.URL))
+	cfg.Slots[SlotListen] = []string{"a", "b"}
+	cfg.Breaker.Failures = 1
+	r, _, _ := testRouter(t, cfg, nil)
+	ok := false
+	r.models["a"].breaker.allow(time.Time{})
+	r.models["a"].breaker.record(r.clock.Now(), &ok)
+	ls, err := r.Listen(tctx(t), ListenRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ls.Close()
+	ls.Write(make([]int16, 320))
+	tr, err := ls.Final(tctx(t))
+	if err != nil || tr.Model != "b" {
+		t.Fatalf("%+v %v", tr, err)
 	}
 }

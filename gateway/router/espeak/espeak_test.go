@@ -7,8 +7,11 @@ import (
 	"encoding/binary"
 	"errors"
 	"math"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -62,22 +65,59 @@ func TestSpeakPlausibleLengthAndRates(t *testing.T) {
 	}
 }
 
-func TestSpeakFirstSentenceBeforeSecond(t *testing.T) {
-	s := newSynth(t)
-	// The emit callback returns an error after the first chunk; if synthesis
-	// were whole-text, the second sentence would already have been run. The
-	// sentence split makes the first audio depend on the first sentence only.
-	stop := errors.New("stop")
-	var got int
-	err := s.Speak(context.Background(), "Hello there. "+longSentence(), "", 16000, func(pcm []int16) error {
-		got += len(pcm)
-		return stop
-	})
-	if !errors.Is(err, stop) {
-		t.Fatalf("got %v, want the emit error", err)
+func TestSpeakRunsOneProcessPerSentence(t *testing.T) {
+	// A stand-in espeak-ng logs each invocation's text and replies with a
+	// short WAV, so the test sees exactly when each sentence is synthesised.
+	dir := t.TempDir()
+	wavPath := filepath.Join(dir, "reply.wav")
+	w := wavHeader(22050, 1)
+	w = append(w, make([]byte, 2*2205)...) // 0.1 s of silence
+	if err := os.WriteFile(wavPath, w, 0o600); err != nil {
+		t.Fatal(err)
 	}
-	if got == 0 {
-		t.Fatal("no audio before stop")
+	logPath := filepath.Join(dir, "log")
+	script := "#!/bin/sh\ncat >> '" + logPath + "'\necho '|' >> '" + logPath + "'\ncat '" + wavPath + "'\n"
+	bin := filepath.Join(dir, "espeak-ng")
+	if err := os.WriteFile(bin, []byte(script), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultConfig()
+	cfg.Binary = bin
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := func() []string {
+		b, _ := os.ReadFile(logPath)
+		parts := strings.Split(strings.TrimSuffix(strings.TrimSpace(string(b)), "|"), "|")
+		var out []string
+		for _, p := range parts {
+			if p = strings.TrimSpace(p); p != "" {
+				out = append(out, p)
+			}
+		}
+		return out
+	}
+	var seenAtFirst []string
+	n := 0
+	err = s.Speak(context.Background(), "Hello there. How are you today? Fine.", "", 16000, func(pcm []int16) error {
+		if seenAtFirst == nil {
+			seenAtFirst = calls()
+		}
+		n += len(pcm)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(seenAtFirst, []string{"Hello there."}) {
+		t.Fatalf("at the first audio, espeak had been asked for %q; want only the first sentence", seenAtFirst)
+	}
+	if got := calls(); !reflect.DeepEqual(got, []string{"Hello there.", "How are you today?", "Fine."}) {
+		t.Fatalf("invocations %q", got)
+	}
+	if n != 3*1600 {
+		t.Fatalf("%d samples, want 3 x 0.1 s at 16 kHz", n)
 	}
 }
 
