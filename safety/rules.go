@@ -48,7 +48,7 @@ var macros = map[string]string{
 	"wantdie": "want|wanting|going|plan|planning|decided|ready|need|wish|hope|deserve|about|trying|longing",
 	// wanting death itself
 	"desire":  "want|wanting|wish|wishing|hope|hoping|ready|deserve|longing|prefer",
-	"place":   "bridge|building|roof|rooftop|cliff|balcony|ledge|tower|window|overpass|skyscraper|motorway|highway|parking",
+	"place":   "bridge|building|roof|rooftop|cliff|balcony|ledge|tower|window|overpass|skyscraper|motorway|highway|parking|edge",
 	"vehicle": "train|bus|car|truck|traffic|lorry|subway|tram",
 	"meds": "pills|pill|tablets|meds|medication|medications|painkillers|sleeping|paracetamol|tylenol|insulin|" +
 		"antidepressants|opioids|oxy|xanax",
@@ -106,7 +106,7 @@ var ruleDefs = []ruleDef{
 		"razor|blade|knife ~4 bath|bathtub|tub", "know what i am going to do with it",
 		"letter|letters|note|notes ~4 goodbye", "tonight is the night ~4 do it", "the night i ~2 do it",
 		"sleep|asleep ~2 not wake up", "disappear ~3 never come back", "done with ~2 life !insurance", "checking out $", "gun to my head", "blow my brains out", "garage ~4 engine running",
-		"engine running ~4 garage", "carbon monoxide", "my affairs in order", "put my affairs",
+		"engine running ~4 garage", "carbon monoxide", "hose ~4 exhaust", "exhaust ~4 hose|pipe", "drink|drinking|starve|starving myself to death", "my affairs in order", "put my affairs",
 	}},
 	{"en.crisis.no_will_to_live", LevelCrisis, "en", fImmune, []string{
 		"do not want to live !in|with|at|near|there|on|by|alone|together", "do not want to live in this world|life",
@@ -186,7 +186,8 @@ var ruleDefs = []ruleDef{
 		"give up on everything|life|myself", "feel giving up", "want to give up $", "giving up on life|everything",
 		"nothing to look forward to", "everything|life|living|existence ~2 pointless|meaningless|hopeless", "nothing matters anymore", "nothing matters", "meaningless",
 		"life ~3 pointless|unbearable", "no reason to keep going|trying|fighting", "wish i was|were not here|alive|around",
-		"if i was|were gone|dead", "if i disappeared", "better without me", "said|saying my goodbyes", "do not see a future", "have nothing left", "give up $", "want it to end|stop", "want the pain|hurting|hurt|suffering to end|stop",
+		"if i was|were gone|dead", "if i disappeared", "better without me", "said|saying my goodbyes", "said|saying goodbye to ~2 family|kids|children|parents|friends|everyone", "do not see a future",
+		"feel|feeling ~2 alone|lonely|empty|hopeless|worthless|trapped|numb", "have nothing left", "give up $", "want it to end|stop", "want the pain|hurting|hurt|suffering to end|stop",
 		"hate being alive", "until i bleed", "want to feel pain",
 	}},
 	{"en.elevated.cant_cope", LevelElevated, "en", 0, []string{
@@ -295,7 +296,7 @@ var ruleDefs = []ruleDef{
 	}},
 	// ---- cues (no level of their own) ----
 	{"cue.means_stockpile", LevelElevated, "en", fMeans, []string{
-		"@meds saved", "saving [up] [my] @meds", "saved [up] [my] @meds", "stockpil*", "hoarding [my] @meds",
+		"@meds saved", "@meds ~2 lined|counted|laid|sorted", "saving [up] [my] @meds", "saved [up] [my] @meds", "stockpil*", "hoarding [my] @meds",
 		"pastillas guardadas", "tabletten gesammelt",
 	}},
 	{"cue.means", LevelNone, "", fMeans, []string{
@@ -313,6 +314,6 @@ var ruleDefs = []ruleDef{
 	{"cue.act", LevelNone, "", fAct, []string{
 		"do it", "doing it", "goodbye", "bye forever", "it is time", "am ready",
 		"nobody can stop me", "lo voy a hacer", "lo hare", "vais le faire", "mache es", "tue es",
-		"use it|them|this $", "use it|them|this tonight|now|today", "drive|jump off it", "said|saying my goodbyes", "last time", "ready to go", "going now $",
+		"use it|them|this $", "going to take|swallow them", "take|swallow them $", "use it|them|this tonight|now|today", "drive|jump off it", "said|saying my goodbyes", "last time", "ready to go", "going now $",
 	}},
 }
