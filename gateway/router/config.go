@@ -110,12 +110,12 @@ type BreakerConfig struct {
 	CooldownMs int `yaml:"cooldown_ms"`
 }
 
-// DefaultConfig is the offline configuration: every slot served by the
-// embedded engines (pocketsphinx listen, companion converse, espeak speak).
-// In noembedded builds the listen slot is absent.
+// DefaultConfig is the offline configuration: no models or slots of its
+// own, so every slot is served by the embedded engines (pocketsphinx
+// listen, companion converse/snappy/eco, espeak speak; in noembedded builds
+// the listen slot is absent). cmd/ decodes the YAML router section over it.
 func DefaultConfig() Config {
-	c := Config{
-		Slots: map[string][]string{},
+	return Config{
 		Retry: RetryConfig{
 			MaxRetries: 2, InitialMs: 200, MaxIntervalMs: 2000,
 			Multiplier: 2, Jitter: 0.2, MaxRetryAfterMs: 5000,
@@ -126,7 +126,6 @@ func DefaultConfig() Config {
 		Sphinx:         sphinx.DefaultConfig(),
 		Espeak:         espeak.DefaultConfig(),
 	}
-	return c.withEmbedded()
 }
 
 // embeddedModels are the offline engines, keyed by the slot they fill.
@@ -170,8 +169,22 @@ func (c Config) withEmbedded() Config {
 	fill(SlotSpeak, SlotSpeak)
 	fill(SlotSnappy, SlotConverse)
 	fill(SlotEco, SlotConverse)
+	// Slots may name an embedded model without defining it.
+	for _, names := range out.Slots {
+		for _, n := range names {
+			for _, m := range emb {
+				if m.Name == n && !slices.ContainsFunc(out.Models, func(x ModelConfig) bool { return x.Name == n }) {
+					out.Models = append(out.Models, m)
+				}
+			}
+		}
+	}
 	return out
 }
+
+// Resolved returns the configuration as New uses it: every slot the
+// configuration does not name filled by its embedded engine.
+func (c Config) Resolved() Config { return c.withEmbedded() }
 
 // capability is what a slot needs of its models.
 type capability int

@@ -3,6 +3,8 @@ package router
 import (
 	"strings"
 	"testing"
+
+	"gopkg.in/yaml.v3"
 )
 
 func TestDefaultConfigValidAndFillsSlots(t *testing.T) {
@@ -10,6 +12,10 @@ func TestDefaultConfigValidAndFillsSlots(t *testing.T) {
 	if err := c.Validate(); err != nil {
 		t.Fatal(err)
 	}
+	if len(c.Models) != 0 || len(c.Slots) != 0 {
+		t.Fatalf("DefaultConfig names models or slots itself: %v %v", c.Models, c.Slots)
+	}
+	c = c.Resolved()
 	for _, s := range []string{SlotConverse, SlotSpeak, SlotSnappy, SlotEco} {
 		if len(c.Slots[s]) != 1 {
 			t.Errorf("slot %s not filled: %v", s, c.Slots[s])
@@ -21,12 +27,26 @@ func TestDefaultConfigValidAndFillsSlots(t *testing.T) {
 }
 
 func TestConfigKeepsNamedSlotsAndFillsOthers(t *testing.T) {
-	c := Config{
-		Models: []ModelConfig{{Name: "local-llm", Provider: ProviderOpenAI, BaseURL: "http://127.0.0.1:11434/v1", Model: "llama3.2", ContextWindow: 8192}},
-		Slots:  map[string][]string{SlotConverse: {"local-llm", EmbeddedConverse}},
+	// As cmd/ does: the YAML section decoded over DefaultConfig().
+	c := DefaultConfig()
+	yamlSection := `
+models:
+  - name: local-llm
+    provider: openai
+    base_url: http://127.0.0.1:11434/v1
+    model: llama3.2
+    api_key_env: OPENAI_API_KEY
+    context_window: 8192
+    ttft_ms: 1500
+    timeout_ms: 20000
+slots:
+  converse: [local-llm, embedded-companion]
+`
+	dec := yaml.NewDecoder(strings.NewReader(yamlSection))
+	dec.KnownFields(true)
+	if err := dec.Decode(&c); err != nil {
+		t.Fatal(err)
 	}
-	d := DefaultConfig()
-	c.Retry, c.Breaker, c.MaxBodyBytes, c.MaxTurnSeconds, c.Sphinx, c.Espeak = d.Retry, d.Breaker, d.MaxBodyBytes, d.MaxTurnSeconds, d.Sphinx, d.Espeak
 	if err := c.Validate(); err != nil {
 		t.Fatal(err)
 	}

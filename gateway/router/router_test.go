@@ -506,3 +506,29 @@ func TestBadRequests(t *testing.T) {
 		t.Errorf("bad rate: %v", err)
 	}
 }
+
+// TestTTFTOnWallClock runs the production clock: a model that sends headers
+// and then nothing is abandoned by a real timer and the next model answers.
+// Elapsed time is logged, never asserted.
+func TestTTFTOnWallClock(t *testing.T) {
+	got := make(chan struct{}, 1)
+	var done chan struct{}
+	a, done := server(t, func(w http.ResponseWriter, r *http.Request) { silent(got, done)(w, r) })
+	b, _ := server(t, func(w http.ResponseWriter, r *http.Request) { sseReply(w, "from b") })
+	ma, mb := openAIModel("a", a.URL), openAIModel("b", b.URL)
+	ma.TTFTMs, ma.TimeoutMs = 150, 5000
+	cfg := textConfig(ma, mb)
+	client := &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+	defer client.CloseIdleConnections()
+	r, err := New(cfg, nil, Options{HTTPClient: client})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	start := time.Now()
+	out, err := oneshot(r, tctx(t))
+	t.Logf("answer after %v with a 150 ms TTFT budget on the first model", time.Since(start))
+	if err != nil || out.Model != "b" {
+		t.Fatalf("%+v %v", out, err)
+	}
+}
