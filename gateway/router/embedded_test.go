@@ -107,3 +107,62 @@ func TestEmbeddedOneshotDefault(t *testing.T) {
 		t.Fatalf("%+v %v", out, err)
 	}
 }
+
+func TestEmbeddedKeywordSpotting(t *testing.T) {
+	if _, err := os.Stat(DefaultConfig().Sphinx.HMM); err != nil {
+		t.Skipf("pocketsphinx-en-us not installed (%v)", err)
+	}
+	dir := os.Getenv("VERA_SHARED_DIR")
+	if dir == "" {
+		dir = filepath.Join(repoRoot(t), "..", "shared")
+	}
+	clip := filepath.Join(dir, "fixtures", "audio", "en_cmu_goforward.16k.wav")
+	if _, err := os.Stat(clip); err != nil {
+		t.Skipf("shared fixture absent (%v); set VERA_SHARED_DIR", err)
+	}
+	kws := filepath.Join(t.TempDir(), "kws.txt")
+	if err := os.WriteFile(kws, []byte("go forward /1e-20/\nhurt myself /1e-20/\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultConfig()
+	cfg.Sphinx.KeyphraseFile = kws
+	r, err := New(cfg, nil, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	f, err := os.Open(clip)
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf, err := wav.NewDecoder(f).FullPCMBuffer()
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ls, err := r.Listen(tctx(t), ListenRequest{KeywordSpotting: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ls.Close()
+	frame := make([]int16, 0, 320)
+	for _, v := range buf.Data {
+		frame = append(frame, int16(v))
+		if len(frame) == 320 {
+			ls.Write(frame)
+			frame = frame[:0]
+		}
+	}
+	tr, err := ls.Final(tctx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(tr.Text, "go forward") || strings.Contains(tr.Text, "hurt myself") {
+		t.Fatalf("spotted %q", tr.Text)
+	}
+	// Without a keyphrase file, spotting is refused, naming the key.
+	r2 := embeddedRouter(t)
+	if _, err := r2.Listen(tctx(t), ListenRequest{KeywordSpotting: true}); err == nil || !strings.Contains(err.Error(), "keyphrase_file") {
+		t.Fatalf("got %v", err)
+	}
+}

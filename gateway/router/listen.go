@@ -13,6 +13,11 @@ type ListenRequest struct {
 	Slot string
 	// Language hint (ISO-639-1), optional.
 	Language string
+	// KeywordSpotting asks for the keyphrase search instead of open
+	// transcription: Final's text holds the key phrases heard (e.g. crisis
+	// phrases). Only pocketsphinx models with router.sphinx.keyphrase_file
+	// can; the others of the slot are passed over (KindRejected).
+	KeywordSpotting bool
 }
 
 // Transcript is the final text of a turn and who recognised it.

@@ -19,6 +19,9 @@ type openAIListen struct {
 }
 
 func (p *openAI) startListen(_ context.Context, req ListenRequest) (listenStream, error) {
+	if req.KeywordSpotting {
+		return nil, perr(KindRejected, "keyword spotting is not offered by openai transcriptions")
+	}
 	lang := req.Language
 	if lang == "" {
 		lang = p.cfg.Language

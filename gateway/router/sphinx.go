@@ -15,6 +15,7 @@ const sphinxBuilt = true
 // sphinxProvider listens with pooled pocketsphinx decoders.
 type sphinxProvider struct {
 	pool *sphinx.Pool
+	kws  bool // a keyphrase file is loaded
 }
 
 func newSphinxProvider(cfg sphinx.Config) (*sphinxProvider, func() error, error) {
@@ -22,19 +23,26 @@ func newSphinxProvider(cfg sphinx.Config) (*sphinxProvider, func() error, error)
 	if err != nil {
 		return nil, nil, fmt.Errorf("pocketsphinx: %w", err)
 	}
-	return &sphinxProvider{pool: pool}, pool.Close, nil
+	return &sphinxProvider{pool: pool, kws: cfg.KeyphraseFile != ""}, pool.Close, nil
 }
 
 // partialEvery is how much audio passes between partial hypotheses:
 // ps_get_hyp walks the search lattice, too costly for every 20 ms frame.
 const partialEvery = 16000 / 5 // 200 ms at 16 kHz
 
-func (p *sphinxProvider) startListen(ctx context.Context, _ ListenRequest) (listenStream, error) {
+func (p *sphinxProvider) startListen(ctx context.Context, req ListenRequest) (listenStream, error) {
+	search := sphinx.SearchLM
+	if req.KeywordSpotting {
+		if !p.kws {
+			return nil, perr(KindRejected, "keyword spotting needs router.sphinx.keyphrase_file")
+		}
+		search = sphinx.SearchKeyphrase
+	}
 	d, err := p.pool.Acquire(ctx)
 	if err != nil {
 		return nil, &ProviderError{Kind: KindInternal, Err: err}
 	}
-	if err := d.Start(sphinx.SearchLM); err != nil {
+	if err := d.Start(search); err != nil {
 		p.pool.Release(d)
 		return nil, &ProviderError{Kind: KindInternal, Err: err}
 	}
