@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strings"
+
+	"github.com/veraneural/vera-gateway/safety"
 )
 
 // ConverseRequest is one conversation turn.
@@ -77,6 +79,9 @@ func (r *Router) Converse(ctx context.Context, req ConverseRequest, onDelta func
 		return Reply{}, err
 	}
 	reply.Model, reply.Provider = m.cfg.Name, m.cfg.Provider
+	if reply.Safety.Resources == nil {
+		reply.Safety.Resources = []safety.Resource{}
+	}
 	if reply.ProposedActions == nil {
 		reply.ProposedActions = []ProposedAction{}
 	}

@@ -145,6 +145,27 @@ func (e *NoModelError) Error() string {
 	return b.String()
 }
 
+// Summary is the message for people outside the gateway (the HTTP error
+// envelope): each attempt's model, provider, kind and HTTP status, without
+// provider error text, which can carry internal URLs. Log Error() instead.
+func (e *NoModelError) Summary() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "no model of slot %q answered", e.Slot)
+	for i, a := range e.Attempts {
+		if i == 0 {
+			b.WriteString(": ")
+		} else {
+			b.WriteString("; ")
+		}
+		fmt.Fprintf(&b, "%s (%s): %s", a.Model, a.Provider, a.Kind)
+		var pe *ProviderError
+		if errors.As(a.Err, &pe) && pe.Status != 0 {
+			fmt.Fprintf(&b, " (HTTP %d)", pe.Status)
+		}
+	}
+	return b.String()
+}
+
 // Unwrap makes errors.Is(err, ErrNoModel) hold.
 func (e *NoModelError) Unwrap() error { return ErrNoModel }
 

@@ -188,6 +188,13 @@ func TestRetriesExhaustedThenNextModelThenError(t *testing.T) {
 	if hb.n() != 1 {
 		t.Fatalf("4xx retried: b tried %d times", hb.n())
 	}
+	sum := nm.Summary()
+	if sum != `no model of slot "snappy" answered: a (openai): unavailable (HTTP 503); a (openai): unavailable (HTTP 503); b (openai): rejected (HTTP 400)` {
+		t.Fatalf("summary %q", sum)
+	}
+	if strings.Contains(sum, "127.0.0.1") {
+		t.Fatal("summary leaks provider addresses")
+	}
 }
 
 func TestContextWindowSkip(t *testing.T) {
