@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/go-audio/wav"
 )
@@ -165,4 +166,42 @@ func TestEmbeddedKeywordSpotting(t *testing.T) {
 	if _, err := r2.Listen(tctx(t), ListenRequest{KeywordSpotting: true}); err == nil || !strings.Contains(err.Error(), "keyphrase_file") {
 		t.Fatalf("got %v", err)
 	}
+}
+
+func TestEmbeddedListenPoolBusyMovesOn(t *testing.T) {
+	if _, err := os.Stat(DefaultConfig().Sphinx.HMM); err != nil {
+		t.Skipf("pocketsphinx-en-us not installed (%v)", err)
+	}
+	cfg := DefaultConfig()
+	cfg.Sphinx.Pool = 1
+	cfg.Models = []ModelConfig{{Name: "ps", Provider: ProviderPocketsphinx, TTFTMs: 500}}
+	cfg.Slots = map[string][]string{SlotListen: {"ps"}}
+	clk := newFakeClock()
+	r, err := New(cfg, nil, Options{Clock: clk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	first, err := r.Listen(tctx(t), ListenRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.Close()
+	res := make(chan error, 1)
+	go func() {
+		_, err := r.Listen(tctx(t), ListenRequest{})
+		res <- err
+	}()
+	clk.Advance(clk.waitTimer(t, func(d time.Duration) bool { return d == 500*time.Millisecond }))
+	err = <-res
+	if got := attemptSummary(err); got != "ps:ttft" || !strings.Contains(err.Error(), "no recogniser free") {
+		t.Fatalf("second session with the pool busy: %v", err)
+	}
+	// Once the first session ends, its decoder serves the next.
+	first.Close()
+	again, err := r.Listen(tctx(t), ListenRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	again.Close()
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // ListenRequest opens a listen session.
@@ -71,12 +73,22 @@ func (r *Router) Listen(ctx context.Context, req ListenRequest) (*ListenSession,
 			s.skipped = append(s.skipped, Attempt{Model: m.cfg.Name, Provider: m.cfg.Provider, Kind: KindBreakerOpen, Err: errors.New("circuit breaker open")})
 			continue
 		}
-		st, err := m.listen.startListen(ctx, req)
+		// Starting may wait for a pooled decoder; waiting longer than the
+		// model's TTFT budget would lose the start of the turn, so move on.
+		sctx, cancel := context.WithCancelCause(ctx)
+		timer := r.clock.AfterFunc(m.ttft, func() { cancel(errTTFT) })
+		st, err := m.listen.startListen(sctx, req)
+		timer.Stop()
+		cancel(nil)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, fmt.Errorf("router: slot %q: %w", req.Slot, context.Cause(ctx))
 			}
 			kind, _ := classify(ctx, err)
+			if errors.Is(context.Cause(sctx), errTTFT) {
+				kind, err = KindTTFT, fmt.Errorf("no recogniser free within %s: %w", m.ttft, err)
+			}
+			r.metrics.failures.With(prometheus.Labels{"model": m.cfg.Name, "provider": m.cfg.Provider, "kind": string(kind)}).Inc()
 			s.skipped = append(s.skipped, Attempt{Model: m.cfg.Name, Provider: m.cfg.Provider, Kind: kind, Err: err})
 			continue
 		}
