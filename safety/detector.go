@@ -196,8 +196,8 @@ func (d *Detector) analyze(text string) analysis {
 		if def.flags&fTime != 0 {
 			a.time = true
 		}
-		if def.flags&fAct != 0 {
-			a.act = true
+		if def.flags&fAct != 0 && !negated(toks, start, end, &cr.pats[c.pat]) {
+			a.act = true // "i would never do it" is no act cue
 		}
 		if def.flags&fMeans != 0 {
 			a.means = true

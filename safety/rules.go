@@ -53,7 +53,7 @@ var macros = map[string]string{
 	"meds": "pills|pill|tablets|meds|medication|medications|painkillers|sleeping|paracetamol|tylenol|insulin|" +
 		"antidepressants|opioids|oxy|xanax",
 	// words after "die" that make it the colour verb or an idiom
-	"notdeath": "my|her|his|the|it|hair|your|their|for|of|laughing|tired|serious|on|from|down|inside|happy|than",
+	"notdeath": "my|her|his|the|hair|your|their|for|of|laughing|tired|serious|on|from|down|inside|happy|than",
 	// ASR renderings of "myself"
 	"myselfasr": "myself|shelf|cell|sell",
 }
@@ -142,7 +142,7 @@ var ruleDefs = []ruleDef{
 		"easiest|painless|quickest|fastest|best|quietest|surest ~2 way|ways|method|methods ~3 kill yourself|myself|oneself",
 		"how long ~4 to die", "ways|way|methods|method to die", "looking|look|looked|researching|research|googling|googled|searching|searched ~3 ways|way|how to die|overdose|kill",
 		"looking|look|looked|researching|research|googling|googled|searching|searched ~3 suicid*|overdose",
-		"death ~2 better|easier|relief|welcome", "better dead", "walk|walking into ~2 sea|ocean|lake|river", "want|wish|hope|need someone|somebody ~3 kill me", "how many pills ~4 die|kill|dead|lethal|overdose|many",
+		"death ~2 better|easier|relief|welcome", "better|happier|easier dead", "walk|walking into ~2 sea|ocean|lake|river", "want|wish|hope|need someone|somebody ~3 kill me", "how many pills ~4 die|kill|dead|lethal|overdose|many",
 		"easiest|painless|quickest|fastest|best|quietest way to die|kill", "most painless way",
 		"how do|can|should i kill myself", "how to kill myself", "how to die", "way to kill myself",
 		"want|going|plan|planning|about|ready|decided|need to overdose|od",
@@ -238,7 +238,7 @@ var ruleDefs = []ruleDef{
 		"tomarme|tomar todas las|mis pastillas", "hacerme dano", "me quiero hacer dano", "cortarme las venas",
 		"quiero dormir y no despertar", "tomarme|tomar|tomo|tome|trague|tragarme ~2 todo|todas|toda ~3 pastillas|pildoras|medicinas|medicamentos|frasco|caja", "ideas suicidas", "quiero acabar con todo", "me ~3 quitar la vida", "ganas de morir|morirme|matarme|suicidarme|desaparecer", "terminar con todo", "dejar de existir",
 		"ojala me muriera|muera|muriese", "tirar|tirarme|aventarme|lanzarme ~4 puente|edificio|tren|ventana|balcon|azotea|vias",
-		"ahorcar|ahorcarme", "mejor me mato", "cortar* las venas", "quiero cortarme", "me quiero cortar",
+		"ahorcar|ahorcarme", "me voy a colgar", "quiero colgarme", "colgarme", "mejor me mato", "cortar* las venas", "quiero cortarme", "me quiero cortar",
 		"cansado|cansada de vivir", "me quiero ~2 tirar ~3 puente|edificio|tren",
 	}},
 	{"es.crisis.no_will_to_live", LevelCrisis, "es", fImmune, []string{
@@ -296,7 +296,7 @@ var ruleDefs = []ruleDef{
 	}},
 	// ---- cues (no level of their own) ----
 	{"cue.means_stockpile", LevelElevated, "en", fMeans, []string{
-		"@meds saved", "@meds ~2 lined|counted|laid|sorted", "saving [up] [my] @meds", "saved [up] [my] @meds", "stockpil*", "hoarding [my] @meds",
+		"@meds saved", "@meds ~2 lined|counted|laid|sorted", "holding ~3 @meds|gun|knife|rope|blade|razor|noose", "saving [up] [my] @meds", "saved [up] [my] @meds", "stockpil*", "hoarding [my] @meds",
 		"pastillas guardadas", "tabletten gesammelt",
 	}},
 	{"cue.means", LevelNone, "", fMeans, []string{
@@ -314,6 +314,6 @@ var ruleDefs = []ruleDef{
 	{"cue.act", LevelNone, "", fAct, []string{
 		"do it", "doing it", "goodbye", "bye forever", "it is time", "am ready",
 		"nobody can stop me", "lo voy a hacer", "lo hare", "vais le faire", "mache es", "tue es",
-		"use it|them|this $", "going to take|swallow them", "take|swallow them $", "use it|them|this tonight|now|today", "drive|jump off it", "said|saying my goodbyes", "last time", "ready to go", "going now $",
+		"use it|them|this $", "going to swallow them", "swallow them $", "going to take them $", "going to take them now|tonight|all", "use it|them|this tonight|now|today", "drive|jump off it", "said|saying my goodbyes", "last time", "ready to go", "going now $",
 	}},
 }
