@@ -17,6 +17,7 @@ import (
 	"github.com/veraneural/vera-gateway/gateway/router"
 	"github.com/veraneural/vera-gateway/gateway/rtc"
 	"github.com/veraneural/vera-gateway/gateway/session"
+	"github.com/veraneural/vera-gateway/gateway/voice"
 	"github.com/veraneural/vera-gateway/gateway/web"
 	"github.com/veraneural/vera-gateway/glasses"
 	"github.com/veraneural/vera-gateway/safety"
@@ -37,30 +38,34 @@ type app struct {
 // newApp wires every package by hand. Anything that cannot work — a card
 // of the safety catalog that does not lay out on a profile, a router slot
 // naming an unknown model, a missing credential — stops start-up here.
-func newApp(cfg fileConfig, getenv func(string) string, log *slog.Logger) (a *app, err error) {
+func newApp(cfg fileConfig, getenv func(string) string, log *slog.Logger) (*app, error) {
+	a := &app{log: log}
+	if err := a.build(cfg, getenv); err != nil {
+		a.close()
+		return nil, err
+	}
+	return a, nil
+}
+
+func (a *app) build(cfg fileConfig, getenv func(string) string) (err error) {
+	log := a.log
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	a = &app{log: log}
-	defer func() {
-		if err != nil {
-			a.close()
-		}
-	}()
 
 	profiles, err := cfg.Devices.Profiles()
 	if err != nil {
-		return nil, fmt.Errorf("devices: %w", err)
+		return fmt.Errorf("devices: %w", err)
 	}
 	catalog, err := safety.DefaultCatalog()
 	if err != nil {
-		return nil, fmt.Errorf("safety catalog: %w", err)
+		return fmt.Errorf("safety catalog: %w", err)
 	}
 	if _, err := glasses.PrecomputeCatalog(profiles, catalog.All()); err != nil {
-		return nil, fmt.Errorf("safety catalog does not lay out on every device: %w", err)
+		return fmt.Errorf("safety catalog does not lay out on every device: %w", err)
 	}
 	local, err := session.NewLocalSafety(cfg.Safety.DefaultRegion)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	a.counters = safety.NewCounters(reg)
 
@@ -71,38 +76,49 @@ func newApp(cfg fileConfig, getenv func(string) string, log *slog.Logger) (a *ap
 		},
 	})
 	if err != nil {
-		return nil, fmt.Errorf("router: %w", err)
+		return fmt.Errorf("router: %w", err)
 	}
 
 	a.srv, err = gateway.New(cfg.Config, gateway.Options{Logger: log, Registry: reg,
 		ValidateDevice: func(id string) error { _, err := devices.Lookup(id); return err }})
 	if err != nil {
-		return nil, err
+		return err
 	}
 
 	layout, err := session.NewGlassesLayout(cfg.Glasses)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	a.sessions, err = session.NewManager(cfg.Session, session.Deps{
 		Converser: newConverser(a.router), Safety: local, Layout: layout, Counters: a.counters,
 		Logger: log.With("pkg", "session"),
 	})
 	if err != nil {
-		return nil, fmt.Errorf("session: %w", err)
+		return fmt.Errorf("session: %w", err)
 	}
 
 	a.chat, err = chat.New(cfg.Chat, a.sessions, a.chatAuth, chat.Options{Logger: log.With("pkg", "chat")})
 	if err != nil {
-		return nil, fmt.Errorf("chat: %w", err)
+		return fmt.Errorf("chat: %w", err)
 	}
 
+	voices, err := voice.NewFactory(cfg.Voice, voice.Deps{
+		Listener: a.router, Speaker: a.router, Sessions: a.sessions, Logger: log.With("pkg", "voice"),
+		Metrics: voice.NewMetrics(reg),
+		Owner: func(principal any) session.Owner {
+			p, _ := principal.(gateway.Principal)
+			return session.Owner{PartnerID: p.PartnerID, EndUserID: p.EndUserID}
+		},
+	})
+	if err != nil {
+		return err
+	}
 	a.engine, err = rtc.NewEngine(cfg.RTC, log.With("pkg", "rtc"))
 	if err != nil {
-		return nil, fmt.Errorf("rtc: %w", err)
+		return fmt.Errorf("rtc: %w", err)
 	}
 	a.rtc, err = rtc.NewHandler(rtc.HandlerOptions{
-		Engine: a.engine, Logger: log.With("pkg", "rtc"),
+		Engine: a.engine, Logger: log.With("pkg", "rtc"), NewSession: voices.New,
 		Authorize: func(w http.ResponseWriter, r *http.Request) (any, bool) {
 			p, ok := gateway.PrincipalFrom(r.Context())
 			return p, ok
@@ -110,11 +126,11 @@ func newApp(cfg fileConfig, getenv func(string) string, log *slog.Logger) (a *ap
 		WriteError: gateway.WriteErrorStatus,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("rtc: %w", err)
+		return fmt.Errorf("rtc: %w", err)
 	}
 
 	a.mount()
-	return a, nil
+	return nil
 }
 
 func (a *app) mount() {

@@ -29,6 +29,7 @@ import (
 	"github.com/veraneural/vera-gateway/gateway/router"
 	"github.com/veraneural/vera-gateway/gateway/rtc"
 	"github.com/veraneural/vera-gateway/gateway/session"
+	"github.com/veraneural/vera-gateway/gateway/voice"
 	"github.com/veraneural/vera-gateway/glasses"
 	"github.com/veraneural/vera-gateway/safety"
 )
@@ -60,13 +61,14 @@ type fileConfig struct {
 	Safety   safety.Config  `yaml:"safety"`
 	Glasses  glasses.Config `yaml:"glasses"`
 	Devices  devices.Config `yaml:"devices"`
+	Voice    voice.Config   `yaml:"voice"`
 }
 
 func defaultFileConfig() fileConfig {
 	return fileConfig{Config: gateway.DefaultConfig(), LogLevel: "info",
 		Router: router.DefaultConfig(), Session: session.DefaultConfig(), Chat: chat.DefaultConfig(),
 		RTC: rtc.DefaultConfig(), Safety: safety.DefaultConfig(), Glasses: glasses.DefaultConfig(),
-		Devices: devices.DefaultConfig()}
+		Devices: devices.DefaultConfig(), Voice: voice.DefaultConfig()}
 }
 
 // validate checks every section, so one start-up lists every bad key.
@@ -79,7 +81,7 @@ func (c *fileConfig) validate() error {
 	}{
 		{"router", c.Router.Validate()}, {"session", c.Session.Validate()}, {"chat", c.Chat.Validate()},
 		{"rtc", c.RTC.Validate()}, {"safety", c.Safety.Validate()}, {"glasses", c.Glasses.Validate()},
-		{"devices", c.Devices.Validate()},
+		{"devices", c.Devices.Validate()}, {"voice", c.Voice.Validate()},
 	} {
 		if sec.err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", sec.name, sec.err))

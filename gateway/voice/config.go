@@ -1,0 +1,69 @@
+package voice
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/veraneural/vera-gateway/audio/codec"
+	"github.com/veraneural/vera-gateway/audio/jitter"
+	"github.com/veraneural/vera-gateway/audio/turn"
+	"github.com/veraneural/vera-gateway/audio/vad"
+)
+
+// Config is the voice pipeline's configuration (yaml key "voice").
+type Config struct {
+	Jitter jitter.Config `yaml:"jitter"`
+	Codec  codec.Config  `yaml:"codec"`
+	VAD    vad.Config    `yaml:"vad"`
+	Turn   turn.Config   `yaml:"turn"`
+	// ResumeAfterMs is how long paused playout waits for words after a
+	// barge-in before it resumes (a false interruption).
+	ResumeAfterMs int `yaml:"resume_after_ms"`
+	// PartialEveryMs is how often transcript.partial is sent during speech.
+	PartialEveryMs int `yaml:"partial_every_ms"`
+	// EchoGuard uses the outbound audio as a reference so that the
+	// gateway's own voice, leaking back from an open-ear speaker, does not
+	// barge in.
+	EchoGuard bool `yaml:"echo_guard"`
+	// Language is the listen hint (ISO-639-1).
+	Language string `yaml:"language"`
+	// SpeakQueue bounds sentences waiting for synthesis.
+	SpeakQueue int `yaml:"speak_queue"`
+}
+
+// DefaultConfig is BRIEF §7's turn-taking with a 16 kHz decoder.
+func DefaultConfig() Config {
+	c := codec.DefaultConfig()
+	c.DecodeRate = 16000
+	return Config{
+		Jitter: jitter.DefaultConfig(), Codec: c, VAD: vad.DefaultConfig(), Turn: turn.DefaultConfig(),
+		ResumeAfterMs: 2000, PartialEveryMs: 300, EchoGuard: true, Language: "en", SpeakQueue: 64,
+	}
+}
+
+// Validate checks every key; messages name it.
+func (c Config) Validate() error {
+	var errs []error
+	wrap := func(key string, err error) {
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", key, err))
+		}
+	}
+	wrap("jitter", c.Jitter.Validate())
+	wrap("codec", c.Codec.Validate())
+	wrap("vad", c.VAD.Validate())
+	wrap("turn", c.Turn.Validate())
+	if c.Codec.DecodeRate != 16000 {
+		errs = append(errs, errors.New("codec.decode_rate: the voice pipeline decodes at 16000"))
+	}
+	if c.ResumeAfterMs < 100 || c.ResumeAfterMs > 10000 {
+		errs = append(errs, errors.New("resume_after_ms: must be in [100, 10000]"))
+	}
+	if c.PartialEveryMs < 20 {
+		errs = append(errs, errors.New("partial_every_ms: must be at least 20"))
+	}
+	if c.SpeakQueue < 1 {
+		errs = append(errs, errors.New("speak_queue: must be at least 1"))
+	}
+	return errors.Join(errs...)
+}

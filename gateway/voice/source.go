@@ -1,0 +1,139 @@
+package voice
+
+import (
+	"io"
+	"strings"
+	"sync"
+
+	"github.com/veraneural/vera-gateway/gateway/rtc"
+)
+
+// speechSource is one reply's synthesised audio, appended sentence by
+// sentence while the sender plays it. It remembers which samples carry
+// which sentence, so that a barge-in can tell what the person heard.
+type speechSource struct {
+	onFirst func() // called once, on the sender's goroutine, with the first real frame
+	// played is closed when the sender is done with the source (drained or
+	// stopped).
+	played chan struct{}
+
+	mu    sync.Mutex // guards the fields below
+	buf   []int16
+	read  int
+	done  bool
+	first bool
+	marks []mark
+}
+
+// mark is the sample span of one spoken sentence.
+type mark struct {
+	text       string
+	start, end int
+}
+
+// appendSentence records that the samples appended next carry text.
+func (s *speechSource) beginSentence(text string) {
+	s.mu.Lock()
+	s.marks = append(s.marks, mark{text: text, start: len(s.buf), end: len(s.buf)})
+	s.mu.Unlock()
+}
+
+func (s *speechSource) write(pcm []int16) {
+	s.mu.Lock()
+	s.buf = append(s.buf, pcm...)
+	if n := len(s.marks); n > 0 {
+		s.marks[n-1].end = len(s.buf)
+	}
+	s.mu.Unlock()
+}
+
+// finish says no more audio will come: the source ends once drained.
+func (s *speechSource) finish() {
+	s.mu.Lock()
+	s.done = true
+	s.mu.Unlock()
+}
+
+// ReadFrame implements rtc.PCMSource.
+func (s *speechSource) ReadFrame(dst []int16) (int, error) {
+	s.mu.Lock()
+	if s.read >= len(s.buf) {
+		done := s.done
+		s.mu.Unlock()
+		if done {
+			return 0, io.EOF
+		}
+		return 0, rtc.ErrUnderrun
+	}
+	n := copy(dst, s.buf[s.read:])
+	s.read += n
+	first := !s.first
+	s.first = true
+	s.mu.Unlock()
+	if first && s.onFirst != nil {
+		s.onFirst()
+	}
+	return n, nil
+}
+
+// heard returns the text the person heard when played samples of the
+// source had gone out: whole sentences before that point, and the share of
+// the words of the sentence it was in that had been played.
+func (s *speechSource) heard(played int) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var b strings.Builder
+	for _, m := range s.marks {
+		if played <= m.start {
+			break
+		}
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		if played >= m.end || m.end == m.start {
+			b.WriteString(m.text)
+			continue
+		}
+		words := strings.Fields(m.text)
+		k := len(words) * (played - m.start) / (m.end - m.start)
+		b.WriteString(strings.Join(words[:k], " "))
+		break
+	}
+	return strings.TrimSpace(b.String())
+}
+
+// text returns every sentence of the source, joined.
+func (s *speechSource) text() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	parts := make([]string, len(s.marks))
+	for i, m := range s.marks {
+		parts[i] = m.text
+	}
+	return strings.Join(parts, " ")
+}
+
+// splitSentences moves complete sentences out of pending: text up to and
+// including ". ", "! ", "? " or a newline. The rest stays pending until more
+// text or the end of the reply arrives.
+func splitSentences(pending string) (sentences []string, rest string) {
+	start := 0
+	for i := 0; i < len(pending); i++ {
+		c := pending[i]
+		end := -1
+		switch {
+		case c == '\n':
+			end = i
+		case (c == '.' || c == '!' || c == '?') && i+1 < len(pending) && (pending[i+1] == ' ' || pending[i+1] == '\n'):
+			end = i + 1
+		}
+		if end < 0 {
+			continue
+		}
+		if s := strings.TrimSpace(pending[start:end]); s != "" {
+			sentences = append(sentences, s)
+		}
+		start = end
+	}
+	return sentences, pending[start:]
+}
