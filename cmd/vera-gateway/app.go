@@ -89,9 +89,11 @@ func (a *app) build(cfg fileConfig, getenv func(string) string) (err error) {
 	if err != nil {
 		return err
 	}
+	conv := newConverser(a.router)
 	a.sessions, err = session.NewManager(cfg.Session, session.Deps{
-		Converser: newConverser(a.router), Safety: local, Layout: layout, Counters: a.counters,
-		Logger: log.With("pkg", "session"),
+		Converser: conv, Safety: local, Layout: layout, Counters: a.counters,
+		Logger:   log.With("pkg", "session"),
+		OnClosed: func(s *session.Session) { conv.forget(s.ID()) },
 	})
 	if err != nil {
 		return fmt.Errorf("session: %w", err)

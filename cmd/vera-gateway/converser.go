@@ -42,6 +42,22 @@ func (c *converser) thread(sessionID, endUser string) *router.Thread {
 	return t
 }
 
+// forget drops a closed session's engine thread.
+func (c *converser) forget(sessionID string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.threads[sessionID]; !ok {
+		return
+	}
+	delete(c.threads, sessionID)
+	for i, id := range c.order {
+		if id == sessionID {
+			c.order = append(c.order[:i], c.order[i+1:]...)
+			break
+		}
+	}
+}
+
 // Converse implements session.Converser.
 func (c *converser) Converse(ctx context.Context, req session.ConverseRequest, onDelta func(string)) (session.Reply, error) {
 	hist := make([]router.Message, len(req.History))
