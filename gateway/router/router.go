@@ -103,9 +103,11 @@ func New(cfg Config, getenv func(string) string, opts Options) (*Router, error) 
 		key := ""
 		if mc.APIKeyEnv != "" {
 			if getenv == nil {
+				r.Close()
 				return nil, fmt.Errorf("router.models[%d].api_key_env: %s: no environment given to router.New", i, mc.APIKeyEnv)
 			}
 			if key = getenv(mc.APIKeyEnv); key == "" {
+				r.Close()
 				return nil, fmt.Errorf("router.models[%d].api_key_env: environment variable %s (model %q) is not set", i, mc.APIKeyEnv, mc.Name)
 			}
 		}
