@@ -272,8 +272,9 @@ func TestLabelledSets(t *testing.T) {
 		{"heldout-i.jsonl", 0.90, 0.90, 0.10, 60},
 		{"heldout-j.jsonl", 0.90, 0.90, 0.10, 60},
 		{"heldout-k.jsonl", 0.90, 0.90, 0.10, 60},
+		{"heldout-l.jsonl", 0.90, 0.90, 0.10, 60},
 		// clean: written after the last rule change, never tuned on
-		{"heldout-l.jsonl", 0.80, 0.80, 0.10, 60},
+		{"heldout-m.jsonl", 0.80, 0.80, 0.10, 60},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			samples := loadSamples(t, tc.file)
