@@ -18,6 +18,9 @@
 // follows the RFC 3550 interarrival jitter estimate within
 // [MinDelayMs, MaxDelayMs].
 //
+// Packets must each hold one 20 ms Opus frame (the WebRTC default); a packet
+// of another duration fails DecodeFrame and is concealed and counted Corrupt.
+//
 // Ownership and cost: Push copies the payload into preallocated slots (the
 // caller may reuse its buffer at once); Pull writes into the caller's pcm. No
 // allocation after New. Not goroutine-safe: one owner (the session's media
