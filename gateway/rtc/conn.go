@@ -48,6 +48,7 @@ type Conn struct {
 	iceState  atomic.Int32  // latest webrtc.ICEConnectionState
 	pcState   atomic.Int32  // latest webrtc.PeerConnectionState
 	iceKick   chan struct{} // either state changed
+	dcLow     chan struct{} // the events channel drained below dcLowWater
 	ready     chan struct{}
 	readyOnce sync.Once
 
@@ -91,6 +92,7 @@ func newConn(e *Engine, id, device string, log *slog.Logger) (*Conn, error) {
 		pc: pc, track: track,
 		sender:  newSender(track, enc, uint16(randUint32()), randUint32()),
 		iceKick: make(chan struct{}, 1),
+		dcLow:   make(chan struct{}, 1),
 		ready:   make(chan struct{}),
 		stopCh:  make(chan struct{}),
 		done:    make(chan struct{}),
@@ -167,6 +169,66 @@ func (c *Conn) SendEvent(data []byte) error {
 	return nil
 }
 
+// Data channel flow control for PumpEvents: stop pulling above the high
+// water mark, resume when pion reports the buffer below the low one.
+const (
+	dcHighWater = 1 << 20
+	dcLowWater  = 256 << 10
+)
+
+// PumpEvents starts a goroutine, owned and joined by the Conn, that waits
+// for the events channel to open and then sends every message next returns,
+// in order, holding back while the channel's send buffer is above 1 MiB (a
+// slow client) so the producer's own bounded log decides what to drop. next
+// must return when its ctx ends. If next fails, the Conn ends with that
+// error as its reason. Call it at most once, from the SessionFactory or
+// after it.
+func (c *Conn) PumpEvents(next func(ctx context.Context) ([]byte, error)) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closing {
+		return
+	}
+	c.wg.Go(func() { c.pump(next) })
+}
+
+func (c *Conn) pump(next func(ctx context.Context) ([]byte, error)) {
+	ctx := c.sendCtx
+	select {
+	case <-c.ready:
+	case <-ctx.Done():
+		return
+	}
+	for {
+		b, err := next(ctx)
+		if err != nil {
+			if ctx.Err() == nil {
+				c.stop(fmt.Errorf("rtc: event source: %w", err))
+			}
+			return
+		}
+		for {
+			c.mu.Lock()
+			over := c.dc.BufferedAmount() > dcHighWater
+			c.mu.Unlock()
+			if !over {
+				break
+			}
+			select {
+			case <-c.dcLow:
+			case <-ctx.Done():
+				return
+			}
+		}
+		if err := c.SendEvent(b); err != nil {
+			if ctx.Err() == nil {
+				c.stop(fmt.Errorf("rtc: event pump: %w", err))
+			}
+			return
+		}
+	}
+}
+
 // wire registers pion callbacks and the sender track. Called once before
 // the remote description is applied.
 func (c *Conn) wire(sess Session) error {
@@ -227,6 +289,13 @@ func (c *Conn) onDCOpen(dc *webrtc.DataChannel) {
 		return
 	}
 	c.dc = dc
+	dc.SetBufferedAmountLowThreshold(dcLowWater)
+	dc.OnBufferedAmountLow(func() {
+		select {
+		case c.dcLow <- struct{}{}:
+		default:
+		}
+	})
 	for _, ev := range c.pending {
 		if err := dc.SendText(string(ev)); err != nil {
 			c.log.Warn("rtc: flush event failed", "err", err)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -262,4 +263,69 @@ func cutSection(sdp, prefix string) string {
 		return sdp[:i]
 	}
 	return sdp[:i] + sdp[i+2+j+2:]
+}
+
+func TestPumpEventsInOrder(t *testing.T) {
+	const n = 500
+	src := make(chan []byte, n)
+	for i := 1; i <= n; i++ {
+		src <- []byte(fmt.Sprintf(`{"type":"caption","seq":%d,"text":"%s"}`, i, strings.Repeat("x", 200)))
+	}
+	ts := newTestServer(t, rtc.LoopbackConfig(), rtc.HandlerOptions{
+		NewSession: func(_ context.Context, _ rtc.SessionInfo, c *rtc.Conn) (rtc.Session, error) {
+			c.PumpEvents(func(ctx context.Context) ([]byte, error) {
+				select {
+				case b := <-src:
+					return b, nil
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				}
+			})
+			return newDecodeSession(c)
+		},
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	c := dial(t, ctx, ts.URL)
+	if _, err := c.WaitEvent(ctx, func(e fixtures.Event) bool { return e.Seq == n }); err != nil {
+		t.Fatal(err)
+	}
+	for i, e := range c.Events() {
+		if e.Seq != int64(i+1) {
+			t.Fatalf("event %d has seq %d", i, e.Seq)
+		}
+	}
+}
+
+func TestPumpEventsSourceFailureEndsConn(t *testing.T) {
+	boom := errors.New("slow consumer")
+	created := make(chan *decodeSession, 1)
+	ts := newTestServer(t, rtc.LoopbackConfig(), rtc.HandlerOptions{
+		NewSession: func(_ context.Context, _ rtc.SessionInfo, c *rtc.Conn) (rtc.Session, error) {
+			c.PumpEvents(func(context.Context) ([]byte, error) { return nil, boom })
+			s, err := newDecodeSession(c)
+			created <- s
+			return s, err
+		},
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	c, err := fixtures.Start(ctx, fixtures.ClientOptions{URL: ts.URL, LoopbackOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		cctx, cc := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cc()
+		_ = c.Close(cctx)
+	}()
+	sess := <-created
+	select {
+	case <-sess.closed:
+	case <-ctx.Done():
+		t.Fatal("conn not closed after its event source failed")
+	}
+	if !errors.Is(sess.closedErr, boom) {
+		t.Fatalf("reason %v", sess.closedErr)
+	}
 }
