@@ -48,6 +48,7 @@ func (s *Server) handleOneshot(w http.ResponseWriter, r *http.Request, o Oneshot
 		IdempotencyKey: r.Header.Get("Idempotency-Key"),
 	})
 	if err != nil {
+		s.log.Warn("oneshot failed", "request_id", RequestID(r.Context()), "slot", b.Assignment, "err", err)
 		WriteError(w, r, oneshotError(err))
 		return
 	}
@@ -91,11 +92,9 @@ func oneshotError(err error) error {
 	var nm *router.NoModelError
 	switch {
 	case errors.As(err, &nm):
-		parts := make([]string, len(nm.Attempts))
-		for i, a := range nm.Attempts {
-			parts[i] = a.String()
-		}
-		return Errorf(EngineUnavailable, "no model of slot %q answered: %s", nm.Slot, strings.Join(parts, "; "))
+		// Summary names model, provider, kind and status per attempt; raw
+		// provider errors can carry internal addresses, so they stay in logs.
+		return Errorf(EngineUnavailable, "%s", nm.Summary())
 	case errors.Is(err, router.ErrUnknownSlot):
 		return Errorf(InvalidRequest, "assignment: %v", err)
 	case errors.Is(err, router.ErrBadRequest):
