@@ -98,8 +98,11 @@ type vadReport struct {
 	Overall      conditionResult   `json:"overall"`
 	AlwaysSpeech []conditionResult `json:"always_speech"`
 	EOS          eosStats          `json:"end_of_speech_error_ms"`
-	AudioSeconds float64           `json:"audio_seconds"`
-	CostPerSecMs float64           `json:"cost_ms_per_audio_second"`
+	// StartDelay is SpeechStarted's decision time minus the reference start
+	// (how late a turn, and so a barge-in, is noticed); mean_signed is its mean.
+	StartDelay   eosStats `json:"speech_started_delay_ms"`
+	AudioSeconds float64  `json:"audio_seconds"`
+	CostPerSecMs float64  `json:"cost_ms_per_audio_second"`
 }
 
 type vadFlags struct {
@@ -435,11 +438,11 @@ func evaluate(dir string, clips []clip, conds []condition, f vadFlags) (vadRepor
 	rep.AlwaysSpeech = append(rep.AlwaysSpeech, result("overall", allAlways))
 	rep.AudioSeconds = float64(samples) / sampleRate
 	rep.CostPerSecMs = float64(cost.Microseconds()) / 1000 / rep.AudioSeconds
-	eos, err := endOfSpeech(clips)
+	eos, sos, err := endOfSpeech(clips)
 	if err != nil {
 		return rep, err
 	}
-	rep.EOS = eos
+	rep.EOS, rep.StartDelay = eos, sos
 	return rep, nil
 }
 
@@ -448,31 +451,53 @@ func evaluate(dir string, clips []clip, conds []condition, f vadFlags) (vadRepor
 // every reference end followed by at least silence_duration_ms of non-speech
 // (or the end of the clip): those are the ends a turn detector should find.
 // A reference end with no SpeechStopped within 1 s is counted as missed.
-func endOfSpeech(clips []clip) (eosStats, error) {
+// It also measures, for every reference start preceded by at least
+// silence_duration_ms of non-speech, how long after it SpeechStarted fired.
+func endOfSpeech(clips []clip) (eosStats, eosStats, error) {
 	cfg := turn.DefaultConfig()
-	var errs []float64
-	var st eosStats
-	var signed float64
+	var errs, delays []float64
+	var st, sos eosStats
+	var signed, signedDelay float64
 	for _, cl := range clips {
 		var feats []vad.Features
 		probs, err := vadProbs(cl.pcm, &feats)
 		if err != nil {
-			return st, err
+			return st, sos, err
 		}
 		det, err := turn.New(cfg)
 		if err != nil {
-			return st, err
+			return st, sos, err
 		}
-		var ends []float64
+		var ends, starts []float64
 		for i, p := range probs {
 			evs, err := det.ProcessRaw(cl.pcm[i*frameSamples:(i+1)*frameSamples], p, feats[i].Raw)
 			if err != nil {
-				return st, err
+				return st, sos, err
 			}
 			for _, e := range evs {
-				if e.Type == turn.SpeechStopped {
+				switch e.Type {
+				case turn.SpeechStopped:
 					ends = append(ends, float64(e.SpeechEnd)*1000/sampleRate)
+				case turn.SpeechStarted:
+					starts = append(starts, float64(e.At)*1000/sampleRate)
 				}
+			}
+		}
+		for i, s := range cl.segs {
+			if i > 0 && s.StartMs-cl.segs[i-1].EndMs < cfg.SilenceDurationMs {
+				continue
+			}
+			found := false
+			for _, a := range starts {
+				if d := a - float64(s.StartMs); d >= -300 && d <= 1000 {
+					delays = append(delays, math.Abs(d))
+					signedDelay += d
+					found = true
+					break
+				}
+			}
+			if !found {
+				sos.Missed++
 			}
 		}
 		if det.Speaking() { // clip ended mid-turn: the hangover never ran out
@@ -505,15 +530,9 @@ func endOfSpeech(clips []clip) (eosStats, error) {
 			}
 			if best > 1000 {
 				st.Missed++
-				if os.Getenv("VERA_EVAL_DEBUG") != "" {
-					fmt.Fprintf(os.Stderr, "eos %s ref %d missed (ends %v)\n", cl.name, s.EndMs, ends)
-				}
 				continue
 			}
 			errs = append(errs, best)
-			if os.Getenv("VERA_EVAL_DEBUG") != "" {
-				fmt.Fprintf(os.Stderr, "eos %s ref %d err %+.0f\n", cl.name, s.EndMs, bestSigned)
-			}
 			signed += bestSigned
 		}
 	}
@@ -524,7 +543,14 @@ func endOfSpeech(clips []clip) (eosStats, error) {
 		st.P90 = percentile(errs, 90)
 		st.MeanErr = signed / float64(len(errs))
 	}
-	return st, nil
+	sos.N = len(delays)
+	if len(delays) > 0 {
+		sort.Float64s(delays)
+		sos.P50 = percentile(delays, 50)
+		sos.P90 = percentile(delays, 90)
+		sos.MeanErr = signedDelay / float64(len(delays))
+	}
+	return st, sos, nil
 }
 
 // percentile uses linear interpolation between closest ranks.
@@ -548,6 +574,8 @@ func printTable(w io.Writer, rep vadReport) {
 	tw.Flush()
 	fmt.Fprintf(w, "end of speech error (ms): p50 %.0f  p90 %.0f  (n=%d, missed=%d, mean signed %+.0f)\n",
 		rep.EOS.P50, rep.EOS.P90, rep.EOS.N, rep.EOS.Missed, rep.EOS.MeanErr)
+	fmt.Fprintf(w, "speech-started delay (ms): p50 %.0f  p90 %.0f  (n=%d, missed=%d, mean signed %+.0f)\n",
+		rep.StartDelay.P50, rep.StartDelay.P90, rep.StartDelay.N, rep.StartDelay.Missed, rep.StartDelay.MeanErr)
 	fmt.Fprintf(w, "clips: %d, audio scored: %.1f s, VAD cost: %.3f ms per second of audio\n", len(rep.Clips), rep.AudioSeconds, rep.CostPerSecMs)
 }
 

@@ -165,6 +165,7 @@ func TestVADCommandOnSyntheticDir(t *testing.T) {
 		Overall    map[string]any   `json:"overall"`
 		Always     []map[string]any `json:"always_speech"`
 		EOS        map[string]any   `json:"end_of_speech_error_ms"`
+		Start      map[string]any   `json:"speech_started_delay_ms"`
 	}
 	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
 		t.Fatal(err)
@@ -191,6 +192,10 @@ func TestVADCommandOnSyntheticDir(t *testing.T) {
 	if rep.Overall["frames"].(float64) != total || rep.Overall["name"] != "overall" {
 		t.Fatalf("overall %v, want %v frames", rep.Overall, total)
 	}
+	// The espeak clip is one utterance: one end, one start, found.
+	if rep.EOS["n"].(float64) != 1 || rep.EOS["missed"].(float64) != 0 || rep.Start["n"].(float64) < 1 {
+		t.Fatalf("turn metrics: eos %v start %v", rep.EOS, rep.Start)
+	}
 	if rep.Conditions[0]["f1"].(float64) < 0.8 {
 		t.Fatalf("clean synthetic speech F1 %v", rep.Conditions[0]["f1"])
 	}
@@ -200,6 +205,9 @@ func TestVADCommandOnSyntheticDir(t *testing.T) {
 	for _, k := range []string{"p50", "p90"} {
 		if _, ok := rep.EOS[k]; !ok {
 			t.Fatalf("end_of_speech_error_ms lacks %s: %v", k, rep.EOS)
+		}
+		if _, ok := rep.Start[k]; !ok {
+			t.Fatalf("speech_started_delay_ms lacks %s: %v", k, rep.Start)
 		}
 	}
 	var m manifest
