@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hraban/opus"
+	"github.com/veraneural/vera-gateway/audio/codec"
 	"github.com/veraneural/vera-gateway/fixtures"
 	"github.com/veraneural/vera-gateway/gateway/rtc"
 )
@@ -85,9 +85,10 @@ func TestHelperBenchClients(t *testing.T) {
 }
 
 // floorSession is the cheapest useful listener: count, and optionally
-// decode every packet straight to 16 kHz.
+// decode every packet straight to 16 kHz with the audio package's codec
+// (the same decoder the session pipeline uses).
 type floorSession struct {
-	dec     *opus.Decoder
+	dec     *codec.Decoder
 	pcm     []int16
 	packets atomic.Int64
 }
@@ -95,7 +96,7 @@ type floorSession struct {
 func (s *floorSession) OnRTP(p rtc.Packet) {
 	s.packets.Add(1)
 	if s.dec != nil {
-		_, _ = s.dec.Decode(p.Payload, s.pcm[:320:320])
+		_ = s.dec.DecodeFrame(p.Payload, s.pcm)
 	}
 }
 func (*floorSession) OnEvent([]byte) {}
@@ -119,7 +120,7 @@ func benchFloor(b *testing.B, n int, decode bool) {
 	h, err := rtc.NewHandler(rtc.HandlerOptions{Engine: eng, NewSession: func(context.Context, rtc.SessionInfo, *rtc.Conn) (rtc.Session, error) {
 		s := &floorSession{}
 		if decode {
-			d, err := opus.NewDecoder(16000, 1)
+			d, err := codec.NewDecoder(codec.DefaultConfig())
 			if err != nil {
 				return nil, err
 			}

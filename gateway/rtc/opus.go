@@ -1,10 +1,9 @@
 package rtc
 
 import (
-	"errors"
 	"fmt"
 
-	"github.com/hraban/opus"
+	"github.com/veraneural/vera-gateway/audio/codec"
 )
 
 // PCMRate is the sample rate of PCM playout sources (the gateway's internal
@@ -14,22 +13,29 @@ const (
 	PCMFrame = 320
 )
 
-// pcmEncoder is a small adapter over hraban/opus so the codec can be swapped
-// for the audio package's once it lands. Not goroutine-safe: one per Sender.
+// pcmEncoder adapts the audio package's per-stream Opus encoder to the
+// Sender: 16 kHz input, one packet per 20 ms frame. Not goroutine-safe: one
+// per Sender, used under the Sender's lock.
 type pcmEncoder struct {
-	enc *opus.Encoder
+	enc *codec.Encoder
 	buf []byte
 }
 
 func newPCMEncoder(bitrate, complexity int) (*pcmEncoder, error) {
-	enc, err := opus.NewEncoder(PCMRate, 1, opus.AppVoIP)
+	cfg := codec.DefaultConfig()
+	cfg.EncodeRate = PCMRate
+	cfg.Bitrate = bitrate
+	cfg.Complexity = complexity
+	cfg.FEC = true
+	cfg.PacketLossPercent = 5
+	enc, err := codec.NewEncoder(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("rtc: opus encoder: %w", err)
 	}
-	if err := errors.Join(enc.SetBitrate(bitrate), enc.SetComplexity(complexity), enc.SetInBandFEC(true), enc.SetPacketLossPerc(5)); err != nil {
-		return nil, fmt.Errorf("rtc: opus encoder settings: %w", err)
+	if enc.FrameSamples() != PCMFrame {
+		return nil, fmt.Errorf("rtc: opus encoder frame is %d samples, want %d", enc.FrameSamples(), PCMFrame)
 	}
-	return &pcmEncoder{enc: enc, buf: make([]byte, 1500)}, nil
+	return &pcmEncoder{enc: enc, buf: make([]byte, codec.MaxPacketBytes)}, nil
 }
 
 // encode returns one Opus packet for a 320-sample frame; the slice is
