@@ -17,20 +17,13 @@ var (
 	ErrInvalid = errors.New("wavio: invalid file")
 )
 
-// WAVFormat describes a WAV file's PCM layout.
-type WAVFormat struct {
-	SampleRate int
-	Channels   int
-	BitDepth   int
-}
-
 // ReadWAV decodes a PCM WAV stream that must be wantRate Hz, mono, 16-bit.
 func ReadWAV(r io.ReadSeeker, wantRate int) ([]int16, error) {
 	d := wav.NewDecoder(r)
 	if !d.IsValidFile() {
 		return nil, fmt.Errorf("wavio: not a PCM WAV file (want %d Hz mono 16-bit): %w", wantRate, ErrInvalid)
 	}
-	got := WAVFormat{SampleRate: int(d.SampleRate), Channels: int(d.NumChans), BitDepth: int(d.BitDepth)}
+	got := struct{ SampleRate, Channels, BitDepth int }{int(d.SampleRate), int(d.NumChans), int(d.BitDepth)}
 	if d.WavAudioFormat != 1 {
 		return nil, fmt.Errorf("wavio: WAV audio format %d, want 1 (integer PCM) %d Hz mono 16-bit: %w", d.WavAudioFormat, wantRate, ErrFormat)
 	}
