@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -14,9 +15,9 @@ import (
 
 const modulePath = "github.com/veraneural/vera-gateway"
 
-// leakGuard is what a package's tests call to check for leaked goroutines
-// (spelled in two parts so that this file does not count as a guard).
-const leakGuard = "goleak" + ".Verify"
+// leakGuard matches a package's tests calling goleak (spelled in parts so
+// that this file does not count as a guard).
+var leakGuard = regexp.MustCompile(`goleak` + `\.(Verify|Find)`)
 
 // goPackage is one directory's non-test files, parsed.
 type goPackage struct {
@@ -73,7 +74,7 @@ func loadPackages(t *testing.T) map[string]*goPackage {
 			if err != nil {
 				return err
 			}
-			if strings.Contains(string(b), leakGuard) {
+			if leakGuard.Match(b) {
 				p.testsLeaks = true
 			}
 			return nil
