@@ -3,7 +3,7 @@
 // client's receive time. It exits after the last turn's reply has ended, or
 // with status 2 on timeout.
 //
-//	vera-replay -url http://127.0.0.1:8080/v1/voice/sessions -in speech16k.wav [-device ID] [-token T] [-json] [-timeout 2m]
+//	vera-replay -url http://127.0.0.1:8080/v1/voice/sessions -in speech16k.wav|rec.ogg [-device ID] [-token T] [-json] [-timeout 2m]
 package main
 
 import (
@@ -15,6 +15,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -40,7 +41,7 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	fs := flag.NewFlagSet("vera-replay", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&o.url, "url", "http://127.0.0.1:8080/v1/voice/sessions", "voice session collection URL")
-	fs.StringVar(&o.in, "in", "", "input WAV (16-bit mono/stereo at 8/12/16/24/48 kHz)")
+	fs.StringVar(&o.in, "in", "", "input WAV (16-bit mono/stereo at 8/12/16/24/48 kHz) or Ogg Opus (mono, 20 ms packets)")
 	fs.StringVar(&o.device, "device", "", "device profile id (?device= and the hello)")
 	fs.StringVar(&o.token, "token", "", "client token or key (Bearer); dev mode needs none")
 	fs.StringVar(&o.hello, "hello", "", "raw JSON hello to send instead of the default one")
@@ -82,12 +83,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "vera-replay:", err)
 		return 64
 	}
-	audio, err := fixtures.LoadWAV(o.in)
-	if err != nil {
-		fmt.Fprintln(stderr, "vera-replay:", err)
-		return 1
-	}
-	stream, err := fixtures.Encode(audio, fixtures.EncodeOptions{FEC: true})
+	stream, err := load(o.in)
 	if err != nil {
 		fmt.Fprintln(stderr, "vera-replay:", err)
 		return 1
@@ -142,7 +138,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			}
 		}
 		fmt.Fprintf(stderr, "vera-replay: session %s: sent %d packets (%.1f s), %d events, %d turns, %d audio packets received\n",
-			res.Location, len(stream.Packets), audio.Duration().Seconds(), len(res.Events), turns, len(res.Audio))
+			res.Location, len(stream.Packets), stream.Duration.Seconds(), len(res.Events), turns, len(res.Audio))
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "vera-replay:", err)
@@ -152,6 +148,21 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// load reads a WAV (encoded here) or an Ogg Opus file of 20 ms packets
+// (sent as is).
+func load(path string) (*fixtures.Stream, error) {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".ogg", ".opus":
+		return fixtures.LoadOggStream(path, fixtures.EncodeOptions{})
+	default:
+		a, err := fixtures.LoadWAV(path)
+		if err != nil {
+			return nil, err
+		}
+		return fixtures.Encode(a, fixtures.EncodeOptions{FEC: true})
+	}
 }
 
 func compact(b []byte) string {
