@@ -32,6 +32,7 @@ type app struct {
 	chat     *chat.Handler
 	rtc      *rtc.Handler
 	engine   *rtc.Engine
+	owners   *voiceOwners
 	counters *safety.Counters
 }
 
@@ -115,12 +116,13 @@ func (a *app) build(cfg fileConfig, getenv func(string) string) (err error) {
 	if err != nil {
 		return err
 	}
+	a.owners = newVoiceOwners(voices.New)
 	a.engine, err = rtc.NewEngine(cfg.RTC, log.With("pkg", "rtc"))
 	if err != nil {
 		return fmt.Errorf("rtc: %w", err)
 	}
 	a.rtc, err = rtc.NewHandler(rtc.HandlerOptions{
-		Engine: a.engine, Logger: log.With("pkg", "rtc"), NewSession: voices.New,
+		Engine: a.engine, Logger: log.With("pkg", "rtc"), NewSession: a.owners.New,
 		Authorize: func(w http.ResponseWriter, r *http.Request) (any, bool) {
 			p, ok := gateway.PrincipalFrom(r.Context())
 			return p, ok
@@ -150,8 +152,8 @@ func (a *app) mount() {
 			CreatesSession: creates, MaxBodyBytes: -1, Handler: h}
 	}
 	s.Mount(voice(http.MethodPost, rtc.DefaultBasePath, a.rtc.Create, true))
-	s.Mount(voice(http.MethodPatch, rtc.DefaultBasePath+"/{id}", a.rtc.Update, false))
-	s.Mount(voice(http.MethodDelete, rtc.DefaultBasePath+"/{id}", a.rtc.Delete, false))
+	s.Mount(voice(http.MethodPatch, rtc.DefaultBasePath+"/{id}", a.owners.guard(a.rtc.Update), false))
+	s.Mount(voice(http.MethodDelete, rtc.DefaultBasePath+"/{id}", a.owners.guard(a.rtc.Delete), false))
 	s.Mount(gateway.Route{Method: http.MethodGet, Path: "/", NoRateLimit: true, Handler: web.Handler()})
 	s.Mount(gateway.Route{Method: http.MethodGet, Path: web.AssetPrefix, Prefix: true, NoRateLimit: true, Undocumented: true, Handler: web.Handler()})
 }

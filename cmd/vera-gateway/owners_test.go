@@ -1,0 +1,74 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/veraneural/vera-gateway/fixtures"
+	"github.com/veraneural/vera-gateway/gateway"
+)
+
+// TestVoiceSessionBelongsToItsPartner: another partner's PATCH or DELETE
+// on a live voice session is 404, the owner's DELETE hangs up.
+func TestVoiceSessionBelongsToItsPartner(t *testing.T) {
+	const keyA, keyB = "vera_sk_owner_a_0123456789abcdef", "vera_sk_owner_b_0123456789abcdef"
+	cfg := defaultFileConfig()
+	cfg.Auth.Keys = []gateway.KeyConfig{
+		{ID: "a", Secret: keyA, Scopes: []string{gateway.ScopeSessionsWrite}},
+		{ID: "b", Secret: keyB, Scopes: []string{gateway.ScopeSessionsWrite}},
+	}
+	cfg.RTC.UDPAddress, cfg.RTC.LoopbackOnly, cfg.RTC.IncludeLoopback = "127.0.0.1", true, true
+	a, err := newApp(cfg, envMap(nil), slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(a.srv.Handler())
+	defer func() {
+		srv.Close()
+		a.close()
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := fixtures.Dial(ctx, fixtures.ClientOptions{URL: srv.URL + "/v1/voice/sessions", Token: keyA, LoopbackOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(context.Background())
+	loc := c.Location()
+	if !strings.HasPrefix(loc, "/v1/voice/sessions/") && !strings.Contains(loc, "/v1/voice/sessions/") {
+		t.Fatalf("Location %q", loc)
+	}
+	if !strings.HasPrefix(loc, "http") {
+		loc = srv.URL + loc
+	}
+	do := func(method, key, ct string) int {
+		req, _ := http.NewRequest(method, loc, strings.NewReader("a=ice-ufrag:x\r\n"))
+		req.Header.Set("Authorization", "Bearer "+key)
+		if ct != "" {
+			req.Header.Set("Content-Type", ct)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if s := do("PATCH", keyB, "application/trickle-ice-sdpfrag"); s != 404 {
+		t.Fatalf("other partner's PATCH = %d, want 404", s)
+	}
+	if s := do("DELETE", keyB, ""); s != 404 {
+		t.Fatalf("other partner's DELETE = %d, want 404", s)
+	}
+	if s := do("DELETE", keyA, ""); s != 200 && s != 204 {
+		t.Fatalf("owner's DELETE = %d", s)
+	}
+	if s := do("DELETE", keyA, ""); s != 404 {
+		t.Fatalf("DELETE after hang-up = %d, want 404", s)
+	}
+}
