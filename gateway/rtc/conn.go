@@ -455,8 +455,20 @@ func (c *Conn) stop(reason error) {
 	})
 }
 
+// End asks the Conn to end with reason (nil means ErrClosed) and returns at
+// once; Done is closed when it has. Unlike Close it is safe to call from
+// Session callbacks and Sender onDone functions.
+func (c *Conn) End(reason error) {
+	if reason == nil {
+		reason = ErrClosed
+	}
+	c.stop(reason)
+}
+
 // Close ends the session (reason ErrClosed unless another came first) and
-// waits until every goroutine has stopped or ctx ends.
+// waits until every goroutine has stopped or ctx ends. Never call it from a
+// Session callback or a Sender onDone function (it would wait for the
+// goroutine it runs on); use End there.
 func (c *Conn) Close(ctx context.Context) error {
 	c.stop(ErrClosed)
 	select {

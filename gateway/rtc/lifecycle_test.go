@@ -249,3 +249,86 @@ func TestClientQuitsWithoutDelete(t *testing.T) {
 		t.Fatalf("reason %v, want ErrPeerClosed", sess.closedErr)
 	}
 }
+
+func TestAuthorizeGuardsEveryMethod(t *testing.T) {
+	ts := newTestServer(t, rtc.LoopbackConfig(), rtc.HandlerOptions{
+		Authorize: func(w http.ResponseWriter, r *http.Request) (any, bool) {
+			if r.Header.Get("Authorization") != "Bearer good" {
+				rtc.WriteEnvelope(w, r, http.StatusUnauthorized, "authentication_error", "missing or bad token")
+				return nil, false
+			}
+			return "partner-1", true
+		},
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	_, err := fixtures.Dial(ctx, fixtures.ClientOptions{URL: ts.URL, LoopbackOnly: true, Token: "bad"})
+	var he *fixtures.HTTPError
+	if !errors.As(err, &he) || he.Status != http.StatusUnauthorized || !strings.Contains(he.Body, "authentication_error") {
+		t.Fatalf("bad token: %v", err)
+	}
+	c, err := fixtures.Dial(ctx, fixtures.ClientOptions{URL: ts.URL, LoopbackOnly: true, Token: "good"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		cctx, cc := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cc()
+		if err := c.Close(cctx); err != nil {
+			t.Error(err)
+		}
+	}()
+	// PATCH and DELETE without the token are refused and leave the session up.
+	for _, m := range []string{http.MethodPatch, http.MethodDelete} {
+		req, _ := http.NewRequest(m, c.Location(), strings.NewReader("a=end-of-candidates\r\n"))
+		req.Header.Set("Content-Type", "application/trickle-ice-sdpfrag")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusUnauthorized {
+			t.Errorf("%s without token: %d", m, resp.StatusCode)
+		}
+	}
+	if ts.h.Len() != 1 {
+		t.Fatalf("%d sessions, want 1", ts.h.Len())
+	}
+}
+
+// endingSession ends its Conn from inside the data channel callback, which
+// must not deadlock (Close there would).
+type endingSession struct {
+	*decodeSession
+}
+
+func (s endingSession) OnEvent(b []byte) {
+	s.decodeSession.OnEvent(b)
+	s.conn.End(rtc.ErrHangup)
+}
+
+func TestEndFromCallback(t *testing.T) {
+	created := make(chan *decodeSession, 1)
+	ts := newTestServer(t, rtc.LoopbackConfig(), rtc.HandlerOptions{
+		NewSession: func(_ context.Context, _ rtc.SessionInfo, c *rtc.Conn) (rtc.Session, error) {
+			d, err := newDecodeSession(c)
+			created <- d
+			return endingSession{d}, err
+		},
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	c := dial(t, ctx, ts.URL)
+	sess := <-created
+	if err := c.SendEvent([]byte(`{"type":"response.cancel"}`)); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-sess.closed:
+	case <-ctx.Done():
+		t.Fatal("End from a callback did not end the session")
+	}
+	if !errors.Is(sess.closedErr, rtc.ErrHangup) {
+		t.Fatalf("reason %v", sess.closedErr)
+	}
+}

@@ -70,8 +70,10 @@ type SessionInfo struct {
 }
 
 // SessionFactory creates the Session for a new Conn before the answer is
-// made. It may call c.SendEvent (events queue until the data channel opens)
-// and c.Sender(). Return a *RejectError to refuse with a specific status.
+// made. It may call c.SendEvent (events queue until the data channel opens),
+// c.PumpEvents and c.Sender(). ctx is the POST request's: it ends when the
+// answer is sent, so do not keep it. Return a *RejectError to refuse with a
+// specific status.
 type SessionFactory func(ctx context.Context, info SessionInfo, c *Conn) (Session, error)
 
 // RejectError lets a SessionFactory refuse a session with a specific
