@@ -33,7 +33,9 @@ type app struct {
 	rtc      *rtc.Handler
 	engine   *rtc.Engine
 	owners   *voiceOwners
-	counters *safety.Counters
+	// admission is read by admit on every new voice session.
+	admission admissionConfig
+	counters  *safety.Counters
 }
 
 // newApp wires every package by hand. Anything that cannot work — a card
@@ -50,6 +52,7 @@ func newApp(cfg fileConfig, getenv func(string) string, log *slog.Logger) (*app,
 
 func (a *app) build(cfg fileConfig, getenv func(string) string) (err error) {
 	log := a.log
+	a.admission = cfg.Admission
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 
@@ -151,11 +154,24 @@ func (a *app) mount() {
 		return gateway.Route{Method: method, Path: path, Scope: gateway.ScopeSessionsWrite, AllowClientToken: true,
 			CreatesSession: creates, MaxBodyBytes: -1, Handler: h}
 	}
-	s.Mount(voice(http.MethodPost, rtc.DefaultBasePath, a.rtc.Create, true))
+	s.Mount(voice(http.MethodPost, rtc.DefaultBasePath, a.admit(a.rtc.Create), true))
 	s.Mount(voice(http.MethodPatch, rtc.DefaultBasePath+"/{id}", a.owners.guard(a.rtc.Update), false))
 	s.Mount(voice(http.MethodDelete, rtc.DefaultBasePath+"/{id}", a.owners.guard(a.rtc.Delete), false))
 	s.Mount(gateway.Route{Method: http.MethodGet, Path: "/", NoRateLimit: true, Handler: web.Handler()})
 	s.Mount(gateway.Route{Method: http.MethodGet, Path: web.AssetPrefix, Prefix: true, NoRateLimit: true, Undocumented: true, Handler: web.Handler()})
+}
+
+// admit refuses a new voice session with 503 and Retry-After once
+// admission.max_voice_sessions are live, so live sessions keep their CPU.
+func (a *app) admit(next http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if a.rtc.Len() >= a.admission.MaxVoiceSessions {
+			gateway.WriteError(w, r, &gateway.Error{Type: gateway.Unavailable, RetryAfter: a.admission.RetryAfterSeconds,
+				Message: "the gateway is at its voice session limit; retry later"})
+			return
+		}
+		next(w, r)
+	}
 }
 
 // chatAuth resolves the websocket's principal with the gateway's rules

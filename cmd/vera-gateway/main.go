@@ -62,13 +62,24 @@ type fileConfig struct {
 	Glasses  glasses.Config `yaml:"glasses"`
 	Devices  devices.Config `yaml:"devices"`
 	Voice    voice.Config   `yaml:"voice"`
+	// Admission bounds the load the gateway accepts; past it new sessions
+	// get 503 with Retry-After instead of degrading live ones.
+	Admission admissionConfig `yaml:"admission"`
+}
+
+type admissionConfig struct {
+	// MaxVoiceSessions bounds live WebRTC voice sessions.
+	MaxVoiceSessions int `yaml:"max_voice_sessions"`
+	// RetryAfterSeconds is sent with the 503.
+	RetryAfterSeconds int `yaml:"retry_after_seconds"`
 }
 
 func defaultFileConfig() fileConfig {
 	return fileConfig{Config: gateway.DefaultConfig(), LogLevel: "info",
 		Router: router.DefaultConfig(), Session: session.DefaultConfig(), Chat: chat.DefaultConfig(),
 		RTC: rtc.DefaultConfig(), Safety: safety.DefaultConfig(), Glasses: glasses.DefaultConfig(),
-		Devices: devices.DefaultConfig(), Voice: voice.DefaultConfig()}
+		Devices: devices.DefaultConfig(), Voice: voice.DefaultConfig(),
+		Admission: admissionConfig{MaxVoiceSessions: 500, RetryAfterSeconds: 5}}
 }
 
 // validate checks every section, so one start-up lists every bad key.
@@ -86,6 +97,12 @@ func (c *fileConfig) validate() error {
 		if sec.err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", sec.name, sec.err))
 		}
+	}
+	if c.Admission.MaxVoiceSessions < 1 {
+		errs = append(errs, errors.New("admission.max_voice_sessions: must be at least 1"))
+	}
+	if c.Admission.RetryAfterSeconds < 1 {
+		errs = append(errs, errors.New("admission.retry_after_seconds: must be at least 1"))
 	}
 	var lvl slog.Level
 	if err := lvl.UnmarshalText([]byte(c.LogLevel)); err != nil {

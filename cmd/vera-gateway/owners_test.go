@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -70,5 +71,19 @@ func TestVoiceSessionBelongsToItsPartner(t *testing.T) {
 	}
 	if s := do("DELETE", keyA, ""); s != 404 {
 		t.Fatalf("DELETE after hang-up = %d, want 404", s)
+	}
+
+	// Admission: at the limit a new session is refused with 503 and
+	// Retry-After, before any WebRTC work.
+	a.admission.MaxVoiceSessions = 1
+	c2, err := fixtures.Dial(ctx, fixtures.ClientOptions{URL: srv.URL + "/v1/voice/sessions", Token: keyA, LoopbackOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close(context.Background())
+	_, err = fixtures.Dial(ctx, fixtures.ClientOptions{URL: srv.URL + "/v1/voice/sessions", Token: keyB, LoopbackOnly: true})
+	var he *fixtures.HTTPError
+	if !errors.As(err, &he) || he.Status != 503 {
+		t.Fatalf("over the limit: %v, want HTTP 503", err)
 	}
 }

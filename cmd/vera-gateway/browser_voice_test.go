@@ -1,0 +1,474 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+)
+
+var updateVoiceShot = flag.Bool("update-voice-screenshot", false, "write docs/web-client-voice.png from TestBrowserVoice")
+
+// netnsEnv marks the copy of the test binary that runs inside a private
+// network namespace holding only loopback.
+const netnsEnv = "VERA_TEST_IN_NETNS"
+
+// heardRMS is the energy the reply audio must reach on the remote track as
+// WebAudio measures it (the page's own threshold is 0.01, about −40 dBFS):
+// speech played at normal level peaks far above it, silence and comfort
+// noise stay far below.
+const heardRMS = 0.02
+
+// voiceReport is what the page posts back after its scripted voice turn.
+type voiceReport struct {
+	OK          bool    `json:"ok"`
+	Error       string  `json:"error"`
+	Location    string  `json:"location"`
+	ConnectMS   float64 `json:"connect_ms"`
+	Analyser    bool    `json:"analyser"`
+	MicPressed  string  `json:"mic_pressed"`
+	MicAfter    string  `json:"mic_after"`
+	VoiceNote   string  `json:"voice_note"`
+	DeleteCode  int     `json:"delete_status"`
+	Caption     string  `json:"caption"`
+	UserBubbles []string `json:"user_bubbles"`
+	Latency     []string `json:"latency"`
+	Turn        *struct {
+		ID           string  `json:"id"`
+		Text         string  `json:"text"`
+		Reply        string  `json:"reply"`
+		AudioEventMS float64 `json:"audio_event_ms"`
+		HeardMS      float64 `json:"heard_ms"`
+		PeakRMS      float64 `json:"peak_rms"`
+		QuietRMS     float64 `json:"quiet_rms"`
+	} `json:"turn"`
+	Events []struct {
+		Type   string `json:"type"`
+		Seq    int64  `json:"seq"`
+		TurnID string `json:"turn_id"`
+	} `json:"events"`
+	Turns json.RawMessage `json:"turns"`
+}
+
+// TestBrowserVoice talks to the whole gateway from the real web client in
+// headless Chromium: the fake microphone plays testdata/web/hello.wav, the
+// page sends it over WebRTC to POST /v1/voice/sessions, and must see the
+// turn's transcript on the data channel and hear the reply on the remote
+// track (WebAudio energy after reply.audio_started), then hang up with
+// DELETE. As root with unshare available the browser and the gateway run in
+// a network namespace holding only loopback, so libwebrtc's connectivity
+// checks from the host's other addresses cannot leave the machine.
+func TestBrowserVoice(t *testing.T) {
+	bin := chromiumBinary()
+	if bin == "" {
+		t.Skip("chromium is not installed (CI installs it via .ci/deps.sh)")
+	}
+	fixture, err := filepath.Abs(filepath.Join("..", "..", "testdata", "web", "hello.wav"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(fixture); err != nil {
+		t.Fatalf("fixture: %v", err)
+	}
+	if os.Getenv(netnsEnv) == "" {
+		if unshare, ok := loopbackNamespace(); ok {
+			rerunInNamespace(t, unshare)
+			return
+		}
+		t.Log("no private network namespace (needs root and unshare): running on the host's loopback")
+	}
+	runBrowserVoice(t, bin, fixture)
+}
+
+// chromiumBinary finds the real Chromium binary (Debian's /usr/bin/chromium
+// is a wrapper script), so the test kills exactly the process it started.
+func chromiumBinary() string {
+	for _, p := range []string{"/usr/lib/chromium/chromium", "/usr/bin/chromium", "/usr/bin/chromium-browser"} {
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	if p, err := exec.LookPath("chromium"); err == nil {
+		return p
+	}
+	return ""
+}
+
+// loopbackNamespace reports whether this process can create a network
+// namespace and bring its loopback up (root with unshare and ip).
+func loopbackNamespace() (string, bool) {
+	if os.Geteuid() != 0 {
+		return "", false
+	}
+	unshare, err := exec.LookPath("unshare")
+	if err != nil {
+		return "", false
+	}
+	if _, err := exec.LookPath("ip"); err != nil {
+		return "", false
+	}
+	if err := exec.Command(unshare, "-n", "sh", "-c", "ip link set lo up").Run(); err != nil {
+		return "", false
+	}
+	return unshare, true
+}
+
+// rerunInNamespace runs this one test again in a copy of the test binary
+// inside a fresh network namespace, and passes its verdict on.
+func rerunInNamespace(t *testing.T, unshare string) {
+	args := []string{"-n", "sh", "-c", `ip link set lo up && exec "$@"`, "sh",
+		os.Args[0], "-test.run=^TestBrowserVoice$", "-test.v", "-test.count=1", "-test.timeout=4m"}
+	if *updateVoiceShot {
+		args = append(args, "-update-voice-screenshot")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, unshare, args...)
+	cmd.Env = append(os.Environ(), netnsEnv+"=1")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	out, err := cmd.CombinedOutput()
+	t.Logf("in a loopback-only network namespace:\n%s", out)
+	if err != nil {
+		t.Fatalf("namespaced run: %v", err)
+	}
+	if !bytes.Contains(out, []byte("--- PASS: TestBrowserVoice")) {
+		t.Fatal("namespaced run did not pass TestBrowserVoice")
+	}
+}
+
+// lockedBuffer collects the gateway's log for failure messages.
+type lockedBuffer struct {
+	mu  sync.Mutex // guards buf
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func runBrowserVoice(t *testing.T, bin, fixture string) {
+	began := time.Now()
+	cfg := defaultFileConfig()
+	// Dev mode (no keys) as `make run` has it, with media on loopback like
+	// loadConfig sets up, on an ephemeral UDP port and loopback peers only.
+	cfg.RTC.UDPPort = 0
+	cfg.RTC.UDPAddress = "127.0.0.1"
+	cfg.RTC.IncludeLoopback = true
+	cfg.RTC.LoopbackOnly = true
+	if !cfg.DevMode() {
+		t.Fatal("default config is not dev mode")
+	}
+	if err := cfg.validate(); err != nil {
+		t.Fatal(err)
+	}
+	logs := &lockedBuffer{}
+	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	a, err := newApp(cfg, func(string) string { return "" }, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	profile := t.TempDir()
+	reports := make(chan voiceReport, 1)
+	var (
+		shotMu  sync.Mutex // guards shot and shotErr
+		shot    []byte
+		shotErr = errors.New("the page never asked for its screenshot")
+	)
+	mux := http.NewServeMux()
+	mux.Handle("/", a.srv.Handler())
+	mux.HandleFunc("POST /e2e/report", func(w http.ResponseWriter, r *http.Request) {
+		var rep voiceReport
+		if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 8<<20)).Decode(&rep); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		select {
+		case reports <- rep:
+		default:
+		}
+		w.WriteHeader(http.StatusNoContent)
+	})
+	mux.HandleFunc("POST /e2e/snap", func(w http.ResponseWriter, r *http.Request) {
+		// The page waits for the answer, so the shot shows the finished turn.
+		b, err := pageScreenshot(r.Context(), profile, "voice=1")
+		shotMu.Lock()
+		shot, shotErr = b, err
+		shotMu.Unlock()
+		w.WriteHeader(http.StatusNoContent)
+	})
+	srv := httptest.NewServer(mux)
+	defer func() {
+		a.close()
+		srv.Close()
+	}()
+
+	cmd := exec.Command(bin,
+		"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+		"--disable-background-networking", "--disable-component-update", "--disable-sync",
+		"--disable-default-apps", "--disable-extensions", "--enable-logging=stderr", "--v=0",
+		"--user-data-dir="+profile, "--window-size=1320,1000", "--remote-debugging-port=0",
+		"--autoplay-policy=no-user-gesture-required",
+		"--allow-loopback-in-peer-connection", "--use-fake-ui-for-media-stream", "--use-fake-device-for-media-stream",
+		// %noloop: the file plays once, then the microphone is silent.
+		"--use-file-for-fake-audio-capture="+fixture+"%noloop",
+		srv.URL+"/?voice=1&snap=/e2e/snap&report=/e2e/report")
+	// Its own process group, killed as a whole; and killed with us.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start chromium: %v", err)
+	}
+	var (
+		logMu   sync.Mutex // guards logTail
+		logTail []string
+	)
+	browserLog := func() string {
+		logMu.Lock()
+		defer logMu.Unlock()
+		return strings.Join(logTail, "\n")
+	}
+	logDone := make(chan struct{})
+	go func() {
+		defer close(logDone)
+		sc := bufio.NewScanner(stderr)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for sc.Scan() {
+			logMu.Lock()
+			if len(logTail) < 2000 {
+				logTail = append(logTail, sc.Text())
+			}
+			logMu.Unlock()
+		}
+	}()
+	defer func() {
+		// Headless Chromium never exits by itself: kill its process group
+		// by its own pid, then reap it.
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		_ = cmd.Wait()
+		<-logDone
+	}()
+
+	var rep voiceReport
+	select {
+	case rep = <-reports:
+	case <-time.After(150 * time.Second):
+		t.Fatalf("the page reported nothing\nchromium:\n%s\ngateway:\n%s", browserLog(), logs)
+	}
+	if !rep.OK {
+		t.Fatalf("page check failed: %s\nvoice events %+v\nturns %s\ngateway:\n%s", rep.Error, rep.Events, rep.Turns, logs)
+	}
+
+	if !strings.Contains(rep.Location, "/v1/voice/sessions/") {
+		t.Errorf("Location %q", rep.Location)
+	}
+	if rep.MicPressed != "true" || rep.MicAfter != "false" {
+		t.Errorf("mic aria-pressed %q while talking, %q after hang-up", rep.MicPressed, rep.MicAfter)
+	}
+	turn := rep.Turn
+	if turn == nil || strings.TrimSpace(turn.Text) == "" || turn.ID == "" {
+		t.Fatalf("no voice turn with a transcript: %+v", turn)
+	}
+	// The data channel carried the turn in order: speech start and stop,
+	// the final transcript, then the reply audio of that same turn.
+	idx := func(typ string) int {
+		for i, e := range rep.Events {
+			if e.Type == typ && e.TurnID == turn.ID {
+				return i
+			}
+		}
+		return -1
+	}
+	order := []string{"input.speech_started", "input.speech_stopped", "transcript.final", "reply.audio_started", "reply.audio_stopped"}
+	last := -1
+	for _, typ := range order {
+		i := idx(typ)
+		if i <= last {
+			t.Fatalf("%s of %s at %d, after %d: events %+v", typ, turn.ID, i, last, rep.Events)
+		}
+		last = i
+	}
+	var prev int64
+	for _, e := range rep.Events {
+		if e.Seq == 0 {
+			continue
+		}
+		if e.Seq <= prev {
+			t.Fatalf("data channel out of order: seq %d after %d", e.Seq, prev)
+		}
+		prev = e.Seq
+	}
+	// Heard, not just announced: the remote track carried energy after
+	// the turn's reply.audio_started.
+	if !rep.Analyser {
+		t.Fatal("the page could not analyse the remote track with WebAudio")
+	}
+	if turn.PeakRMS < heardRMS || turn.HeardMS <= 0 || turn.HeardMS < turn.AudioEventMS {
+		t.Fatalf("reply audio not heard: peak RMS %.4f (want ≥ %.2f), heard at %.0f ms, reply.audio_started at %.0f ms",
+			turn.PeakRMS, heardRMS, turn.HeardMS, turn.AudioEventMS)
+	}
+	found := false
+	for _, b := range rep.UserBubbles {
+		found = found || b == turn.Text
+	}
+	if !found {
+		t.Errorf("transcript %q not shown among %q", turn.Text, rep.UserBubbles)
+	}
+	latRe := regexp.MustCompile(`end of speech → first audio \d+ ms`)
+	shown := false
+	for _, l := range rep.Latency {
+		shown = shown || (strings.HasPrefix(l, "voice-"+turn.ID+":") && latRe.MatchString(l))
+	}
+	if !shown {
+		t.Errorf("latency of the voice turn not shown: %q", rep.Latency)
+	}
+	// Hang-up: DELETE on the Location ended the session on the server.
+	if rep.DeleteCode != http.StatusOK {
+		t.Errorf("DELETE = %d", rep.DeleteCode)
+	}
+	if n := a.rtc.Len(); n != 0 {
+		t.Errorf("%d voice sessions still open after DELETE", n)
+	}
+	for _, l := range strings.Split(browserLog(), "\n") {
+		if strings.Contains(l, "Uncaught") {
+			t.Errorf("page error: %s", l)
+		}
+	}
+
+	shotMu.Lock()
+	png, err := shot, shotErr
+	shotMu.Unlock()
+	if err != nil || len(png) < 1000 {
+		t.Fatalf("page screenshot: %v (%d bytes)", err, len(png))
+	}
+	dir := voiceArtifactDir(t)
+	if err := os.WriteFile(filepath.Join(dir, "web-client-voice.png"), png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if *updateVoiceShot {
+		if err := os.WriteFile(filepath.Join("..", "..", "docs", "web-client-voice.png"), png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Logf("heard %q; connect %.0f ms after the mic opened; end of speech → reply.audio_started %.0f ms, → heard %.0f ms; peak RMS %.3f (quiet before reply %.4f); total %v; screenshot %s",
+		turn.Text, rep.ConnectMS, turn.AudioEventMS, turn.HeardMS, turn.PeakRMS, turn.QuietRMS,
+		time.Since(began).Round(100*time.Millisecond), filepath.Join(dir, "web-client-voice.png"))
+}
+
+func voiceArtifactDir(t *testing.T) string {
+	if d := os.Getenv("VERA_ARTIFACT_DIR"); d != "" {
+		if err := os.MkdirAll(d, 0o755); err == nil {
+			return d
+		}
+	}
+	return t.TempDir()
+}
+
+// pageScreenshot captures the page whose URL contains match over the
+// DevTools protocol of the running browser (its port is in the profile's
+// DevToolsActivePort file).
+func pageScreenshot(ctx context.Context, profile, match string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	var port string
+	for port == "" {
+		b, err := os.ReadFile(filepath.Join(profile, "DevToolsActivePort"))
+		if err == nil {
+			port = strings.TrimSpace(strings.SplitN(string(b), "\n", 2)[0])
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("no DevToolsActivePort: %w", err)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://127.0.0.1:"+port+"/json/list", nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	var targets []struct {
+		Type string `json:"type"`
+		URL  string `json:"url"`
+		WS   string `json:"webSocketDebuggerUrl"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&targets); err != nil {
+		return nil, err
+	}
+	var wsURL string
+	for _, tg := range targets {
+		if tg.Type == "page" && strings.Contains(tg.URL, match) {
+			wsURL = tg.WS
+		}
+	}
+	if wsURL == "" {
+		return nil, fmt.Errorf("no page target among %d", len(targets))
+	}
+	c, _, err := websocket.Dial(ctx, wsURL, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer c.CloseNow()
+	c.SetReadLimit(64 << 20)
+	msg, _ := json.Marshal(map[string]any{"id": 1, "method": "Page.captureScreenshot", "params": map[string]any{"format": "png"}})
+	if err := c.Write(ctx, websocket.MessageText, msg); err != nil {
+		return nil, err
+	}
+	for {
+		_, b, err := c.Read(ctx)
+		if err != nil {
+			return nil, err
+		}
+		var res struct {
+			ID     int `json:"id"`
+			Result struct {
+				Data string `json:"data"`
+			} `json:"result"`
+			Error *struct {
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		if json.Unmarshal(b, &res) != nil || res.ID != 1 {
+			continue
+		}
+		if res.Error != nil {
+			return nil, errors.New(res.Error.Message)
+		}
+		return base64.StdEncoding.DecodeString(res.Result.Data)
+	}
+}
