@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net"
 	"strings"
+
+	"github.com/veraneural/vera-gateway/gateway/webhook"
 )
 
 // Scopes a key may hold. A route names the one it needs.
@@ -61,6 +63,9 @@ type KeyConfig struct {
 	Secret    string   `yaml:"secret"`
 	SecretEnv string   `yaml:"secret_env"`
 	Scopes    []string `yaml:"scopes"`
+	// Webhooks receive this partner's signed events (secrets filled by cmd
+	// from each endpoint's SecretEnv, like the key's own).
+	Webhooks []webhook.Endpoint `yaml:"webhooks"`
 }
 
 // LimitsConfig bounds what one key may send.
@@ -156,6 +161,9 @@ func (c Config) Validate() error {
 			if !knownScope(s) {
 				bad(key+".scopes", "unknown scope %q (known: %v)", s, AllScopes)
 			}
+		}
+		if err := webhook.ValidateEndpoints(key+".webhooks", k.Webhooks, false); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	if c.Auth.TokenSecret != "" && len(c.Auth.TokenSecret) < 32 {
