@@ -65,13 +65,21 @@ func NewEngine(cfg Config, log *slog.Logger) (*Engine, error) {
 	if cfg.IncludeLoopback || cfg.LoopbackOnly {
 		se.SetIncludeLoopbackCandidate(true)
 	}
+	var ifFilter func(string) bool
+	var ipFilter func(net.IP) bool
 	if cfg.LoopbackOnly {
-		se.SetInterfaceFilter(isLoopbackInterface)
-		se.SetIPFilter(func(ip net.IP) bool { return ip.IsLoopback() })
+		ifFilter = isLoopbackInterface
+		ipFilter = func(ip net.IP) bool { return ip.IsLoopback() }
 		se.SetRemoteIPFilter(func(ip net.IP) bool { return ip.IsLoopback() })
 	} else if len(cfg.Interfaces) > 0 {
 		allowed := slices.Clone(cfg.Interfaces)
-		se.SetInterfaceFilter(func(name string) bool { return slices.Contains(allowed, name) })
+		ifFilter = func(name string) bool { return slices.Contains(allowed, name) }
+	}
+	if ifFilter != nil {
+		se.SetInterfaceFilter(ifFilter)
+	}
+	if ipFilter != nil {
+		se.SetIPFilter(ipFilter)
 	}
 	if len(cfg.PublicIPs) > 0 {
 		rule := webrtc.ICEAddressRewriteRule{
@@ -87,11 +95,34 @@ func NewEngine(cfg Config, log *slog.Logger) (*Engine, error) {
 		if err := se.SetEphemeralUDPPortRange(uint16(cfg.PortMin), uint16(cfg.PortMax)); err != nil {
 			return nil, fmt.Errorf("rtc: port range: %w", err)
 		}
+	} else if cfg.UDPAddress == "" {
+		// All interfaces: one socket per local address on the same port,
+		// chosen by the same filters as gathering (a single socket bound to
+		// 0.0.0.0 would advertise every address, filters or not).
+		opts := []ice.UDPMuxFromPortOption{
+			ice.UDPMuxFromPortWithLogger(slogFactory{log: log}.NewLogger("udpmux")),
+			ice.UDPMuxFromPortWithNetworks(iceNetworks(cfg.UDP6)...),
+		}
+		if cfg.UDPReadBuffer > 0 {
+			opts = append(opts, ice.UDPMuxFromPortWithReadBufferSize(cfg.UDPReadBuffer))
+		}
+		if cfg.IncludeLoopback || cfg.LoopbackOnly {
+			opts = append(opts, ice.UDPMuxFromPortWithLoopback())
+		}
+		if ifFilter != nil {
+			opts = append(opts, ice.UDPMuxFromPortWithInterfaceFilter(ifFilter))
+		}
+		if ipFilter != nil {
+			opts = append(opts, ice.UDPMuxFromPortWithIPFilter(ipFilter))
+		}
+		mux, err := ice.NewMultiUDPMuxFromPort(cfg.UDPPort, opts...)
+		if err != nil {
+			return nil, fmt.Errorf("rtc: listen udp port %d: %w", cfg.UDPPort, err)
+		}
+		e.mux = mux
+		se.SetICEUDPMux(mux)
 	} else {
 		addr := &net.UDPAddr{IP: net.ParseIP(cfg.UDPAddress), Port: cfg.UDPPort}
-		if cfg.UDPAddress == "" {
-			addr.IP = nil
-		}
 		network := "udp4"
 		if cfg.UDP6 {
 			network = "udp"
@@ -121,12 +152,20 @@ func isLoopbackInterface(name string) bool {
 	return ifc.Flags&net.FlagLoopback != 0
 }
 
-// LocalAddr is the shared UDP address in mux mode, nil in port-range mode.
-func (e *Engine) LocalAddr() net.Addr {
-	if e.conn == nil {
+func iceNetworks(udp6 bool) []ice.NetworkType {
+	if udp6 {
+		return []ice.NetworkType{ice.NetworkTypeUDP4, ice.NetworkTypeUDP6}
+	}
+	return []ice.NetworkType{ice.NetworkTypeUDP4}
+}
+
+// LocalAddrs are the shared UDP addresses in mux mode (one per local
+// address when bound to all interfaces), nil in port-range mode.
+func (e *Engine) LocalAddrs() []net.Addr {
+	if e.mux == nil {
 		return nil
 	}
-	return e.conn.LocalAddr()
+	return e.mux.GetListenAddresses()
 }
 
 // Config returns the validated configuration the engine runs with.

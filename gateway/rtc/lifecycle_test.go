@@ -332,3 +332,42 @@ func TestEndFromCallback(t *testing.T) {
 		t.Fatalf("reason %v", sess.closedErr)
 	}
 }
+
+// The production shape: mux bound to all interfaces (udp_address ""), with
+// the loopback-only filters keeping every candidate on 127.0.0.1.
+func TestMuxOnAllInterfacesRespectsFilters(t *testing.T) {
+	cfg := rtc.LoopbackConfig()
+	cfg.UDPAddress = ""
+	ts := newTestServer(t, cfg, rtc.HandlerOptions{})
+	resp, err := http.Post(ts.URL, "application/sdp", strings.NewReader(offerFromClient(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ans bytes.Buffer
+	_, _ = ans.ReadFrom(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated {
+		t.Fatalf("%d %s", resp.StatusCode, ans.String())
+	}
+	n := 0
+	for _, l := range strings.Split(ans.String(), "\r\n") {
+		if strings.HasPrefix(l, "a=candidate:") {
+			n++
+			if f := strings.Fields(l); len(f) < 6 || f[4] != "127.0.0.1" {
+				t.Errorf("non-loopback candidate: %s", l)
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("answer has no candidates")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	c := dial(t, ctx, ts.URL)
+	if err := c.SendEvent([]byte(`{"type":"ping"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.WaitEvent(ctx, func(e fixtures.Event) bool { return e.Type == "pong" }); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,27 @@
+package rtc
+
+import (
+	"bytes"
+	"log/slog"
+	"strings"
+	"testing"
+)
+
+func TestPionLoggerBridgeAtWarn(t *testing.T) {
+	var buf bytes.Buffer
+	l := slogFactory{log: slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))}.NewLogger("ice")
+	l.Debugf("debug %d", 1)
+	l.Infof("info %d", 2)
+	l.Trace("trace")
+	l.Warnf("warn %d", 3)
+	l.Error("error 4")
+	out := buf.String()
+	if strings.Contains(out, "debug 1") || strings.Contains(out, "info 2") || strings.Contains(out, "trace") {
+		t.Fatalf("below-warn pion logs forwarded:\n%s", out)
+	}
+	for _, want := range []string{`level=WARN msg=pion pion=ice detail="warn 3"`, `level=ERROR msg=pion pion=ice detail="error 4"`} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("missing %q in:\n%s", want, out)
+		}
+	}
+}
