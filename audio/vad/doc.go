@@ -10,7 +10,7 @@
 //     and clipped to [0, 30] dB per band;
 //   - harmonicity: the peak normalised autocorrelation of the signal
 //     low-passed (24-tap FIR, 800 Hz), decimated to 2 kHz and high-passed at
-//     200 Hz, over pitch lags 2.5–12.5 ms (80–400 Hz) on a 32 ms window, and
+//     200 Hz, over pitch lags 2.5–12.5 ms (80–400 Hz) on a 24 ms window, and
 //     voiced_snr = harmonicity × low-band SNR;
 //   - spectral flatness over 250–4000 Hz and a modulation measure (smoothed
 //     frame-to-frame change of the 250–4000 Hz energy);

@@ -47,8 +47,8 @@ type Weights struct {
 // mixed with three noises at 10 and 0 dB; see docs/bench-audio.md.
 func DefaultWeights() (clean, noisy Weights) {
 	// vera-eval vad -fit -smooth 12 -fit-neg-weight 1.5 -fit-neg-weight-noisy 0.8
-	clean = Weights{Bias: -3.0478, W: [NumFeatures]float32{0.0279, -0.0888, 0.0722, -0.0097, 1.9650, 4.2014, 0.0601, 1.0181, 4.2516, -0.0552}}
-	noisy = Weights{Bias: -2.6890, W: [NumFeatures]float32{0.1077, -0.1773, 0.2391, -0.0152, 2.4347, 15.3582, 0.2456, 0.9381, 1.1743, 0.0142}}
+	clean = Weights{Bias: -3.0985, W: [NumFeatures]float32{0.0243, -0.0876, 0.0744, -0.0095, 2.1127, 4.2685, 0.0636, 0.9400, 4.1545, -0.0521}}
+	noisy = Weights{Bias: -2.8263, W: [NumFeatures]float32{0.1007, -0.1727, 0.2436, -0.0173, 2.8099, 15.7414, 0.2356, 0.7540, 0.8606, 0.0247}}
 	return clean, noisy
 }
 
@@ -131,7 +131,7 @@ const (
 	peakDecay = 5.0 / log2ToDb / 100
 	log2ToDb  = 3.0103
 	decim     = 8  // 16 kHz → 2 kHz for the pitch analysis
-	pitchWin  = 64 // 32 ms at 2 kHz
+	pitchWin  = 48 // 24 ms at 2 kHz
 	lagMin    = 5  // 2.5 ms = 400 Hz
 	lagMax    = 25 // 12.5 ms = 80 Hz
 	firTaps   = 24
@@ -340,7 +340,7 @@ func (v *VAD) ProcessFeatures(frame []int16) (float32, Features, error) {
 			d = -d
 		}
 		d = min(d, 20)
-		v.mod += (d - v.mod) * 0.1
+		v.mod += (d - v.mod) * 0.25
 	}
 	v.lastE = e
 	f.X[7] = v.mod
