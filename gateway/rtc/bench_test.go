@@ -7,8 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -16,73 +14,16 @@ import (
 	"time"
 
 	"github.com/veraneural/vera-gateway/audio/codec"
-	"github.com/veraneural/vera-gateway/fixtures"
 	"github.com/veraneural/vera-gateway/gateway/rtc"
 )
 
 // The floor benchmarks measure the gateway side only: the clients run in a
-// child process (this test binary re-executed into TestHelperBenchClients),
-// so getrusage(RUSAGE_SELF) in the benchmark counts the server's pion
-// transport and, for the decode variant, Opus decoding at 16 kHz.
+// child process (this test binary re-executed with rtc.BenchClientsEnv set,
+// which TestMain turns into runBenchClients), so getrusage(RUSAGE_SELF) in
+// the benchmark counts the server's pion transport and, for the decode
+// variant, Opus decoding at 16 kHz.
 
-const helperEnv = "VERA_RTC_BENCH_CLIENTS" // "url|sessions|play seconds|hold seconds"
-
-// TestHelperBenchClients is the client side of the floor benchmarks. It
-// does nothing unless started by one.
-func TestHelperBenchClients(t *testing.T) {
-	spec := os.Getenv(helperEnv)
-	if spec == "" {
-		t.Skip("helper process for the rtc floor benchmarks; runs only when started by them")
-	}
-	parts := strings.Split(spec, "|")
-	n, _ := strconv.Atoi(parts[1])
-	secs, _ := strconv.Atoi(parts[2])
-	hold, _ := strconv.Atoi(parts[3])
-	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(secs+60)*time.Second)
-	defer cancel()
-	base := speechStream(t)
-	// Loop the fixture to the requested length.
-	s := &fixtures.Stream{}
-	for i := 0; len(s.Packets) < secs*50; i++ {
-		p := base.Packets[i%len(base.Packets)]
-		p.Seq, p.Timestamp, p.At, p.Frame = uint16(i), uint32(i*960), time.Duration(i)*fixtures.FrameDuration, i
-		s.Packets = append(s.Packets, p)
-	}
-	clients := make([]*fixtures.Client, n)
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Go(func() {
-			c, err := fixtures.Dial(ctx, fixtures.ClientOptions{URL: parts[0], LoopbackOnly: true})
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			clients[i] = c
-		})
-	}
-	wg.Wait()
-	if t.Failed() {
-		return
-	}
-	fmt.Println("ready")
-	if hold > 0 { // stay connected and silent (idle-memory benchmark)
-		ht := time.NewTimer(time.Duration(hold) * time.Second)
-		<-ht.C
-	}
-	for _, c := range clients {
-		wg.Go(func() {
-			if err := c.Play(ctx, s); err != nil {
-				t.Error(err)
-			}
-		})
-	}
-	wg.Wait()
-	for _, c := range clients {
-		cctx, cc := context.WithTimeout(context.Background(), 10*time.Second)
-		_ = c.Close(cctx)
-		cc()
-	}
-}
+const helperEnv = "VERA_RTC_BENCH_CLIENTS" // = benchClientsEnv in main_test.go (package rtc)
 
 // floorSession is the cheapest useful listener: count, and optionally
 // decode every packet straight to 16 kHz with the audio package's codec
@@ -141,7 +82,7 @@ func benchFloor(b *testing.B, n int, decode bool) {
 		_ = h.Close(ctx)
 		srv.Close()
 	}()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperBenchClients$", "-test.count=1")
+	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s|%d|%d|0", helperEnv, srv.URL+rtc.DefaultBasePath, n, window+3))
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -233,7 +174,7 @@ func BenchmarkIdleSessionMemory(b *testing.B) {
 	runtime.ReadMemStats(&m0)
 	g0 := runtime.NumGoroutine()
 	// The child connects, holds the sessions silent for 3 s, then hangs up.
-	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperBenchClients$", "-test.count=1")
+	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s|%d|0|3", helperEnv, srv.URL+rtc.DefaultBasePath, n))
 	out, err := cmd.StdoutPipe()
 	if err != nil {
