@@ -1,0 +1,240 @@
+package tools
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/gorilla/mux"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/veraneural/vera-gateway/gateway"
+)
+
+// validName is the OpenAI function-name alphabet.
+var validName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+// Registry serves the tool endpoints and validates proposals.
+type Registry struct {
+	cfg   Config
+	store Store
+	now   func() time.Time
+
+	mu    sync.Mutex // mu guards cache
+	cache map[string]compiled
+}
+
+type compiled struct {
+	raw json.RawMessage
+	sch *jsonschema.Schema
+}
+
+// New returns a registry on store (nil: a MemoryStore) with clock now (nil:
+// time.Now).
+func New(cfg Config, store Store, now func() time.Time) (*Registry, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("tools: %w", err)
+	}
+	if store == nil {
+		store = NewMemoryStore()
+	}
+	if now == nil {
+		now = time.Now
+	}
+	return &Registry{cfg: cfg, store: store, now: now, cache: map[string]compiled{}}, nil
+}
+
+// Routes returns the tool endpoints, all under scope tools:write:
+// PUT, GET and DELETE /v1/tools/{name}, and GET /v1/tools.
+func (r *Registry) Routes() []gateway.Route {
+	return []gateway.Route{
+		{Method: http.MethodPut, Path: "/v1/tools/{name}", Scope: gateway.ScopeToolsWrite, Handler: http.HandlerFunc(r.handlePut)},
+		{Method: http.MethodGet, Path: "/v1/tools/{name}", Scope: gateway.ScopeToolsWrite, Handler: http.HandlerFunc(r.handleGet)},
+		{Method: http.MethodDelete, Path: "/v1/tools/{name}", Scope: gateway.ScopeToolsWrite, Handler: http.HandlerFunc(r.handleDelete)},
+		{Method: http.MethodGet, Path: "/v1/tools", Scope: gateway.ScopeToolsWrite, Handler: http.HandlerFunc(r.handleList)},
+	}
+}
+
+// Validate checks a proposed action's input against partner's tool name.
+// Errors: ErrUnknownTool, or a *PathError (matching ErrInvalid) naming the
+// JSON path of the fault, e.g. "input/recipient: missing property 'phone'".
+func (r *Registry) Validate(partner, name string, input json.RawMessage) error {
+	t, ok := r.store.Get(partner, name)
+	if !ok {
+		return fmt.Errorf("tools: %q: %w", name, ErrUnknownTool)
+	}
+	sch, err := r.schema(partner, t)
+	if err != nil {
+		return fmt.Errorf("tools: %q: stored schema: %w", name, err)
+	}
+	if err := validate(sch, input); err != nil {
+		return fmt.Errorf("tools: %q: %w", name, err)
+	}
+	return nil
+}
+
+// schema returns t's compiled schema, compiling it once per version.
+func (r *Registry) schema(partner string, t Tool) (*jsonschema.Schema, error) {
+	key := partner + "\x00" + t.Name
+	r.mu.Lock()
+	c, ok := r.cache[key]
+	r.mu.Unlock()
+	if ok && bytes.Equal(c.raw, t.InputSchema) {
+		return c.sch, nil
+	}
+	sch, err := compile(t.InputSchema)
+	if err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	r.cache[key] = compiled{raw: t.InputSchema, sch: sch}
+	r.mu.Unlock()
+	return sch, nil
+}
+
+// OpenAITool is one entry of an OpenAI-compatible "tools" array.
+type OpenAITool struct {
+	Type     string         `json:"type"`
+	Function OpenAIFunction `json:"function"`
+}
+
+// OpenAIFunction is a tool as OpenAI-compatible providers take it.
+type OpenAIFunction struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Parameters  json.RawMessage `json:"parameters"`
+}
+
+// OpenAI returns partner's tools in the OpenAI tools format, sorted by name,
+// for converse providers that take tools.
+func (r *Registry) OpenAI(partner string) []OpenAITool {
+	ts := r.store.List(partner)
+	out := make([]OpenAITool, len(ts))
+	for i, t := range ts {
+		out[i] = OpenAITool{Type: "function", Function: OpenAIFunction{Name: t.Name, Description: t.Description, Parameters: t.InputSchema}}
+	}
+	return out
+}
+
+type putBody struct {
+	Description string          `json:"description"`
+	InputSchema json.RawMessage `json:"input_schema"`
+}
+
+func partnerOf(r *http.Request) string {
+	p, _ := gateway.PrincipalFrom(r.Context())
+	return p.PartnerID
+}
+
+func toolName(r *http.Request) (string, *gateway.Error) {
+	name := mux.Vars(r)["name"]
+	if !validName.MatchString(name) {
+		return "", gateway.Errorf(gateway.InvalidRequest, "tool name %q must be 1 to 64 characters of A-Z, a-z, 0-9, _ and -", name)
+	}
+	return name, nil
+}
+
+func (r *Registry) handlePut(w http.ResponseWriter, req *http.Request) {
+	name, aerr := toolName(req)
+	if aerr != nil {
+		gateway.WriteError(w, req, aerr)
+		return
+	}
+	var b putBody
+	if err := gateway.DecodeJSON(req, &b); err != nil {
+		gateway.WriteError(w, req, err)
+		return
+	}
+	desc := strings.TrimSpace(b.Description)
+	switch {
+	case desc == "":
+		gateway.WriteError(w, req, gateway.Errorf(gateway.InvalidRequest, "description is required: say what the tool does, for the model"))
+		return
+	case utf8.RuneCountInString(desc) > r.cfg.MaxDescriptionChars:
+		gateway.WriteError(w, req, gateway.Errorf(gateway.InvalidRequest, "description is longer than %d characters", r.cfg.MaxDescriptionChars))
+		return
+	case len(b.InputSchema) == 0 || string(b.InputSchema) == "null":
+		gateway.WriteError(w, req, gateway.Errorf(gateway.InvalidRequest, "input_schema is required: a JSON Schema object"))
+		return
+	case len(b.InputSchema) > r.cfg.MaxSchemaBytes:
+		gateway.WriteError(w, req, gateway.Errorf(gateway.InvalidRequest, "input_schema is larger than %d bytes", r.cfg.MaxSchemaBytes))
+		return
+	}
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, b.InputSchema); err != nil {
+		gateway.WriteError(w, req, gateway.Errorf(gateway.InvalidRequest, "input_schema is not valid JSON"))
+		return
+	}
+	raw := json.RawMessage(compact.Bytes())
+	sch, err := compile(raw)
+	if err != nil {
+		gateway.WriteError(w, req, gateway.Errorf(gateway.InvalidRequest, "%v", err))
+		return
+	}
+	partner := partnerOf(req)
+	now := r.now().UTC()
+	t, created, err := r.store.Put(partner, Tool{Name: name, Description: desc, InputSchema: raw, CreatedAt: now, UpdatedAt: now}, r.cfg.MaxPerPartner)
+	if errors.Is(err, ErrLimit) {
+		gateway.WriteError(w, req, gateway.Errorf(gateway.Conflict,
+			"this partner already has %d tools, the maximum: delete one (DELETE /v1/tools/{name}) before adding %q", r.cfg.MaxPerPartner, name))
+		return
+	}
+	if err != nil {
+		gateway.WriteError(w, req, fmt.Errorf("tools: put: %w", err))
+		return
+	}
+	r.mu.Lock()
+	r.cache[partner+"\x00"+name] = compiled{raw: raw, sch: sch}
+	r.mu.Unlock()
+	status := http.StatusOK
+	if created {
+		status = http.StatusCreated
+	}
+	gateway.WriteJSON(w, status, t)
+}
+
+func (r *Registry) handleGet(w http.ResponseWriter, req *http.Request) {
+	name, aerr := toolName(req)
+	if aerr != nil {
+		gateway.WriteError(w, req, aerr)
+		return
+	}
+	t, ok := r.store.Get(partnerOf(req), name)
+	if !ok {
+		gateway.WriteError(w, req, gateway.Errorf(gateway.NotFound, "no tool named %q", name))
+		return
+	}
+	gateway.WriteJSON(w, http.StatusOK, t)
+}
+
+func (r *Registry) handleDelete(w http.ResponseWriter, req *http.Request) {
+	name, aerr := toolName(req)
+	if aerr != nil {
+		gateway.WriteError(w, req, aerr)
+		return
+	}
+	partner := partnerOf(req)
+	if !r.store.Delete(partner, name) {
+		gateway.WriteError(w, req, gateway.Errorf(gateway.NotFound, "no tool named %q", name))
+		return
+	}
+	r.mu.Lock()
+	delete(r.cache, partner+"\x00"+name)
+	r.mu.Unlock()
+	w.WriteHeader(http.StatusNoContent)
+}
+
+type listBody struct {
+	Tools []Tool `json:"tools"`
+}
+
+func (r *Registry) handleList(w http.ResponseWriter, req *http.Request) {
+	gateway.WriteJSON(w, http.StatusOK, listBody{Tools: r.store.List(partnerOf(req))})
+}
