@@ -66,6 +66,7 @@ type Conn struct {
 	stats     Stats
 	lastSeq   uint16
 	seqPrimed bool
+	reading   bool // an inbound audio read loop runs
 
 	stopOnce   sync.Once
 	stopCh     chan struct{}
@@ -255,6 +256,13 @@ func (c *Conn) wire(sess Session) error {
 		if c.closing {
 			return
 		}
+		if c.reading {
+			// One inbound audio stream per session: the sink is fed by
+			// a single goroutine. Extra tracks are left unread.
+			c.log.Warn("rtc: extra audio track ignored", "ssrc", uint32(tr.SSRC()))
+			return
+		}
+		c.reading = true
 		c.wg.Go(func() { c.readLoop(tr) })
 	})
 	c.pc.OnDataChannel(func(dc *webrtc.DataChannel) {
