@@ -182,7 +182,9 @@ func TestLimitHoldsUnderConcurrentPuts(t *testing.T) {
 	var wg sync.WaitGroup
 	codes := make([]int, 40)
 	for i := range codes {
-		wg.Go(func() { codes[i], _ = e.do(t, keyA, "PUT", fmt.Sprintf("/v1/tools/c%d", i), putBody("d", `{"type":"object"}`)) })
+		wg.Go(func() {
+			codes[i], _ = e.do(t, keyA, "PUT", fmt.Sprintf("/v1/tools/c%d", i), putBody("d", `{"type":"object"}`))
+		})
 	}
 	wg.Wait()
 	created, conflict := 0, 0
