@@ -24,8 +24,27 @@ import (
 type gatewayProcess struct {
 	cmd    *exec.Cmd
 	base   string
-	stderr *bytes.Buffer
+	stderr *syncBuffer
 	done   chan error
+}
+
+// syncBuffer is the process's stderr as read so far; the reader goroutine
+// writes while the test reads.
+type syncBuffer struct {
+	mu sync.Mutex // mu guards b
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) WriteString(v string) {
+	s.mu.Lock()
+	s.b.WriteString(v)
+	s.mu.Unlock()
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 var addrRe = regexp.MustCompile(`msg="vera-gateway listening" addr=(\S+)`)
@@ -67,9 +86,11 @@ func startGateway(t *testing.T, bin string, env []string, args ...string) *gatew
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	p := &gatewayProcess{cmd: cmd, stderr: &bytes.Buffer{}, done: make(chan error, 1)}
+	p := &gatewayProcess{cmd: cmd, stderr: &syncBuffer{}, done: make(chan error, 1)}
 	addr := make(chan string, 1)
+	scanned := make(chan struct{})
 	go func() {
+		defer close(scanned)
 		sc := bufio.NewScanner(pr)
 		for sc.Scan() {
 			line := sc.Text()
@@ -82,7 +103,12 @@ func startGateway(t *testing.T, bin string, env []string, args ...string) *gatew
 			}
 		}
 	}()
-	go func() { p.done <- cmd.Wait(); pw.Close() }()
+	go func() {
+		err := cmd.Wait()
+		pw.Close()
+		<-scanned // every line the process wrote is in p.stderr
+		p.done <- err
+	}()
 	t.Cleanup(func() {
 		if cmd.ProcessState == nil {
 			_ = cmd.Process.Kill()
