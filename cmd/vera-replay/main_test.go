@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http/httptest"
 	"os"
@@ -33,7 +34,7 @@ type turnSession struct {
 
 func (s *turnSession) emit(typ string) {
 	s.seq++
-	b, _ := json.Marshal(map[string]any{"type": typ, "seq": s.seq, "session_id": s.c.ID(), "at": time.Now().UnixMilli()})
+	b, _ := json.Marshal(map[string]any{"type": typ, "seq": s.seq, "session_id": s.c.ID(), "at": time.Now().UnixMilli(), "turn_id": fmt.Sprintf("v%d", s.turn)})
 	_ = s.c.SendEvent(b)
 }
 
