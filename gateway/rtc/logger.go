@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 
 	"github.com/pion/logging"
 )
@@ -18,7 +19,17 @@ func (f slogFactory) NewLogger(scope string) logging.LeveledLogger {
 
 type pionLogger struct{ log *slog.Logger }
 
+// closeNoise are pion warnings logged on every normal hang-up (reads racing
+// the close of their own transport); they go out at debug, not warn.
+var closeNoise = []string{"closed pipe", "already closed", "use of closed network connection", "ErrClosedPipe"}
+
 func (l pionLogger) emit(level slog.Level, msg string) {
+	for _, n := range closeNoise {
+		if strings.Contains(msg, n) {
+			level = slog.LevelDebug
+			break
+		}
+	}
 	if l.log.Enabled(context.Background(), level) {
 		// pion's messages carry their details in free text; keep the
 		// slog message constant and put the text in an attribute.

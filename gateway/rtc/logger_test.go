@@ -15,7 +15,14 @@ func TestPionLoggerBridgeAtWarn(t *testing.T) {
 	l.Trace("trace")
 	l.Warnf("warn %d", 3)
 	l.Error("error 4")
+	l.Warnf("Failed to read from candidate udp4 host 127.0.0.1:1: %s", "io: read/write on closed pipe")
 	out := buf.String()
+	if strings.Contains(out, "level=WARN msg=pion pion=ice detail=\"Failed to read") {
+		t.Fatalf("hang-up noise logged at warn:\n%s", out)
+	}
+	if !strings.Contains(out, "level=DEBUG msg=pion pion=ice detail=\"Failed to read") {
+		t.Fatalf("hang-up noise not demoted to debug:\n%s", out)
+	}
 	if strings.Contains(out, "debug 1") || strings.Contains(out, "info 2") || strings.Contains(out, "trace") {
 		t.Fatalf("below-warn pion logs forwarded:\n%s", out)
 	}
