@@ -187,18 +187,35 @@ func (a *app) chatAuth(r *http.Request, token string) (chat.Principal, error) {
 	return chat.Principal{PartnerID: p.PartnerID, EndUserID: p.EndUserID, Device: p.Device}, nil
 }
 
-// drain ends live sessions within ctx's deadline: voice connections and
-// websockets are closed, then the sessions themselves.
+// drain gives live voice sessions until ctx's deadline to end by
+// themselves (new ones are already refused), then closes voice
+// connections, websockets and sessions. Websocket clients resume on
+// another instance, so they are not waited for.
 func (a *app) drain(ctx context.Context) {
+	if a.rtc != nil && a.rtc.Len() > 0 {
+		a.log.Info("waiting for live voice sessions", "sessions", a.rtc.Len())
+		t := time.NewTicker(100 * time.Millisecond)
+	wait:
+		for a.rtc.Len() > 0 {
+			select {
+			case <-ctx.Done():
+				break wait
+			case <-t.C:
+			}
+		}
+		t.Stop()
+	}
+	closeCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
 	var errs []error
 	if a.rtc != nil {
-		errs = append(errs, a.rtc.Close(ctx))
+		errs = append(errs, a.rtc.Close(closeCtx))
 	}
 	if a.chat != nil {
-		errs = append(errs, a.chat.Close(ctx))
+		errs = append(errs, a.chat.Close(closeCtx))
 	}
 	if a.sessions != nil {
-		errs = append(errs, a.sessions.Close(ctx))
+		errs = append(errs, a.sessions.Close(closeCtx))
 	}
 	if err := errors.Join(errs...); err != nil {
 		a.log.Warn("drain incomplete", "err", err)
@@ -207,8 +224,8 @@ func (a *app) drain(ctx context.Context) {
 
 // close releases what newApp built (after drain, or after a failed start).
 func (a *app) close() {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // nothing to wait for: close at once
 	a.drain(ctx)
 	if a.engine != nil {
 		_ = a.engine.Close()
