@@ -32,7 +32,8 @@ type options struct {
 	url, in, device, token, hello string
 	jsonOut, loopback             bool
 	timeout, settle               time.Duration
-	loss, jitterMs                float64
+	loss, jitterMs, burst         float64
+	reorder, dup                  float64
 	seed                          uint64
 }
 
@@ -51,6 +52,9 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	fs.DurationVar(&o.settle, "settle", 1500*time.Millisecond, "wait at least this long after playback before exiting")
 	fs.Float64Var(&o.loss, "loss", 0, "packet loss percent applied before sending (seeded)")
 	fs.Float64Var(&o.jitterMs, "jitter-ms", 0, "send jitter in ms applied before sending (seeded)")
+	fs.Float64Var(&o.burst, "burst", 1, "mean loss burst length in packets (with -loss)")
+	fs.Float64Var(&o.reorder, "reorder", 0, "percent of packets swapped with the next one (seeded)")
+	fs.Float64Var(&o.dup, "dup", 0, "percent of packets sent twice (seeded)")
 	fs.Uint64Var(&o.seed, "seed", 1, "impairment seed")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -61,8 +65,8 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	if o.timeout <= 0 || o.settle < 0 {
 		return o, errors.New("-timeout must be > 0 and -settle >= 0")
 	}
-	if o.loss < 0 || o.loss > 100 || o.jitterMs < 0 {
-		return o, errors.New("-loss must be in [0,100] and -jitter-ms >= 0")
+	if o.loss < 0 || o.loss > 100 || o.jitterMs < 0 || o.burst < 1 || o.reorder < 0 || o.reorder > 100 || o.dup < 0 || o.dup > 100 {
+		return o, errors.New("-loss, -reorder and -dup must be in [0,100], -jitter-ms >= 0, -burst >= 1")
 	}
 	if o.hello != "" && !json.Valid([]byte(o.hello)) {
 		return o, errors.New("-hello is not valid JSON")
@@ -88,8 +92,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "vera-replay:", err)
 		return 1
 	}
-	if o.loss > 0 || o.jitterMs > 0 {
-		stream = fixtures.Impair(stream, fixtures.Impairment{Seed: o.seed, LossPct: o.loss, Jitter: time.Duration(o.jitterMs * float64(time.Millisecond))})
+	if o.loss > 0 || o.jitterMs > 0 || o.reorder > 0 || o.dup > 0 {
+		stream = fixtures.Impair(stream, fixtures.Impairment{Seed: o.seed, LossPct: o.loss, BurstLen: o.burst,
+			Jitter: time.Duration(o.jitterMs * float64(time.Millisecond)), ReorderPct: o.reorder, DupPct: o.dup})
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

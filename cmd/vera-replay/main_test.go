@@ -133,7 +133,7 @@ func TestReplayPrintsEventsAndExitsAfterLastReply(t *testing.T) {
 }
 
 func TestReplayFlags(t *testing.T) {
-	for _, args := range [][]string{{}, {"-in", "x.wav", "-timeout", "0s"}, {"-in", "x.wav", "-hello", "{"}, {"-in", "x.wav", "-loss", "101"}} {
+	for _, args := range [][]string{{}, {"-in", "x.wav", "-timeout", "0s"}, {"-in", "x.wav", "-hello", "{"}, {"-in", "x.wav", "-loss", "101"}, {"-in", "x.wav", "-burst", "0.5"}, {"-in", "x.wav", "-reorder", "-1"}} {
 		var o, e bytes.Buffer
 		if code := run(args, &o, &e); code != 64 {
 			t.Errorf("%v: exit %d", args, code)

@@ -54,8 +54,9 @@ type EventSink interface {
 type Session interface {
 	AudioSink
 	EventSink
-	// Closed is called exactly once, after the Conn's media goroutines have
-	// stopped, with the reason (ErrHangup, ErrPeerClosed, ErrIdle,
+	// Closed is called exactly once, after the Conn's media goroutines and
+	// pion's callbacks have stopped (no OnRTP or OnEvent follows it), with
+	// the reason (ErrHangup, ErrPeerClosed, ErrIdle,
 	// ErrICEFailed, ErrClosed).
 	Closed(reason error)
 }
