@@ -97,14 +97,8 @@ func TestLiveSessionEndToEnd(t *testing.T) {
 	if el := time.Since(start); el < 49*rtc.FrameDuration {
 		t.Fatalf("50 frames sent in %s: not paced", el)
 	}
-	deadline := time.NewTimer(5 * time.Second)
-	defer deadline.Stop()
-	for len(c.Received()) < 50 {
-		select {
-		case <-deadline.C:
-			t.Fatalf("client received %d of 50 packets", len(c.Received()))
-		case <-time.After(20 * time.Millisecond):
-		}
+	if err := c.WaitReceived(ctx, 50); err != nil {
+		t.Fatal(err)
 	}
 	got := c.Received()
 	for i := 1; i < len(got); i++ {

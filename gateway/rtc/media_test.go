@@ -184,12 +184,8 @@ func TestOutboundPCMPlayout(t *testing.T) {
 		t.Fatalf("tap saw %d samples, want %d", len(tapped), frames*320)
 	}
 	// Wait for the last packet to reach the client, then decode what it got.
-	for len(c.Received()) < frames {
-		select {
-		case <-ctx.Done():
-			t.Fatalf("client got %d of %d packets", len(c.Received()), frames)
-		case <-time.After(20 * time.Millisecond):
-		}
+	if err := c.WaitReceived(ctx, frames); err != nil {
+		t.Fatal(err)
 	}
 	dec, _ := opus.NewDecoder(16000, 1)
 	buf := make([]int16, 320)
