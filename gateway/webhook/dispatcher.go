@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Options are the dispatcher's collaborators.
@@ -29,6 +30,9 @@ type Options struct {
 	// NewBackOff returns the retry schedule; nil is Schedule (1 s, 10 s,
 	// 60 s).
 	NewBackOff func() backoff.BackOff
+	// Registerer receives vera_webhook_attempts_total; nil registers
+	// nothing.
+	Registerer prometheus.Registerer
 }
 
 // Dispatcher queues events durably and delivers them in its own goroutine.
@@ -40,6 +44,7 @@ type Dispatcher struct {
 	log    *slog.Logger
 	client *http.Client
 	newBO  func() backoff.BackOff
+	met    *metrics
 
 	wake   chan struct{}
 	cancel context.CancelFunc
@@ -83,6 +88,11 @@ func NewDispatcher(cfg Config, store Store, opts Options) (*Dispatcher, error) {
 	if d.newBO == nil {
 		d.newBO = func() backoff.BackOff { return &Schedule{} }
 	}
+	met, err := newMetrics(opts.Registerer)
+	if err != nil {
+		return nil, fmt.Errorf("webhook: metrics: %w", err)
+	}
+	d.met = met
 	ctx, cancel := context.WithCancel(context.Background())
 	d.cancel = cancel
 	go d.run(ctx)
@@ -220,6 +230,7 @@ func (d *Dispatcher) attempt(ctx context.Context, dl Delivery) {
 		if err := d.store.Done(dl.Seq); err != nil {
 			d.log.Error("webhook store write failed", "err", err)
 		}
+		d.met.inc("delivered")
 		d.log.Debug("webhook delivered", "event", dl.EventID, "type", dl.EventType, "partner", dl.Partner, "attempt", dl.Attempts+1)
 		return
 	}
@@ -234,6 +245,7 @@ func (d *Dispatcher) attempt(ctx context.Context, dl Delivery) {
 		return
 	}
 	dl.NextAt = d.clock.Now().Add(wait)
+	d.met.inc("retry")
 	d.log.Warn("webhook attempt failed", "event", dl.EventID, "partner", dl.Partner, "attempt", dl.Attempts, "retry_in", wait, "err", err)
 	if err := d.store.Reschedule(dl); err != nil {
 		d.log.Error("webhook store write failed", "err", err)
@@ -242,6 +254,7 @@ func (d *Dispatcher) attempt(ctx context.Context, dl Delivery) {
 
 func (d *Dispatcher) fail(dl Delivery) {
 	dl.FailedAt = d.clock.Now()
+	d.met.inc("failed")
 	d.log.Error("webhook delivery failed", "event", dl.EventID, "type", dl.EventType, "partner", dl.Partner, "attempts", dl.Attempts, "err", dl.LastError)
 	if err := d.store.Fail(dl, d.cfg.KeepFailed); err != nil {
 		d.log.Error("webhook store write failed", "err", err)

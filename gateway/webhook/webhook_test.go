@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -18,6 +19,7 @@ import (
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
+	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/goleak"
 
 	"github.com/veraneural/vera-gateway/gateway/webhook"
@@ -268,7 +270,12 @@ func TestRetriesAfter1s10s60sThenFailed(t *testing.T) {
 	srv, hits := receiverServer(t, clk, http.StatusInternalServerError)
 	store := openStore(t, filepath.Join(t.TempDir(), "q.db"))
 	defer store.Close()
-	d := newDispatcher(t, store, clk, webhook.Endpoint{URL: srv.URL, Secret: secret})
+	reg := prometheus.NewRegistry()
+	d, err := webhook.NewDispatcher(webhook.DefaultConfig(), store, webhook.Options{
+		Endpoints: map[string][]webhook.Endpoint{"acme": {{URL: srv.URL, Secret: secret}}}, Clock: clk, Registerer: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
 	defer closeDispatcher(t, d)
 	ev := turnEvent(t, t0, "p", "r")
 	if _, err := d.Publish("acme", ev); err != nil {
@@ -307,12 +314,31 @@ func TestRetriesAfter1s10s60sThenFailed(t *testing.T) {
 	if n, _ := store.Pending(); n != 0 {
 		t.Errorf("pending = %d after failure", n)
 	}
+	if got := metricText(t, reg); !strings.Contains(got, `vera_webhook_attempts_total{result="retry"} 3`) ||
+		!strings.Contains(got, `vera_webhook_attempts_total{result="failed"} 1`) {
+		t.Errorf("metrics:\n%s", got)
+	}
 	clk.Advance(time.Hour)
 	select {
 	case h := <-hits:
 		t.Fatalf("a fifth attempt at +%v", h.at.Sub(t0))
 	default:
 	}
+}
+
+func metricText(t *testing.T, reg *prometheus.Registry) string {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sb strings.Builder
+	for _, mf := range mfs {
+		for _, m := range mf.GetMetric() {
+			fmt.Fprintf(&sb, "%s{result=%q} %g\n", mf.GetName(), m.GetLabel()[0].GetValue(), m.GetCounter().GetValue())
+		}
+	}
+	return sb.String()
 }
 
 // waitFailed waits for the dispatcher to record n failures.
@@ -659,4 +685,60 @@ func TestDocsExampleIsVerbatim(t *testing.T) {
 	if !strings.Contains(string(doc), code) {
 		t.Fatal("docs/webhooks.md does not contain the receiver of receiver_example_test.go verbatim")
 	}
+}
+
+func TestTurnReporterCountsAndShapes(t *testing.T) {
+	clk := newFakeClock(time.Unix(1764550000, 0))
+	srv, hits := receiverServer(t, clk, http.StatusOK)
+	store := openStore(t, filepath.Join(t.TempDir(), "q.db"))
+	defer store.Close()
+	d := newDispatcher(t, store, clk, webhook.Endpoint{URL: srv.URL, Secret: secret})
+	defer closeDispatcher(t, d)
+	r := webhook.NewTurnReporter(d)
+	turns := []webhook.TurnFinished{
+		{SessionID: "ses_1", Outcome: webhook.OutcomeCompleted, Prompt: "hi", Reply: "hello"},
+		{SessionID: "ses_1", Outcome: webhook.OutcomeCompleted, Spawned: true, Prompt: "inbox text", Reply: "your ride is here"},
+		{SessionID: "ses_2", Outcome: webhook.OutcomeInterrupted, Prompt: "tell me", Reply: "well"},
+	}
+	for _, tf := range turns {
+		if err := r.Finished("acme", tf); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := []string{
+		`{"session_id":"ses_1","turns":1,"spawned":false,"outcome":"completed","prompt":"hi","reply":"hello"}`,
+		`{"session_id":"ses_1","turns":2,"spawned":true,"outcome":"completed","prompt":"","reply":"your ride is here"}`,
+		`{"session_id":"ses_2","turns":1,"spawned":false,"outcome":"interrupted","prompt":"tell me","reply":"well"}`,
+	}
+	got := map[string]bool{}
+	for range want {
+		var ev struct {
+			Type string          `json:"type"`
+			Data json.RawMessage `json:"data"`
+		}
+		if err := json.Unmarshal(recv(t, hits).body, &ev); err != nil || ev.Type != "turn_finished" {
+			t.Fatalf("event %v %v", ev.Type, err)
+		}
+		got[string(ev.Data)] = true
+	}
+	for _, w := range want {
+		if !got[w] {
+			t.Errorf("missing %s in %v", w, got)
+		}
+	}
+	if err := r.Finished("acme", webhook.TurnFinished{SessionID: "ses_1", Outcome: "done"}); err == nil {
+		t.Error("unknown outcome accepted")
+	}
+	r.Forget("ses_1")
+	if err := r.Finished("acme", turns[0]); err != nil {
+		t.Fatal(err)
+	}
+	var ev struct {
+		Data webhook.TurnFinished `json:"data"`
+	}
+	_ = json.Unmarshal(recv(t, hits).body, &ev)
+	if ev.Data.Turns != 1 {
+		t.Errorf("turns after Forget = %d", ev.Data.Turns)
+	}
+	waitPending(t, store, 0)
 }
