@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -81,7 +82,11 @@ func NewDispatcher(cfg Config, store Store, opts Options) (*Dispatcher, error) {
 		d.log = slog.New(slog.DiscardHandler)
 	}
 	if d.client == nil {
-		d.client = &http.Client{Timeout: cfg.Timeout, CheckRedirect: func(*http.Request, []*http.Request) error {
+		// An own transport: Close may drop its idle connections without
+		// touching anyone else's.
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		tr.MaxIdleConnsPerHost = cfg.Concurrency
+		d.client = &http.Client{Timeout: cfg.Timeout, Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error {
 			return http.ErrUseLastResponse
 		}}
 	}
@@ -115,8 +120,8 @@ func (d *Dispatcher) Publish(partner string, ev Event) (int, error) {
 	if ev.Created == 0 {
 		ev.Created = d.clock.Now().Unix()
 	}
-	if _, err := NewEvent(ev.Type, time.Time{}, nil); err != nil {
-		return 0, err
+	if !slices.Contains(EventTypes, ev.Type) {
+		return 0, fmt.Errorf("webhook: %w: %q", ErrUnknownEvent, ev.Type)
 	}
 	body, err := json.Marshal(ev)
 	if err != nil {
