@@ -327,3 +327,18 @@ func FuzzValidate(f *testing.F) {
 		_ = reg.Validate("p", "t", input)
 	})
 }
+
+func BenchmarkValidate(b *testing.B) {
+	store := tools.NewMemoryStore()
+	reg, _ := tools.New(tools.DefaultConfig(), store, nil)
+	if _, _, err := store.Put("p", tools.Tool{Name: "send_message", InputSchema: json.RawMessage(contactS)}, 25); err != nil {
+		b.Fatal(err)
+	}
+	in := json.RawMessage(`{"to":{"phone":"+4915112345678"},"text":"on my way","tags":[1,2]}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := reg.Validate("p", "send_message", in); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
