@@ -43,7 +43,7 @@ type Conn struct {
 	sendCtx   context.Context
 	sendStop  context.CancelFunc
 	wg        sync.WaitGroup // read loops, RTCP drain, sender
-	onClosed  func(*Conn)
+	onClosed  func(*Conn, error)
 	lastTouch atomic.Int64  // unix nanos of the last inbound packet or event
 	iceState  atomic.Int32  // latest webrtc.ICEConnectionState
 	pcState   atomic.Int32  // latest webrtc.PeerConnectionState
@@ -449,7 +449,7 @@ func (c *Conn) trickle(ctx context.Context, f *Fragment) (*Fragment, error) {
 }
 
 // start launches the sender and the supervisor after a successful answer.
-func (c *Conn) start(onClosed func(*Conn)) {
+func (c *Conn) start(onClosed func(*Conn, error)) {
 	c.onClosed = onClosed
 	c.wg.Go(func() { c.sender.run(c.sendCtx) })
 	go c.supervise() // joined through c.done by Close and Handler.Close
@@ -557,7 +557,7 @@ func (c *Conn) teardown(reason error) {
 	}
 	c.err = reason
 	if c.onClosed != nil {
-		c.onClosed(c)
+		c.onClosed(c, reason)
 	}
 	close(c.done)
 }

@@ -48,6 +48,10 @@ type HandlerOptions struct {
 	Logger *slog.Logger
 	// BasePath for Location headers; "" means DefaultBasePath.
 	BasePath string
+	// OnClosed, if set, is called once per started session after it ended,
+	// with its end reason and final counters (for metrics). It runs on the
+	// session's supervisor goroutine and must not block.
+	OnClosed func(id string, reason error, st Stats)
 }
 
 // Handler is the WHIP-style signaling endpoint and the registry of live
@@ -60,6 +64,7 @@ type Handler struct {
 	log        *slog.Logger
 	base       string
 	router     *mux.Router
+	onClosed   func(string, error, Stats)
 
 	// mu guards conns and closed.
 	mu     sync.Mutex
@@ -77,7 +82,7 @@ func NewHandler(o HandlerOptions) (*Handler, error) {
 	}
 	h := &Handler{
 		eng: o.Engine, newSession: o.NewSession, authorize: o.Authorize,
-		writeError: o.WriteError, log: o.Logger, base: strings.TrimRight(o.BasePath, "/"),
+		writeError: o.WriteError, log: o.Logger, base: strings.TrimRight(o.BasePath, "/"), onClosed: o.OnClosed,
 		conns: make(map[string]*Conn),
 	}
 	if h.log == nil {
@@ -254,12 +259,15 @@ func (h *Handler) Create(w http.ResponseWriter, r *http.Request) {
 	_, _ = io.WriteString(w, answer)
 }
 
-func (h *Handler) forget(c *Conn) {
+func (h *Handler) forget(c *Conn, reason error) {
 	h.mu.Lock()
 	if h.conns[c.id] == c {
 		delete(h.conns, c.id)
 	}
 	h.mu.Unlock()
+	if h.onClosed != nil {
+		h.onClosed(c.id, reason, c.Stats())
+	}
 }
 
 func (h *Handler) lookup(w http.ResponseWriter, r *http.Request) (*Conn, bool) {

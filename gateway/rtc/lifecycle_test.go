@@ -214,17 +214,39 @@ func TestConcurrentSessions(t *testing.T) {
 }
 
 func TestHandlerCloseDrains(t *testing.T) {
-	ts := newTestServer(t, rtc.LoopbackConfig(), rtc.HandlerOptions{})
+	type ended struct {
+		id     string
+		reason error
+		st     rtc.Stats
+	}
+	var endedMu sync.Mutex
+	var ends []ended
+	ts := newTestServer(t, rtc.LoopbackConfig(), rtc.HandlerOptions{OnClosed: func(id string, reason error, st rtc.Stats) {
+		endedMu.Lock()
+		ends = append(ends, ended{id, reason, st})
+		endedMu.Unlock()
+	}})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	c := dial(t, ctx, ts.URL)
 	sess := ts.session(idOf(c))
+	if err := c.SendEvent([]byte(`{"type":"ping"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.WaitEvent(ctx, func(e fixtures.Event) bool { return e.Type == "pong" }); err != nil {
+		t.Fatal(err)
+	}
 	if err := ts.h.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if !errors.Is(sess.closedErr, rtc.ErrClosed) {
 		t.Fatalf("reason %v", sess.closedErr)
 	}
+	endedMu.Lock()
+	if len(ends) != 1 || ends[0].id != idOf(c) || !errors.Is(ends[0].reason, rtc.ErrClosed) || ends[0].st.EventsIn != 1 {
+		t.Errorf("OnClosed: %+v", ends)
+	}
+	endedMu.Unlock()
 	status, env := postOffer(t, ts.URL, "application/sdp", []byte(offerFromClient(t)))
 	if status != http.StatusServiceUnavailable || env["error"]["type"] != "unavailable" {
 		t.Fatalf("POST while draining: %d %v", status, env)
