@@ -99,6 +99,7 @@ type Inbox struct {
 
 	mu       sync.Mutex // mu guards the fields below
 	queues   map[string][]queued
+	reserved map[string]int       // places taken by posts still writing to the store
 	inflight map[string]time.Time // session → when its inbox turn was delivered
 	admitted map[string]map[string]bool
 	asked    map[string]map[string]bool
@@ -123,7 +124,7 @@ func New(cfg Config, store Store, o Options) (*Inbox, error) {
 		o.Now = time.Now
 	}
 	in := &Inbox{cfg: cfg, store: store, o: o, log: o.Logger,
-		queues: map[string][]queued{}, inflight: map[string]time.Time{},
+		queues: map[string][]queued{}, reserved: map[string]int{}, inflight: map[string]time.Time{},
 		admitted: map[string]map[string]bool{}, asked: map[string]map[string]bool{}}
 	if in.log == nil {
 		in.log = slog.New(slog.DiscardHandler)
@@ -211,21 +212,29 @@ func checkMessage(b postBody) *gateway.Error {
 }
 
 func (in *Inbox) enqueue(sessionID, partner string, b postBody) error {
+	// Reserve a place first so that concurrent posts cannot overshoot
+	// MaxQueued while the store writes (the lock is not held across I/O).
 	in.mu.Lock()
-	n := len(in.queues[sessionID])
-	in.mu.Unlock()
-	if n >= in.cfg.MaxQueued {
+	if len(in.queues[sessionID])+in.reserved[sessionID] >= in.cfg.MaxQueued {
+		in.mu.Unlock()
 		return &gateway.Error{Type: gateway.RateLimited, RetryAfter: 30,
 			Message: fmt.Sprintf("session %q already has %d queued messages, the most it holds", sessionID, in.cfg.MaxQueued)}
 	}
+	in.reserved[sessionID]++
+	in.mu.Unlock()
 	m, err := in.store.Add(Message{SessionID: sessionID, Partner: partner, Source: b.Source, Text: b.Text, QueuedAt: in.o.Now()})
+	in.mu.Lock()
+	if in.reserved[sessionID]--; in.reserved[sessionID] == 0 {
+		delete(in.reserved, sessionID)
+	}
+	if err == nil {
+		in.queues[sessionID] = append(in.queues[sessionID], queued{Message: m})
+	}
+	in.mu.Unlock()
 	if err != nil {
 		in.log.Error("inbox store write failed", "session", sessionID, "err", err)
 		return gateway.Errorf(gateway.Unavailable, "the message could not be stored; retry with the same Idempotency-Key")
 	}
-	in.mu.Lock()
-	in.queues[sessionID] = append(in.queues[sessionID], queued{Message: m})
-	in.mu.Unlock()
 	return nil
 }
 

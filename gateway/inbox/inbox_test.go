@@ -436,3 +436,42 @@ func TestLostTurnFinishedDoesNotStallForever(t *testing.T) {
 		t.Fatalf("after the turn timeout: %v", d)
 	}
 }
+
+func TestQueueBoundUnderConcurrentPosts(t *testing.T) {
+	w := newWorld()
+	store := openStore(t, filepath.Join(t.TempDir(), "inbox.db"))
+	defer store.Close()
+	cfg := inbox.DefaultConfig()
+	cfg.MaxQueued = 5
+	in, _ := inbox.New(cfg, store, w.options())
+	srv := newServer(t, in)
+	w.setBusy("ses_a", true)
+	var wg sync.WaitGroup
+	codes := make([]int, 12)
+	for i := range codes {
+		wg.Go(func() { // no t.Fatal off the test goroutine
+			req, _ := http.NewRequest(http.MethodPost, srv.URL+"/v1/sessions/ses_a/messages", strings.NewReader(msg("m", "a.b")))
+			req.Header.Set("Authorization", "Bearer "+keyA)
+			if resp, err := srv.Client().Do(req); err == nil {
+				codes[i] = resp.StatusCode
+				resp.Body.Close()
+			}
+		})
+	}
+	wg.Wait()
+	ok, limited := 0, 0
+	for _, c := range codes {
+		switch c {
+		case 202:
+			ok++
+		case 429:
+			limited++
+		}
+	}
+	if ok != 5 || limited != 7 || in.Queued("ses_a") != 5 {
+		t.Fatalf("accepted %d, limited %d, queued %d; want 5, 7, 5", ok, limited, in.Queued("ses_a"))
+	}
+	if m, _ := store.List(); len(m) != 5 {
+		t.Fatalf("store holds %d", len(m))
+	}
+}
