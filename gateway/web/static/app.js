@@ -45,8 +45,11 @@
 
   function send(obj, src) {
     const data = JSON.stringify(obj);
-    if (src === 'voice' && state.voice && state.voice.dc && state.voice.dc.readyState === 'open') {
-      state.voice.dc.send(data);
+    if (src === 'voice') {
+      // Voice events belong to the voice session: never to the websocket's.
+      const dc = state.voice && state.voice.dc;
+      if (!dc || dc.readyState !== 'open') return false;
+      dc.send(data);
       return true;
     }
     if (state.ws && state.ws.readyState === WebSocket.OPEN) { state.ws.send(data); return true; }
@@ -55,20 +58,29 @@
 
   // ---- events -----------------------------------------------------------
   function handle(ev, src) {
-    state.events.push({ type: ev.type, seq: ev.seq, src, resumed: ev.resumed === true });
+    state.events.push({ type: ev.type, seq: ev.seq, src, resumed: ev.resumed === true, turn_id: ev.turn_id, kind: ev.kind });
     if (src === 'chat' && ev.seq > state.lastSeq) state.lastSeq = ev.seq;
+    if (src === 'voice' && ev.turn_id) {
+      // Voice turns live in their own session: keep their ids apart from
+      // the chat session's, and remember the id the server knows.
+      const wire = ev.turn_id;
+      ev = { ...ev, turn_id: 'voice-' + wire };
+      const t = turn(ev.turn_id);
+      t.wire = wire;
+      t.src = 'voice';
+    }
     switch (ev.type) {
       case 'session.created': return onCreated(ev, src);
       case 'notice': return onNotice(ev);
       case 'input.speech_started': caption('You', '…'); return;
       case 'input.speech_stopped': turn(ev.turn_id).t0 = performance.now(); turn(ev.turn_id).voice = true; return;
       case 'transcript.partial': caption('You', ev.text); return;
-      case 'transcript.final': return onUserText(ev);
+      case 'transcript.final': return onUserText(ev, src);
       case 'reply.delta': return onDelta(ev);
       case 'reply.done': return onDone(ev);
       case 'reply.interrupted': return onInterrupted(ev);
-      case 'reply.audio_started': mark(ev.turn_id, 'audio'); return;
-      case 'reply.audio_stopped': return;
+      case 'reply.audio_started': return onAudioStarted(ev);
+      case 'reply.audio_stopped': turn(ev.turn_id).audioStopped = performance.now(); return;
       case 'caption': caption(ev.speaker === 'vera' ? 'VERA' : 'You', ev.text); return;
       case 'safety.card': return onSafetyCard(ev, src);
       case 'display.card': return onDisplayCard(ev, src);
@@ -109,7 +121,10 @@
   }
 
   function turn(id) {
-    if (!state.turns.has(id)) state.turns.set(id, { id, t0: 0, first: 0, done: 0, audio: 0, voice: false, el: null, text: '' });
+    if (!state.turns.has(id)) {
+      state.turns.set(id, { id, wire: id, src: 'chat', t0: 0, first: 0, done: 0, audio: 0, audioEvent: 0, audioStopped: 0,
+        heard: 0, peak: 0, voice: false, el: null, text: '', heardText: '' });
+    }
     return state.turns.get(id);
   }
 
@@ -130,9 +145,10 @@
 
   function system(text) { bubble('Notice', 'vera', text); }
 
-  function onUserText(ev) {
+  function onUserText(ev, src) {
     const t = turn(ev.turn_id);
-    if (!t.t0) t.t0 = state.pendingSends.shift() || performance.now();
+    if (!t.t0) t.t0 = (src === 'chat' && state.pendingSends.shift()) || performance.now();
+    t.heardText = ev.text;
     bubble('You', 'user', ev.text);
     state.replying = ev.turn_id;
     $('stop').hidden = false;
@@ -169,9 +185,20 @@
     if (state.replying === ev.turn_id) { state.replying = ''; $('stop').hidden = true; }
   }
 
-  function mark(id, what) {
-    const t = turn(id);
-    if (!t[what]) t[what] = performance.now();
+  // The server says reply audio started; the page hears it when the remote
+  // track carries energy (voiceMeter). Without WebAudio the event stands in.
+  function onAudioStarted(ev) {
+    const t = turn(ev.turn_id);
+    if (!t.audioEvent) t.audioEvent = performance.now();
+    if (t.src === 'voice' && !(state.voice && state.voice.analyser)) heard(t, t.audioEvent, 0);
+    latency(t);
+  }
+
+  function heard(t, at, rms) {
+    if (t.audio) return;
+    t.audio = at;
+    t.peak = Math.max(t.peak, rms);
+    send({ type: 'playback.started', turn_id: t.wire }, 'voice');
     latency(t);
   }
 
@@ -185,9 +212,18 @@
     }
     const ms = (x) => (x ? Math.round(x - t.t0) + ' ms' : '–');
     const parts = [];
-    if (t.voice) parts.push(`end of speech → first audio <b>${ms(t.audio)}</b>`);
-    parts.push(`first text <b>${ms(t.first)}</b>`, `done <b>${ms(t.done)}</b>`);
-    li.innerHTML = `${t.id}: ${parts.join(', ')}`;
+    if (t.voice) {
+      parts.push(['end of speech → first audio', ms(t.audio)]);
+      if (t.audioEvent) parts.push(['reply.audio_started', ms(t.audioEvent)]);
+    }
+    parts.push(['first text', ms(t.first)], ['done', ms(t.done)]);
+    // Built from nodes: turn ids come from the server.
+    li.textContent = (t.src === 'voice' ? 'voice ' + t.wire : t.id) + ': ';
+    parts.forEach(([label, value], i) => {
+      const b = document.createElement('b');
+      b.textContent = value;
+      li.append((i ? ', ' : '') + label + ' ', b);
+    });
   }
 
   function caption(who, text) { $('caption').textContent = `${who}: ${text}`; }
@@ -467,7 +503,11 @@
   $('message').addEventListener('keydown', (e) => {
     if (e.key === 'Enter' && !e.shiftKey) { e.preventDefault(); $('composer').requestSubmit(); }
   });
-  $('stop').addEventListener('click', () => send({ type: 'response.cancel', turn_id: state.replying || undefined }));
+  $('stop').addEventListener('click', () => {
+    const t = state.replying ? state.turns.get(state.replying) : null;
+    if (t) send({ type: 'response.cancel', turn_id: t.wire }, t.src);
+    else send({ type: 'response.cancel' });
+  });
   $('profile').addEventListener('change', () => {
     state.device = $('profile').value;
     clearHud();
@@ -476,6 +516,18 @@
   $('hud').addEventListener('keydown', hudKey);
 
   // ---- voice (WebRTC to POST /v1/voice/sessions) -------------------------
+  // One RTCPeerConnection per conversation: the microphone goes up, VERA's
+  // voice comes down, and the ordered data channel "events" carries the same
+  // events as the websocket, handled by the same code. The offer is sent
+  // once ICE gathering is complete (no trickle).
+
+  // Remote audio at or above this RMS (about −40 dBFS) counts as VERA heard.
+  const HEARD_RMS = 0.01;
+  const METER_MS = 20;
+  // Reply audio reaches the speaker a little after reply.audio_stopped
+  // leaves the server (jitter buffer, playout); energy this late still counts.
+  const TAIL_MS = 400;
+
   function iceComplete(pc, ms) {
     if (pc.iceGatheringState === 'complete') return Promise.resolve();
     return new Promise((resolve) => {
@@ -486,34 +538,110 @@
     });
   }
 
+  function voiceNote(text) { $('voice-note').textContent = text; }
+
   function voiceUnavailable(msg) {
     $('mic').disabled = true;
     $('mic').setAttribute('aria-disabled', 'true');
-    $('voice-note').textContent = msg;
+    voiceNote(msg);
+  }
+
+  function micPressed(on) {
+    const mic = $('mic');
+    mic.textContent = on ? 'Stop talking' : 'Start talking';
+    mic.setAttribute('aria-pressed', on ? 'true' : 'false');
+  }
+
+  // playRemote plays VERA's track and measures its energy: the first loud
+  // frame after a turn's reply.audio_started is when the person hears it.
+  function playRemote(v, stream) {
+    const el = $('remote-audio');
+    el.srcObject = stream;
+    el.play().catch(() => { /* autoplay refused: the meter still runs */ });
+    if (!v.ctx || v.analyser) return;
+    try {
+      // Chromium feeds WebAudio from a remote track only while an element
+      // plays it, so the <audio> element above stays; the analyser is not
+      // connected to the destination (that would play it twice).
+      const an = v.ctx.createAnalyser();
+      an.fftSize = 1024;
+      v.ctx.createMediaStreamSource(stream).connect(an);
+      v.analyser = an;
+      const buf = new Float32Array(an.fftSize);
+      v.timer = setInterval(() => meter(v, an, buf), METER_MS);
+    } catch {
+      v.analyser = null;
+    }
+  }
+
+  function meter(v, an, buf) {
+    an.getFloatTimeDomainData(buf);
+    let sum = 0;
+    for (let i = 0; i < buf.length; i++) sum += buf[i] * buf[i];
+    const rms = Math.sqrt(sum / buf.length);
+    const now = performance.now();
+    v.rms = rms;
+    v.maxRms = Math.max(v.maxRms, rms);
+    $('voice-level').style.width = Math.min(100, Math.round(rms * 400)) + '%';
+    for (const t of state.turns.values()) {
+      if (t.src !== 'voice' || !t.t0) continue;
+      if (!t.audioEvent) { t.quiet = Math.max(t.quiet || 0, rms); continue; }
+      if (t.audioStopped && now > t.audioStopped + TAIL_MS) continue;
+      t.peak = Math.max(t.peak, rms);
+      if (!t.audio && rms >= HEARD_RMS) heard(t, now, rms);
+    }
   }
 
   async function startVoice() {
     const mic = $('mic');
     mic.disabled = true;
-    let pc, media;
+    mic.setAttribute('aria-busy', 'true');
+    const v = { pc: null, dc: null, media: null, ctx: null, analyser: null, timer: 0, location: '', etag: '',
+      rms: 0, maxRms: 0, micAt: 0, connectedAt: 0, closing: false, deleteStatus: 0 };
+    state.voice = v;
     try {
-      media = await navigator.mediaDevices.getUserMedia({ audio: { echoCancellation: true, noiseSuppression: true } });
-      pc = new RTCPeerConnection();
-      media.getTracks().forEach((t) => pc.addTrack(t, media));
-      const dc = pc.createDataChannel('events');
-      state.voice = { pc, dc, media, location: '', etag: '' };
-      dc.onopen = () => dc.send(JSON.stringify({ type: 'hello', device: state.device }));
-      dc.onmessage = (e) => { try { handle(JSON.parse(e.data), 'voice'); } catch { /* ignore */ } };
-      pc.ontrack = (e) => { $('remote-audio').srcObject = e.streams[0]; };
-      pc.onconnectionstatechange = () => { if (pc.connectionState === 'failed') stopVoice('Voice connection failed.'); };
+      // Created inside the click so the autoplay policy lets it run.
+      const AC = window.AudioContext || window.webkitAudioContext;
+      if (AC) { try { v.ctx = new AC(); v.ctx.resume().catch(() => {}); } catch { v.ctx = null; } }
+      // Echo cancellation stays on (VERA's voice comes out of a speaker).
+      // Noise suppression and gain control are off: the gateway runs its own
+      // VAD and recogniser, and the browser's gain ramp clipped word onsets
+      // in the Chromium test (the recogniser then lost the first words).
+      v.media = await navigator.mediaDevices.getUserMedia({ audio: { echoCancellation: true, noiseSuppression: false, autoGainControl: false } });
+      v.micAt = performance.now();
+      const pc = new RTCPeerConnection({ bundlePolicy: 'max-bundle' });
+      v.pc = pc;
+      pc.addTransceiver(v.media.getAudioTracks()[0], { direction: 'sendrecv', streams: [v.media] });
+      const dc = pc.createDataChannel('events', { ordered: true });
+      v.dc = dc;
+      dc.onopen = () => {
+        // The device came with the offer; a region needs a hello.
+        if (params.get('region')) dc.send(JSON.stringify({ type: 'hello', device: state.device, region: params.get('region') }));
+      };
+      dc.onmessage = (e) => {
+        let ev;
+        try { ev = JSON.parse(e.data); } catch { return; }
+        if (state.voice === v) handle(ev, 'voice');
+      };
+      dc.onclose = () => { if (state.voice === v && !v.closing) endVoice(v, 'The gateway ended the voice session.'); };
+      pc.ontrack = (e) => playRemote(v, e.streams[0] || new MediaStream([e.track]));
+      pc.onconnectionstatechange = () => {
+        if (state.voice !== v) return;
+        if (pc.connectionState === 'connected' && !v.connectedAt) {
+          v.connectedAt = performance.now();
+          voiceNote('Listening. Speak naturally; VERA answers when you pause.');
+        }
+        // "disconnected" may heal by itself; "failed" does not.
+        if (pc.connectionState === 'failed') stopVoice('Voice connection failed.');
+      };
       await pc.setLocalDescription(await pc.createOffer());
-      await iceComplete(pc, 2000);
+      await iceComplete(pc, 3000);
       const headers = { 'Content-Type': 'application/sdp' };
       if (token) headers.Authorization = 'Bearer ' + token;
       const res = await fetch('/v1/voice/sessions?device=' + encodeURIComponent(state.device),
         { method: 'POST', headers, body: pc.localDescription.sdp });
       if (res.status === 404 || res.status === 405 || res.status === 501) {
-        cleanupVoice();
+        endVoice(v, '');
         voiceUnavailable('Voice is not available on this gateway; text chat works.');
         return;
       }
@@ -522,39 +650,44 @@
         try { msg = (await res.json()).error.message; } catch { /* not an envelope */ }
         throw new Error(msg);
       }
-      state.voice.location = res.headers.get('Location') || '';
-      state.voice.etag = res.headers.get('ETag') || '';
+      v.location = res.headers.get('Location') || '';
+      v.etag = res.headers.get('ETag') || '';
       await pc.setRemoteDescription({ type: 'answer', sdp: await res.text() });
-      mic.textContent = 'Stop talking';
-      mic.setAttribute('aria-pressed', 'true');
-      $('voice-note').textContent = 'Listening. Speak naturally; VERA answers when you pause.';
+      micPressed(true);
+      if (!v.connectedAt) voiceNote('Connecting voice…');
     } catch (err) {
-      cleanupVoice();
-      $('voice-note').textContent = 'Voice could not start: ' + (err && err.message ? err.message : err);
+      await stopVoice('Voice could not start: ' + (err && err.message ? err.message : err));
     } finally {
-      if (!$('mic').getAttribute('aria-disabled')) mic.disabled = false;
+      mic.removeAttribute('aria-busy');
+      if (!mic.getAttribute('aria-disabled')) mic.disabled = false;
     }
   }
 
-  function cleanupVoice() {
-    const v = state.voice;
-    state.voice = null;
-    if (!v) return;
-    try { v.pc.close(); } catch { /* closed */ }
+  // endVoice releases the connection, the microphone and the meter.
+  function endVoice(v, note) {
+    if (state.voice === v) state.voice = null;
+    v.closing = true;
+    clearInterval(v.timer);
+    try { if (v.pc) v.pc.close(); } catch { /* closed */ }
     if (v.media) v.media.getTracks().forEach((t) => t.stop());
-    const mic = $('mic');
-    mic.textContent = 'Start talking';
-    mic.setAttribute('aria-pressed', 'false');
+    if (v.ctx) v.ctx.close().catch(() => {});
+    $('remote-audio').srcObject = null;
+    $('voice-level').style.width = '0%';
+    micPressed(false);
+    if (note) voiceNote(note);
   }
 
+  // stopVoice hangs up: DELETE on the session's Location, then release.
   async function stopVoice(note) {
     const v = state.voice;
-    if (v && v.location) {
+    if (!v) return 0;
+    v.closing = true;
+    if (v.location) {
       const headers = token ? { Authorization: 'Bearer ' + token } : {};
-      try { await fetch(v.location, { method: 'DELETE', headers }); } catch { /* best effort */ }
+      try { v.deleteStatus = (await fetch(v.location, { method: 'DELETE', headers })).status; } catch { /* best effort */ }
     }
-    cleanupVoice();
-    $('voice-note').textContent = note || 'Voice ended.';
+    endVoice(v, note || 'Voice ended.');
+    return v.deleteStatus;
   }
 
   $('mic').addEventListener('click', () => { if (state.voice) stopVoice(); else startVoice(); });
@@ -645,6 +778,53 @@
     await fetch(report, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(out) });
   }
 
+  // ---- scripted voice check (?voice=1), used by the Chromium voice test ---
+  // The browser's fake microphone plays a fixture; the page waits for one
+  // spoken turn and its reply audio, then hangs up and reports.
+  async function voiceE2E() {
+    const report = params.get('report') || '/e2e/report';
+    const out = { ok: false };
+    const voiceTurn = () => [...state.turns.values()].find((t) => t.src === 'voice' && t.heardText);
+    try {
+      await waitFor(() => !$('mic').disabled, 15000, 'mic button');
+      $('mic').focus();
+      $('mic').click();
+      const v = await waitFor(() => state.voice && state.voice.connectedAt && state.voice, 20000, 'voice connected');
+      out.location = v.location;
+      out.connect_ms = Math.round(v.connectedAt - v.micAt);
+      out.analyser = !!v.analyser;
+      out.mic_pressed = $('mic').getAttribute('aria-pressed');
+      const t = await waitFor(voiceTurn, 60000, 'transcript.final');
+      await waitFor(() => t.audio, 30000, 'reply audio heard');
+      // Listen a while: the energy of the reply, and time for the server to
+      // re-send an unacknowledged safety card (it must not need to).
+      const until = performance.now() + Number(params.get('listen_ms') || 3000);
+      await waitFor(() => performance.now() >= until || t.audioStopped, 60000, 'listening');
+      if (window.__hud) out.hud = { ...window.__hud, data_page: $('hud').dataset.page, src: state.hud && state.hud.src };
+      out.acks = state.acksSent;
+      out.announced = $('announce').textContent;
+      out.cards = document.querySelectorAll('#cards .safety').length;
+      out.turn = { id: t.wire, text: t.heardText, reply: t.text, t0: t.t0, audio_event_ms: Math.round(t.audioEvent - t.t0),
+        heard_ms: Math.round(t.audio - t.t0), peak_rms: t.peak, quiet_rms: t.quiet || 0 };
+      out.latency = [...document.querySelectorAll('#latency li')].map((li) => li.textContent);
+      out.caption = $('caption').textContent;
+      out.user_bubbles = [...document.querySelectorAll('#transcript .user')].map((li) => li.querySelector('.body').textContent);
+      if (params.get('snap')) await fetch(params.get('snap'), { method: 'POST' });
+      $('mic').click(); // hang up
+      await waitFor(() => !state.voice && v.deleteStatus, 10000, 'hang-up');
+      out.delete_status = v.deleteStatus;
+      out.mic_after = $('mic').getAttribute('aria-pressed');
+      out.voice_note = $('voice-note').textContent;
+      out.ok = true;
+    } catch (err) {
+      out.error = String(err && err.message ? err.message : err);
+    }
+    out.events = state.events.filter((e) => e.src === 'voice');
+    out.turns = [...state.turns.values()].filter((t) => t.src === 'voice').map((t) => ({ id: t.wire, text: t.heardText,
+      t0: t.t0, audio_event: t.audioEvent, audio: t.audio, stopped: t.audioStopped, peak: t.peak, quiet: t.quiet || 0 }));
+    await fetch(report, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(out) });
+  }
+
   // The HUD draws with the Go fonts the glasses layout measured with.
   const fontsReady = document.fonts
     ? Promise.all([document.fonts.load('400 28px "Go"'), document.fonts.load('700 28px "Go"')]).catch(() => {})
@@ -653,4 +833,5 @@
   drawHud();
   connect();
   if (params.get('e2e') === '1') fontsReady.then(e2e);
+  else if (params.get('voice') === '1') fontsReady.then(voiceE2E);
 })();
