@@ -126,8 +126,13 @@ func (a *app) build(cfg fileConfig, getenv func(string) string) (err error) {
 	}
 	a.rtc, err = rtc.NewHandler(rtc.HandlerOptions{
 		Engine: a.engine, Logger: log.With("pkg", "rtc"), NewSession: a.owners.New,
+		// The gateway's middleware authenticated the request already; a
+		// request without a principal never reached here through it.
 		Authorize: func(w http.ResponseWriter, r *http.Request) (any, bool) {
 			p, ok := gateway.PrincipalFrom(r.Context())
+			if !ok {
+				gateway.WriteError(w, r, gateway.Errorf(gateway.AuthenticationError, "missing credentials"))
+			}
 			return p, ok
 		},
 		WriteError: gateway.WriteErrorStatus,
