@@ -33,6 +33,7 @@ type app struct {
 	rtc      *rtc.Handler
 	engine   *rtc.Engine
 	owners   *voiceOwners
+	ext      *extensions
 	// admission is read by admit on every new voice session.
 	admission admissionConfig
 	counters  *safety.Counters
@@ -94,10 +95,18 @@ func (a *app) build(cfg fileConfig, getenv func(string) string) (err error) {
 		return err
 	}
 	conv := newConverser(a.router)
+	a.ext, err = newExtensions(cfg, reg, log, func() *session.Manager { return a.sessions })
+	if err != nil {
+		return err
+	}
 	a.sessions, err = session.NewManager(cfg.Session, session.Deps{
 		Converser: conv, Safety: local, Layout: layout, Counters: a.counters,
-		Logger:   log.With("pkg", "session"),
-		OnClosed: func(s *session.Session) { conv.forget(s.ID()) },
+		Actions: a.ext, Observer: a.ext, OnOpened: a.ext.opened,
+		Logger: log.With("pkg", "session"),
+		OnClosed: func(s *session.Session) {
+			conv.forget(s.ID())
+			a.ext.closed(s)
+		},
 	})
 	if err != nil {
 		return fmt.Errorf("session: %w", err)
@@ -148,6 +157,9 @@ func (a *app) build(cfg fileConfig, getenv func(string) string) (err error) {
 func (a *app) mount() {
 	s := a.srv
 	s.Mount(s.OneshotRoute(a.router))
+	for _, rt := range a.ext.routes() {
+		s.Mount(rt)
+	}
 	s.Mount(gateway.Route{Method: http.MethodGet, Path: "/v1/audit/safety", Scope: gateway.ScopeAuditRead,
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			gateway.WriteJSON(w, http.StatusOK, a.counters.Snapshot())
@@ -237,5 +249,8 @@ func (a *app) close() {
 	}
 	if a.router != nil {
 		_ = a.router.Close()
+	}
+	if a.ext != nil {
+		a.ext.close(context.Background())
 	}
 }

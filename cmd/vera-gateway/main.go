@@ -26,10 +26,13 @@ import (
 	"github.com/veraneural/vera-gateway/devices"
 	"github.com/veraneural/vera-gateway/gateway"
 	"github.com/veraneural/vera-gateway/gateway/chat"
+	"github.com/veraneural/vera-gateway/gateway/inbox"
 	"github.com/veraneural/vera-gateway/gateway/router"
 	"github.com/veraneural/vera-gateway/gateway/rtc"
 	"github.com/veraneural/vera-gateway/gateway/session"
+	"github.com/veraneural/vera-gateway/gateway/tools"
 	"github.com/veraneural/vera-gateway/gateway/voice"
+	"github.com/veraneural/vera-gateway/gateway/webhook"
 	"github.com/veraneural/vera-gateway/glasses"
 	"github.com/veraneural/vera-gateway/safety"
 )
@@ -65,6 +68,13 @@ type fileConfig struct {
 	// Admission bounds the load the gateway accepts; past it new sessions
 	// get 503 with Retry-After instead of degrading live ones.
 	Admission admissionConfig `yaml:"admission"`
+	// Webhooks are dev mode's receivers (partner "dev"); with keys, each
+	// key has its own under auth.keys[].webhooks.
+	Webhooks        []webhook.Endpoint `yaml:"webhooks"`
+	WebhookDelivery webhook.Config     `yaml:"webhook_delivery"`
+	Tools           tools.Config       `yaml:"tools"`
+	Inbox           inbox.Config       `yaml:"inbox"`
+	Store           storeConfig        `yaml:"store"`
 }
 
 type admissionConfig struct {
@@ -79,7 +89,8 @@ func defaultFileConfig() fileConfig {
 		Router: router.DefaultConfig(), Session: session.DefaultConfig(), Chat: chat.DefaultConfig(),
 		RTC: rtc.DefaultConfig(), Safety: safety.DefaultConfig(), Glasses: glasses.DefaultConfig(),
 		Devices: devices.DefaultConfig(), Voice: voice.DefaultConfig(),
-		Admission: admissionConfig{MaxVoiceSessions: 500, RetryAfterSeconds: 5}}
+		Admission:       admissionConfig{MaxVoiceSessions: 500, RetryAfterSeconds: 5},
+		WebhookDelivery: webhook.DefaultConfig(), Tools: tools.DefaultConfig(), Inbox: inbox.DefaultConfig()}
 }
 
 // validate checks every section, so one start-up lists every bad key.
@@ -93,9 +104,17 @@ func (c *fileConfig) validate() error {
 		{"router", c.Router.Validate()}, {"session", c.Session.Validate()}, {"chat", c.Chat.Validate()},
 		{"rtc", c.RTC.Validate()}, {"safety", c.Safety.Validate()}, {"glasses", c.Glasses.Validate()},
 		{"devices", c.Devices.Validate()}, {"voice", c.Voice.Validate()},
+		{"webhook_delivery", c.WebhookDelivery.Validate()}, {"tools", c.Tools.Validate()}, {"inbox", c.Inbox.Validate()},
 	} {
 		if sec.err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", sec.name, sec.err))
+		}
+	}
+	if len(c.Webhooks) > 0 {
+		if !c.DevMode() {
+			errs = append(errs, errors.New("webhooks: top-level webhooks are for dev mode; with keys, use auth.keys[].webhooks"))
+		} else if err := webhook.ValidateEndpoints("webhooks", c.Webhooks, true); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	if c.Admission.MaxVoiceSessions < 1 {
@@ -128,10 +147,13 @@ func loadConfig(path, listen string, getenv func(string) string) (fileConfig, []
 		cfg.Listen = listen
 	}
 	for i := range cfg.Auth.Keys {
-		if k := &cfg.Auth.Keys[i]; k.SecretEnv != "" {
+		k := &cfg.Auth.Keys[i]
+		if k.SecretEnv != "" {
 			k.Secret = getenv(k.SecretEnv)
 		}
+		resolveWebhookSecrets(k.Webhooks, getenv)
 	}
+	resolveWebhookSecrets(cfg.Webhooks, getenv)
 	if cfg.Auth.TokenSecretEnv != "" {
 		cfg.Auth.TokenSecret = getenv(cfg.Auth.TokenSecretEnv)
 		if cfg.Auth.TokenSecret == "" {
@@ -147,6 +169,15 @@ func loadConfig(path, listen string, getenv func(string) string) (fileConfig, []
 		return cfg, nil, fmt.Errorf("invalid config:\n%w", err)
 	}
 	return cfg, used, nil
+}
+
+// resolveWebhookSecrets fills each endpoint's secret from its secret_env.
+func resolveWebhookSecrets(eps []webhook.Endpoint, getenv func(string) string) {
+	for i := range eps {
+		if eps[i].SecretEnv != "" {
+			eps[i].Secret = getenv(eps[i].SecretEnv)
+		}
+	}
 }
 
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
@@ -169,6 +200,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if *printConfig {
 		shown := cfg
 		shown.Auth.Keys = append([]gateway.KeyConfig(nil), cfg.Auth.Keys...)
+		for i := range shown.Auth.Keys {
+			shown.Auth.Keys[i].Webhooks = append([]webhook.Endpoint(nil), shown.Auth.Keys[i].Webhooks...)
+		}
+		shown.Webhooks = append([]webhook.Endpoint(nil), cfg.Webhooks...)
 		redact(reflect.ValueOf(&shown))
 		enc := yaml.NewEncoder(stdout)
 		enc.SetIndent(2)

@@ -99,6 +99,9 @@ type Deps struct {
 	Counters *safety.Counters
 	Clock    Clock
 	Logger   *slog.Logger
+	// OnOpened is called when a Manager opens or resumes a session, outside
+	// its locks (an inbox delivers held messages). Optional.
+	OnOpened func(s *Session)
 	// OnClosed is called once when a session closes (e.g. a Converser drops
 	// its per-session engine thread). Optional.
 	OnClosed func(s *Session)

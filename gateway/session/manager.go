@@ -87,6 +87,9 @@ func (m *Manager) Open(owner Owner, hello *event.Hello) (*Session, *Stream, erro
 	m.byID[s.id] = s
 	m.byToken[s.resumeToken] = s
 	m.mu.Unlock()
+	if m.deps.OnOpened != nil {
+		m.deps.OnOpened(s)
+	}
 	return s, st, nil
 }
 
@@ -116,6 +119,9 @@ func (m *Manager) resume(owner Owner, hello *event.Hello) (*Session, *Stream, er
 	if err != nil {
 		m.detached(s)
 		return nil, nil, err
+	}
+	if m.deps.OnOpened != nil {
+		m.deps.OnOpened(s)
 	}
 	return s, st, nil
 }

@@ -6,3 +6,9 @@ package session
 func (s *Session) SubmitTurn(turnID, text string) {
 	s.submitInput(turnInput{text: text, id: turnID})
 }
+
+// Propose offers actions that did not come from a converse reply (an
+// inbox admission prompt) exactly as a reply's proposed actions are
+// offered: an action.proposed event each, settled by action.approve or
+// action.decline through Deps.Actions.
+func (s *Session) Propose(turnID string, acts ...Action) { s.propose(turnID, acts) }

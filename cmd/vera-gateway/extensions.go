@@ -1,0 +1,252 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/veraneural/vera-gateway/gateway"
+	"github.com/veraneural/vera-gateway/gateway/event"
+	"github.com/veraneural/vera-gateway/gateway/inbox"
+	"github.com/veraneural/vera-gateway/gateway/session"
+	"github.com/veraneural/vera-gateway/gateway/tools"
+	"github.com/veraneural/vera-gateway/gateway/webhook"
+)
+
+// storeConfig places the embedded database that keeps inbox messages and
+// webhook deliveries across restarts.
+type storeConfig struct {
+	// Path of the bbolt file. Empty: a file in a temporary directory that is
+	// removed at exit, so nothing survives a restart (fine for make run;
+	// set a path in production).
+	Path string `yaml:"path"`
+}
+
+// extensions are the partner-facing features around sessions: signed
+// webhooks, tools, the session inbox and action decisions.
+type extensions struct {
+	log        *slog.Logger
+	db         *bolt.DB
+	tmpDir     string
+	dispatcher *webhook.Dispatcher
+	turns      *webhook.TurnReporter
+	tools      *tools.Registry
+	inbox      *inbox.Inbox
+	sessions   func() *session.Manager
+
+	mu      sync.Mutex // mu guards spawned
+	spawned map[string]bool
+
+	stop      chan struct{}
+	wg        sync.WaitGroup
+	closeOnce sync.Once
+}
+
+func newExtensions(cfg fileConfig, reg prometheus.Registerer, log *slog.Logger, sessions func() *session.Manager) (_ *extensions, err error) {
+	x := &extensions{log: log, sessions: sessions, spawned: map[string]bool{}, stop: make(chan struct{})}
+	defer func() {
+		if err != nil {
+			x.close(context.Background())
+		}
+	}()
+	path := cfg.Store.Path
+	if path == "" {
+		if x.tmpDir, err = os.MkdirTemp("", "vera-gateway-store"); err != nil {
+			return nil, fmt.Errorf("store: %w", err)
+		}
+		path = filepath.Join(x.tmpDir, "vera.db")
+		log.Warn("store.path is not set: inbox messages and webhook deliveries will not survive a restart")
+	}
+	if x.db, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: 5 * time.Second}); err != nil {
+		return nil, fmt.Errorf("store.path: open %s: %w", path, err)
+	}
+
+	endpoints := map[string][]webhook.Endpoint{}
+	for _, k := range cfg.Auth.Keys {
+		if len(k.Webhooks) > 0 {
+			endpoints[k.ID] = k.Webhooks
+		}
+	}
+	if cfg.DevMode() && len(cfg.Webhooks) > 0 {
+		endpoints[gateway.DevPartnerID] = cfg.Webhooks
+	}
+	wstore, err := webhook.NewBoltStore(x.db)
+	if err != nil {
+		return nil, fmt.Errorf("webhooks: %w", err)
+	}
+	if x.dispatcher, err = webhook.NewDispatcher(cfg.WebhookDelivery, wstore, webhook.Options{
+		Endpoints: endpoints, Logger: log.With("pkg", "webhook"), Registerer: reg}); err != nil {
+		return nil, fmt.Errorf("webhooks: %w", err)
+	}
+	x.turns = webhook.NewTurnReporter(x.dispatcher)
+
+	if x.tools, err = tools.New(cfg.Tools, nil, nil); err != nil {
+		return nil, fmt.Errorf("tools: %w", err)
+	}
+
+	istore, err := inbox.NewBoltStore(x.db)
+	if err != nil {
+		return nil, fmt.Errorf("inbox: %w", err)
+	}
+	if x.inbox, err = inbox.New(cfg.Inbox, istore, inbox.Options{
+		Lookup: x.lookup, Deliver: x.deliver, Ask: x.ask, Logger: log.With("pkg", "inbox"),
+	}); err != nil {
+		return nil, fmt.Errorf("inbox: %w", err)
+	}
+	x.wg.Add(1)
+	go x.expireLoop()
+	return x, nil
+}
+
+// routes are the extensions' HTTP endpoints.
+func (x *extensions) routes() []gateway.Route {
+	return append(x.tools.Routes(), x.inbox.Route())
+}
+
+func (x *extensions) lookup(id string) (string, bool) {
+	s, ok := x.sessions().Get(id)
+	if !ok {
+		return "", false
+	}
+	return s.Owner().PartnerID, true
+}
+
+// deliver starts a spawned turn with an inbox message; the inbox calls it
+// only between turns.
+func (x *extensions) deliver(id, text, source string) error {
+	s, ok := x.sessions().Get(id)
+	if !ok {
+		return fmt.Errorf("inbox: session %s is gone", id)
+	}
+	x.mu.Lock()
+	x.spawned[id] = true
+	x.mu.Unlock()
+	s.Submit(text)
+	return nil
+}
+
+// ask offers an admission prompt as an action on every surface.
+func (x *extensions) ask(a inbox.Admission) {
+	s, ok := x.sessions().Get(a.SessionID)
+	if !ok {
+		return
+	}
+	s.Propose("", session.Action{ID: a.ActionID, Type: "inbox.admit", Title: a.Title(), Summary: a.Summary()})
+}
+
+func (x *extensions) expireLoop() {
+	defer x.wg.Done()
+	t := time.NewTicker(time.Minute)
+	defer t.Stop()
+	for {
+		select {
+		case <-x.stop:
+			return
+		case <-t.C:
+			x.inbox.Expire()
+		}
+	}
+}
+
+// opened and closed follow sessions' lives for the inbox and the turn
+// counts of turn_finished.
+func (x *extensions) opened(s *session.Session) { x.inbox.SessionReady(s.ID()) }
+
+func (x *extensions) closed(s *session.Session) {
+	x.inbox.SessionClosed(s.ID())
+	x.turns.Forget(s.ID())
+	x.mu.Lock()
+	delete(x.spawned, s.ID())
+	x.mu.Unlock()
+}
+
+// SafetyCard, ReplyDelta and ReplyDone make extensions a
+// session.TurnObserver: a finished reply tells the inbox the session is
+// free and the partner's webhooks that a turn finished.
+func (x *extensions) SafetyCard(*session.Session, event.SafetyCard) {}
+
+func (x *extensions) ReplyDelta(*session.Session, string, string) {}
+
+func (x *extensions) ReplyDone(s *session.Session, turnID, text string) {
+	x.inbox.TurnFinished(s.ID())
+	x.mu.Lock()
+	spawned := x.spawned[s.ID()]
+	delete(x.spawned, s.ID())
+	x.mu.Unlock()
+	prompt := ""
+	if !spawned {
+		h := s.History()
+		for i := len(h) - 1; i >= 0; i-- {
+			if h[i].Role == "user" {
+				prompt = h[i].Text
+				break
+			}
+		}
+	}
+	o := s.Owner()
+	if err := x.turns.Finished(o.PartnerID, webhook.TurnFinished{SessionID: s.ID(), EndUserID: o.EndUserID,
+		Spawned: spawned, Outcome: webhook.OutcomeCompleted, Prompt: prompt, Reply: text}); err != nil {
+		x.log.Warn("turn_finished not queued", "session", s.ID(), "turn", turnID, "err", err)
+	}
+}
+
+// Approve and Decline make extensions the sessions' ActionHandler: inbox
+// admissions go to the inbox, every other decision to the partner's
+// webhooks (no message text, only who decided and what).
+func (x *extensions) Approve(ctx context.Context, sessionID string, a session.Action) error {
+	if inbox.IsAdmission(a.ID) {
+		return x.inbox.Admit(sessionID, a.ID)
+	}
+	return x.publishAction(sessionID, a, webhook.TypeActionApproved, "")
+}
+
+func (x *extensions) Decline(ctx context.Context, sessionID string, a session.Action, reason string) error {
+	if inbox.IsAdmission(a.ID) {
+		return x.inbox.Refuse(sessionID, a.ID)
+	}
+	return x.publishAction(sessionID, a, webhook.TypeActionDeclined, reason)
+}
+
+func (x *extensions) publishAction(sessionID string, a session.Action, typ, reason string) error {
+	s, ok := x.sessions().Get(sessionID)
+	if !ok {
+		return fmt.Errorf("actions: session %s is gone", sessionID)
+	}
+	o := s.Owner()
+	ev, err := webhook.NewEvent(typ, time.Now(), webhook.ActionEvent{ActionID: a.ID, ActionType: a.Type,
+		SessionID: sessionID, EndUserID: o.EndUserID, Reason: reason})
+	if err != nil {
+		return err
+	}
+	_, err = x.dispatcher.Publish(o.PartnerID, ev)
+	return err
+}
+
+// close stops the dispatcher before the database it writes to.
+func (x *extensions) close(ctx context.Context) { x.closeOnce.Do(func() { x.doClose(ctx) }) }
+
+func (x *extensions) doClose(ctx context.Context) {
+	close(x.stop)
+	x.wg.Wait()
+	var errs []error
+	if x.dispatcher != nil {
+		errs = append(errs, x.dispatcher.Close(ctx))
+	}
+	if x.db != nil {
+		errs = append(errs, x.db.Close())
+	}
+	if x.tmpDir != "" {
+		errs = append(errs, os.RemoveAll(x.tmpDir))
+	}
+	if err := errors.Join(errs...); err != nil {
+		x.log.Warn("extensions close", "err", err)
+	}
+}
