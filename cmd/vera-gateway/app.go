@@ -94,7 +94,7 @@ func (a *app) build(cfg fileConfig, getenv func(string) string) (err error) {
 	if err != nil {
 		return err
 	}
-	conv := newConverser(a.router)
+	conv := newConverser(a.router, cfg.Router)
 	a.ext, err = newExtensions(cfg, reg, log, func() *session.Manager { return a.sessions })
 	if err != nil {
 		return err

@@ -24,6 +24,8 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/veraneural/vera-gateway/audio/wavio"
+	"github.com/veraneural/vera-gateway/fixtures"
 	"github.com/veraneural/vera-gateway/gateway/session"
 	"github.com/veraneural/vera-gateway/safety"
 )
@@ -86,28 +88,24 @@ type voiceReport struct {
 		Kind   string `json:"kind"`
 	} `json:"events"`
 	Turns json.RawMessage `json:"turns"`
+	Stats json.RawMessage `json:"stats"`
 }
 
 // TestBrowserVoice talks to the whole gateway from the real web client in
-// headless Chromium: the fake microphone plays testdata/web/crisis.wav, the
-// page sends it over WebRTC to POST /v1/voice/sessions, and must see the
-// turn's transcript on the data channel, the safety card on the HUD
-// emulator before any reply audio (acknowledged over the data channel), and
-// hear the reply on the remote track (WebAudio energy after
-// reply.audio_started), then hang up with DELETE. As root with unshare available the browser and the gateway run in
-// a network namespace holding only loopback, so libwebrtc's connectivity
-// checks from the host's other addresses cannot leave the machine.
+// headless Chromium: the fake microphone plays testdata/web/crisis.wav (with
+// silence around it, see micFile), the page sends it over WebRTC to
+// POST /v1/voice/sessions, and must see the turn's transcript on the data
+// channel, a safety card on the HUD emulator before any reply audio when the
+// transcript calls for one (acknowledged over the data channel), and hear
+// the reply on the remote track (WebAudio energy after
+// reply.audio_started), then hang up with DELETE. As root with unshare
+// available the browser and the gateway run in a network namespace holding
+// only loopback, so libwebrtc's connectivity checks from the host's other
+// addresses cannot leave the machine.
 func TestBrowserVoice(t *testing.T) {
 	bin := chromiumBinary()
 	if bin == "" {
 		t.Skip("chromium is not installed (CI installs it via .ci/deps.sh)")
-	}
-	fixture, err := filepath.Abs(filepath.Join("..", "..", "testdata", "web", "crisis.wav"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(fixture); err != nil {
-		t.Fatalf("fixture: %v", err)
 	}
 	if os.Getenv(netnsEnv) == "" {
 		if unshare, ok := loopbackNamespace(); ok {
@@ -116,7 +114,34 @@ func TestBrowserVoice(t *testing.T) {
 		}
 		t.Log("no private network namespace (needs root and unshare): running on the host's loopback")
 	}
-	runBrowserVoice(t, bin, fixture)
+	runBrowserVoice(t, bin, micFile(t))
+}
+
+// Silence around the fixture's words on the fake microphone: the lead lets
+// the spoken AI disclosure (about 12 s) end before the person talks (words
+// spoken over it lose their onset to the browser's echo canceller), the
+// tail lets the turn detector end the turn.
+const (
+	micLead = 15 * time.Second
+	micTail = 4 * time.Second
+)
+
+// micFile writes testdata/web/crisis.wav with its silence around it to a
+// temporary WAV for Chromium's fake microphone.
+func micFile(t *testing.T) string {
+	words, err := fixtures.LoadWAV(filepath.Join("..", "..", "testdata", "web", "crisis.wav"))
+	if err != nil {
+		t.Fatalf("fixture: %v", err)
+	}
+	clip, err := fixtures.Concat(fixtures.Silence(words.Rate, micLead), words, fixtures.Silence(words.Rate, micTail))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "mic.wav")
+	if err := wavio.WriteWAVFile(path, clip.Rate, clip.Samples); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 // chromiumBinary finds the real Chromium binary (Debian's /usr/bin/chromium
@@ -303,7 +328,7 @@ func runBrowserVoice(t *testing.T, bin, fixture string) {
 	var rep voiceReport
 	select {
 	case rep = <-reports:
-	case <-time.After(150 * time.Second):
+	case <-time.After(micLead + 150*time.Second):
 		t.Fatalf("the page reported nothing\nchromium:\n%s\ngateway:\n%s", browserLog(), logs)
 	}
 	if !rep.OK {
@@ -454,6 +479,7 @@ func runBrowserVoice(t *testing.T, bin, fixture string) {
 	t.Logf("heard %q; %s; connect %.0f ms after the mic opened; end of speech → reply.audio_started %.0f ms, → heard %.0f ms; peak RMS %.3f (quiet before reply %.4f); total %v; screenshot %s",
 		turn.Text, hud, rep.ConnectMS, turn.AudioEventMS, turn.HeardMS, turn.PeakRMS, turn.QuietRMS,
 		time.Since(began).Round(100*time.Millisecond), filepath.Join(dir, "web-client-voice.png"))
+	t.Logf("browser RTP stats: %s", rep.Stats)
 }
 
 func voiceArtifactDir(t *testing.T) string {

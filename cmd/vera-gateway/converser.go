@@ -6,6 +6,7 @@ import (
 
 	"github.com/veraneural/vera-gateway/gateway/router"
 	"github.com/veraneural/vera-gateway/gateway/session"
+	"github.com/veraneural/vera-gateway/safety"
 )
 
 // maxThreads bounds the engine conversation ids kept for live sessions.
@@ -16,14 +17,30 @@ const maxThreads = 100_000
 // VERA engine sees one conversation, not one per turn) and maps the reply.
 type converser struct {
 	r *router.Router
+	// streamSafe: no model of the converse slot has a safety channel (only
+	// the VERA engine does), so the engine's assessment is known to be
+	// empty before the first delta and the session may stream the reply
+	// instead of holding it until the end. With a VERA model in the slot
+	// the reply is held, so the engine's resources are never late.
+	streamSafe bool
 
 	mu      sync.Mutex // mu guards threads and order
 	threads map[string]*router.Thread
 	order   []string
 }
 
-func newConverser(r *router.Router) *converser {
-	return &converser{r: r, threads: map[string]*router.Thread{}}
+func newConverser(r *router.Router, cfg router.Config) *converser {
+	providers := map[string]string{}
+	for _, m := range cfg.Resolved().Models {
+		providers[m.Name] = m.Provider
+	}
+	safe := true
+	for _, name := range r.Slots()[router.SlotConverse] {
+		if p, ok := providers[name]; !ok || p == router.ProviderVERA {
+			safe = false
+		}
+	}
+	return &converser{r: r, streamSafe: safe, threads: map[string]*router.Thread{}}
 }
 
 func (c *converser) thread(sessionID, endUser string) *router.Thread {
@@ -68,9 +85,19 @@ func (c *converser) Converse(ctx context.Context, req session.ConverseRequest, o
 	if endUser == "" {
 		endUser = "s_" + req.SessionID
 	}
+	first := true
 	rep, err := c.r.Converse(ctx, router.ConverseRequest{
 		Slot: router.SlotConverse, Thread: c.thread(req.SessionID, endUser), History: hist, Text: req.Text,
-	}, func(d string) error { onDelta(d); return nil })
+	}, func(d string) error {
+		if first && c.streamSafe {
+			// No engine safety will come: the session's local assessment
+			// stands, and the reply can stream.
+			req.SafetyFinal(safety.Assessment{})
+		}
+		first = false
+		onDelta(d)
+		return nil
+	})
 	if err != nil {
 		return session.Reply{}, err
 	}

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/veraneural/vera-gateway/gateway/router"
 	"github.com/veraneural/vera-gateway/gateway/session"
 	"github.com/veraneural/vera-gateway/gateway/webhook"
 )
@@ -148,4 +149,33 @@ func TestInboxTurnAndSignedWebhook(t *testing.T) {
 	if resp.StatusCode != 201 {
 		t.Fatalf("PUT tool = %d", resp.StatusCode)
 	}
+}
+
+// TestConverserStreamsOnlyWithoutEngineSafety: replies stream early only
+// when no model of the converse slot can send engine safety resources.
+func TestConverserStreamsOnlyWithoutEngineSafety(t *testing.T) {
+	cfg := defaultFileConfig()
+	a, err := newApp(cfg, envMap(nil), slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !newConverser(a.router, cfg.Router).streamSafe {
+		t.Error("embedded companion slot should stream")
+	}
+	a.close()
+
+	cfg.Router.Models = append(cfg.Router.Models, routerModel("engine", "vera", "https://api.example.invalid/v1", "VERA_KEY"))
+	cfg.Router.Slots = map[string][]string{"converse": {"engine", "embedded-companion"}}
+	a, err = newApp(cfg, envMap(map[string]string{"VERA_KEY": "vera_sk_x"}), slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.close()
+	if newConverser(a.router, cfg.Router).streamSafe {
+		t.Error("a VERA engine in the slot must hold replies until its safety is known")
+	}
+}
+
+func routerModel(name, provider, baseURL, keyEnv string) router.ModelConfig {
+	return router.ModelConfig{Name: name, Provider: provider, BaseURL: baseURL, APIKeyEnv: keyEnv, Model: "m", ContextWindow: 8192, TTFTMs: 5000, TimeoutMs: 20000}
 }
