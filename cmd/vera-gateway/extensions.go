@@ -2,14 +2,17 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
 	"sync"
 	"time"
 
+	"github.com/gorilla/mux"
 	"github.com/prometheus/client_golang/prometheus"
 	bolt "go.etcd.io/bbolt"
 
@@ -42,8 +45,11 @@ type extensions struct {
 	inbox      *inbox.Inbox
 	sessions   func() *session.Manager
 
-	mu      sync.Mutex // mu guards spawned
+	mu      sync.Mutex // mu guards spawned and approved
 	spawned map[string]bool
+	// approved are actions the person approved, waiting for the partner's
+	// result report, by action id.
+	approved map[string]*approvedAction
 
 	stop      chan struct{}
 	wg        sync.WaitGroup
@@ -51,7 +57,8 @@ type extensions struct {
 }
 
 func newExtensions(cfg fileConfig, reg prometheus.Registerer, log *slog.Logger, sessions func() *session.Manager) (_ *extensions, err error) {
-	x := &extensions{log: log, sessions: sessions, spawned: map[string]bool{}, stop: make(chan struct{})}
+	x := &extensions{log: log, sessions: sessions, spawned: map[string]bool{}, approved: map[string]*approvedAction{},
+		stop: make(chan struct{})}
 	defer func() {
 		if err != nil {
 			x.close(context.Background())
@@ -108,7 +115,68 @@ func newExtensions(cfg fileConfig, reg prometheus.Registerer, log *slog.Logger, 
 
 // routes are the extensions' HTTP endpoints.
 func (x *extensions) routes() []gateway.Route {
-	return append(x.tools.Routes(), x.inbox.Route())
+	return append(x.tools.Routes(), x.inbox.Route(), gateway.Route{Method: http.MethodPost, Path: "/v1/actions/{id}/result",
+		Scope: gateway.ScopeActionsWrite, Idempotent: true, Handler: http.HandlerFunc(x.handleResult)})
+}
+
+// approvedAction is an approved action awaiting its result.
+type approvedAction struct {
+	partner, sessionID, endUser, typ string
+	reported                         bool
+	at                               time.Time
+}
+
+// maxApproved bounds the approved actions kept for result reports; actions
+// expire after 24 h anyway.
+const maxApproved = 100_000
+
+type resultBody struct {
+	Status string          `json:"status"`
+	Result json.RawMessage `json:"result"`
+}
+
+// handleResult is POST /v1/actions/{id}/result: the partner reports what
+// happened to an approved action. The session gets action.updated and the
+// partner's webhooks action.result. Another partner's action is 404.
+func (x *extensions) handleResult(w http.ResponseWriter, r *http.Request) {
+	p, _ := gateway.PrincipalFrom(r.Context())
+	id := mux.Vars(r)["id"]
+	var b resultBody
+	if err := gateway.DecodeJSON(r, &b); err != nil {
+		gateway.WriteError(w, r, err)
+		return
+	}
+	if b.Status != "succeeded" && b.Status != "failed" {
+		gateway.WriteError(w, r, gateway.Errorf(gateway.InvalidRequest, "status must be succeeded or failed, not %q", b.Status))
+		return
+	}
+	x.mu.Lock()
+	a := x.approved[id]
+	switch {
+	case a == nil || a.partner != p.PartnerID:
+		x.mu.Unlock()
+		gateway.WriteError(w, r, gateway.Errorf(gateway.NotFound, "no approved action %q", id))
+		return
+	case a.reported:
+		x.mu.Unlock()
+		gateway.WriteError(w, r, gateway.Errorf(gateway.Conflict, "the result of action %q was already reported", id))
+		return
+	}
+	a.reported = true
+	act := *a
+	x.mu.Unlock()
+	if s, ok := x.sessions().Get(act.sessionID); ok {
+		s.Emit(event.TypeActionUpdated, event.ActionUpdated{ActionID: id, Status: b.Status})
+	}
+	ev, err := webhook.NewEvent(webhook.TypeActionResult, time.Now(), webhook.ActionEvent{ActionID: id, ActionType: act.typ,
+		SessionID: act.sessionID, EndUserID: act.endUser, Status: b.Status, Result: b.Result})
+	if err == nil {
+		_, err = x.dispatcher.Publish(act.partner, ev)
+	}
+	if err != nil {
+		x.log.Warn("action.result webhook not queued", "action", id, "err", err)
+	}
+	gateway.WriteJSON(w, http.StatusOK, map[string]string{"action_id": id, "status": b.Status})
 }
 
 func (x *extensions) lookup(id string) (string, bool) {
@@ -205,6 +273,15 @@ func (x *extensions) Approve(ctx context.Context, sessionID string, a session.Ac
 	if inbox.IsAdmission(a.ID) {
 		return x.inbox.Admit(sessionID, a.ID)
 	}
+	if s, ok := x.sessions().Get(sessionID); ok {
+		o := s.Owner()
+		x.mu.Lock()
+		if len(x.approved) >= maxApproved {
+			x.dropOldestApprovedLocked()
+		}
+		x.approved[a.ID] = &approvedAction{partner: o.PartnerID, sessionID: sessionID, endUser: o.EndUserID, typ: a.Type, at: time.Now()}
+		x.mu.Unlock()
+	}
 	return x.publishAction(sessionID, a, webhook.TypeActionApproved, "")
 }
 
@@ -228,6 +305,17 @@ func (x *extensions) publishAction(sessionID string, a session.Action, typ, reas
 	}
 	_, err = x.dispatcher.Publish(o.PartnerID, ev)
 	return err
+}
+
+func (x *extensions) dropOldestApprovedLocked() {
+	var oldest string
+	var at time.Time
+	for id, a := range x.approved {
+		if oldest == "" || a.at.Before(at) {
+			oldest, at = id, a.at
+		}
+	}
+	delete(x.approved, oldest)
 }
 
 // close stops the dispatcher before the database it writes to.
