@@ -86,6 +86,7 @@ type voiceReport struct {
 		Seq    int64  `json:"seq"`
 		TurnID string `json:"turn_id"`
 		Kind   string `json:"kind"`
+		T      int64  `json:"t"` // page time, ms
 	} `json:"events"`
 	Turns json.RawMessage `json:"turns"`
 	Stats json.RawMessage `json:"stats"`
@@ -118,11 +119,11 @@ func TestBrowserVoice(t *testing.T) {
 }
 
 // Silence around the fixture's words on the fake microphone: the lead lets
-// the spoken AI disclosure (about 12 s) end before the person talks (words
-// spoken over it lose their onset to the browser's echo canceller), the
-// tail lets the turn detector end the turn.
+// the spoken AI disclosure (about 2 s, from when the page connects) end
+// before the person talks, so the turn is not a barge-in; the tail lets the
+// turn detector end the turn.
 const (
-	micLead = 15 * time.Second
+	micLead = 6 * time.Second
 	micTail = 4 * time.Second
 )
 
@@ -467,7 +468,11 @@ func runBrowserVoice(t *testing.T, bin, fixture string) {
 	if err := os.WriteFile(filepath.Join(dir, "web-client-voice.png"), png, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if *updateVoiceShot {
+	switch {
+	case *updateVoiceShot && rep.HUD == nil:
+		// The docs show a spoken turn with its card on the HUD.
+		t.Log("docs/web-client-voice.png not updated: no safety card in this run")
+	case *updateVoiceShot:
 		if err := os.WriteFile(filepath.Join("..", "..", "docs", "web-client-voice.png"), png, 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -480,6 +485,13 @@ func runBrowserVoice(t *testing.T, bin, fixture string) {
 		turn.Text, hud, rep.ConnectMS, turn.AudioEventMS, turn.HeardMS, turn.PeakRMS, turn.QuietRMS,
 		time.Since(began).Round(100*time.Millisecond), filepath.Join(dir, "web-client-voice.png"))
 	t.Logf("browser RTP stats: %s", rep.Stats)
+	var timeline []string
+	for _, e := range rep.Events {
+		if e.Type != "transcript.partial" && (e.Type != "reply.delta" || !strings.HasPrefix(timeline[len(timeline)-1], "reply.delta")) {
+			timeline = append(timeline, fmt.Sprintf("%s(%s)@%d", e.Type, e.TurnID, e.T))
+		}
+	}
+	t.Logf("data channel timeline (page ms): %s", strings.Join(timeline, " "))
 }
 
 func voiceArtifactDir(t *testing.T) string {

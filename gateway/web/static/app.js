@@ -58,7 +58,7 @@
 
   // ---- events -----------------------------------------------------------
   function handle(ev, src) {
-    state.events.push({ type: ev.type, seq: ev.seq, src, resumed: ev.resumed === true, turn_id: ev.turn_id, kind: ev.kind });
+    state.events.push({ type: ev.type, seq: ev.seq, src, resumed: ev.resumed === true, turn_id: ev.turn_id, kind: ev.kind, t: Math.round(performance.now()) });
     if (src === 'chat' && ev.seq > state.lastSeq) state.lastSeq = ev.seq;
     if (src === 'voice' && ev.turn_id) {
       // Voice turns live in their own session: keep their ids apart from
@@ -778,6 +778,21 @@
     await fetch(report, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(out) });
   }
 
+  // rtcStats picks the audio counters that tell a capture or network
+  // problem from a recognition one.
+  async function rtcStats(pc) {
+    const pick = (r, keys) => Object.fromEntries(keys.filter((k) => k in r).map((k) => [k, r[k]]));
+    const out = {};
+    (await pc.getStats()).forEach((r) => {
+      if (r.kind && r.kind !== 'audio') return;
+      if (r.type === 'media-source') out.mic = pick(r, ['audioLevel', 'totalAudioEnergy', 'totalSamplesDuration']);
+      if (r.type === 'outbound-rtp') out.sent = pick(r, ['packetsSent', 'bytesSent']);
+      if (r.type === 'remote-inbound-rtp') out.gateway_saw = pick(r, ['packetsLost', 'jitter', 'roundTripTime']);
+      if (r.type === 'inbound-rtp') out.received = pick(r, ['packetsReceived', 'packetsLost', 'jitter', 'concealedSamples', 'totalSamplesReceived']);
+    });
+    return out;
+  }
+
   // ---- scripted voice check (?voice=1), used by the Chromium voice test ---
   // The browser's fake microphone plays a fixture; the page waits for one
   // spoken turn and its reply audio, then hangs up and reports.
@@ -809,6 +824,7 @@
       out.latency = [...document.querySelectorAll('#latency li')].map((li) => li.textContent);
       out.caption = $('caption').textContent;
       out.user_bubbles = [...document.querySelectorAll('#transcript .user')].map((li) => li.querySelector('.body').textContent);
+      out.stats = await rtcStats(v.pc);
       if (params.get('snap')) await fetch(params.get('snap'), { method: 'POST' });
       $('mic').click(); // hang up
       await waitFor(() => !state.voice && v.deleteStatus, 10000, 'hang-up');
