@@ -3,21 +3,42 @@
 // audio pipeline and the model router.
 //
 // Inbound, per connection: RTP → jitter buffer → Opus decode at 16 kHz →
-// VAD per 10 ms → turn detector (on sample time) → streaming listen during
-// speech → at end of turn the transcript starts a session turn. Outbound: the
-// session's events go to the "events" data channel in order; reply text is
-// spoken sentence by sentence through the speak slot and played by the
-// connection's paced sender. Because the session emits a turn's safety card
-// before its first reply.delta, and speech starts only from reply.delta,
-// every safety card is on the wire before the first reply audio packet.
+// VAD per 10 ms → echo guard → turn detector (on sample time) → streaming
+// listen during speech → at end of turn the transcript starts a session
+// turn. The listen session is opened and fed off the media loop, so a
+// recogniser that is slow to start or to decode never stalls the jitter
+// buffer. Outbound: the session's events go to the "events" data channel in
+// order; reply text is spoken sentence by sentence through the speak slot and
+// played by the connection's paced sender.
+//
+// Safety invariants kept here:
+//   - Every safety card is on the wire before the first reply audio packet:
+//     the session emits a turn's card before its first reply.delta, the pump
+//     forwards events in order, and speech starts only from reply.delta.
+//   - The AI disclosure and spoken safety resources are "protected" speech:
+//     barge-in does not pause or cut them, a cancelled turn does not drop
+//     them, and they are not reply text (reply.interrupted's heard leaves
+//     them out).
+//   - Factory.OnUnacked (wired as session.Deps.OnUnacked) speaks the first
+//     resource of a card that was not acknowledged in time.
 //
 // Barge-in: user speech that overlaps playout for Turn.BargeInMs pauses the
-// playout at once; words confirm the interruption (the reply is cancelled and
-// the history keeps only what was heard, from the playout position); no words
-// within ResumeAfterMs resume playout (a false interruption). With EchoGuard
-// the gateway's own outbound audio, which it knows exactly, is used to tell
-// its echo from the person speaking.
+// playout at once; words (a partial or final transcript) confirm the
+// interruption: the reply is cancelled and the history keeps only what was
+// heard, computed from the playout position; no words within ResumeAfterMs
+// resume playout (a false interruption). With EchoGuard the gateway's own
+// outbound audio, which it knows exactly, tells its echo from the person
+// speaking: input whose 10 ms energy envelope follows the played envelope at
+// one delay, at a steady distance below it, is echo; input standing well
+// above the expected echo is someone talking over it.
 //
-// Goroutines per session: the media loop (one 20 ms ticker), the event pump
-// and the speaker, all owned by the session and joined by Closed/Close.
+// Resume: a hello with a resume token, before the connection's first turn,
+// moves the connection onto that conversation and streams every event after
+// the hello's last_seq. A connection that vanishes (DTLS close, ICE failed)
+// leaves its conversation waiting for a resume; hang-up, idle timeout and
+// shutdown end it.
+//
+// Goroutines per session: the media loop (one 20 ms ticker), the event pump,
+// the speaker, and per turn a feeder and a final-transcript waiter, all
+// owned by the session and joined by Closed.
 package voice

@@ -17,6 +17,21 @@ const (
 	echoMinCorr   = 0.7 // envelope correlation above which the input follows our output
 	echoMarginDb  = 3   // echo is at least this much quieter than what we played
 	echoSilenceDb = -70 // slots quieter than this carry no envelope
+	// Double talk: when the newest slots stand this much (dB, mean of
+	// echoRecent slots) above the echo expected from the reference, someone
+	// is speaking over it.
+	echoDoubleTalkDb = 4
+	echoRecent       = 3
+	// echoLearnCorr: windows that follow the reference this closely, with
+	// no double talk, update the echo return loss estimate.
+	echoLearnCorr = 0.85
+	// echoMaxSpread bounds the share of the window's sounding slots where
+	// the input is more than echoOffDb away from the reference minus the
+	// return loss: a speaker path is nearly linear, so its echo keeps a
+	// steady distance from the reference; speech that happens to correlate
+	// with it does not.
+	echoMaxSpread = 0.3
+	echoOffDb     = 6
 )
 
 // echoGuard tells the gateway's own voice, leaking back into the input,
@@ -32,6 +47,10 @@ type echoGuard struct {
 	in     [echoSlots]float32 // owned by the media loop
 	inSl   [echoSlots]int64
 	origin time.Time
+	// erl is the learned echo return loss (dB, reference minus input) of
+	// this speaker path; erlN counts its updates (0: not learned yet).
+	erl  float32
+	erlN int
 }
 
 func newEchoGuard() *echoGuard { return &echoGuard{origin: time.Now()} }
@@ -54,26 +73,40 @@ func (g *echoGuard) addRef(slot int64, pcm []int16) {
 	g.mu.Unlock()
 }
 
-// isEcho records a 10 ms inbound frame at the current slot and reports
-// whether it looks like our own voice.
-func (g *echoGuard) isEcho(f []int16) bool { return g.isEchoAt(g.slotNow(), f) }
-
+// isEchoAt records a 10 ms inbound frame at slot and reports whether it
+// looks like our own voice.
 func (g *echoGuard) isEchoAt(slot int64, f []int16) bool {
+	g.record(slot, f)
+	return g.judge(slot)
+}
+
+// record keeps the input envelope (always, so that the guard has its whole
+// window the moment playout starts).
+func (g *echoGuard) record(slot int64, f []int16) {
 	j := int(((slot % echoSlots) + echoSlots) % echoSlots)
 	g.in[j], g.inSl[j] = logEnergy(f), slot
+}
+
+// judge reports whether the input up to slot looks like our own voice.
+func (g *echoGuard) judge(slot int64) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	var x, y [echoWindow]float32
+	var x [echoWindow]float32
 	nx := 0
 	for k := 0; k < echoWindow; k++ {
 		x[k] = g.at(&g.in, &g.inSl, slot-int64(k))
-		if x[k] > echoSilenceDb {
+		if x[k] > echoSilenceDb+10 {
 			nx++
 		}
 	}
 	if nx < echoWindow/3 {
 		return false // too little input to judge; the VAD will not fire on it either
 	}
+	// The delay of the speaker path is the lag at which the input follows
+	// the reference best.
+	var y, best [echoWindow]float32
+	bestC := float32(-2)
+	var bestLoss, bestSpread float32
 	for lag := echoMinLag; lag <= echoMaxLag; lag++ {
 		ny := 0
 		for k := 0; k < echoWindow; k++ {
@@ -85,20 +118,83 @@ func (g *echoGuard) isEchoAt(slot int64, f []int16) bool {
 		if ny < echoWindow/3 {
 			continue
 		}
-		c, mx, my := corr(x[:], y[:])
-		if c >= echoMinCorr && mx <= my-echoMarginDb {
-			return true
+		if c, loss, spread := echoMatch(x[:], y[:]); c > bestC {
+			bestC, bestLoss, bestSpread, best = c, loss, spread, y
 		}
 	}
-	return false
+	// Echo is the reference through a fixed path: the input follows it at
+	// a nearly constant distance. Speech that merely happens to correlate
+	// with it does not.
+	if bestC < echoMinCorr || bestLoss < echoMarginDb || bestSpread > echoMaxSpread {
+		return false
+	}
+	// The echo expected now is the reference minus the return loss; input
+	// well above it in the newest slots is a person talking over the echo.
+	erl := bestLoss
+	if g.erlN >= 10 {
+		erl = g.erl
+	}
+	var excess float32
+	for k := 0; k < echoRecent; k++ {
+		excess += x[k] - max(best[k]-erl, echoSilenceDb)
+	}
+	if excess/echoRecent > echoDoubleTalkDb {
+		return false
+	}
+	if bestC >= echoLearnCorr {
+		if g.erlN == 0 {
+			g.erl = bestLoss
+		}
+		g.erl += 0.1 * (bestLoss - g.erl)
+		g.erlN++
+	}
+	return true
 }
 
 func (g *echoGuard) at(v *[echoSlots]float32, sl *[echoSlots]int64, s int64) float32 {
 	j := int(((s % echoSlots) + echoSlots) % echoSlots)
 	if sl[j] != s {
-		return echoSilenceDb - 30 // nothing recorded for that slot: silence
+		return echoSilenceDb // nothing recorded for that slot: silence
 	}
-	return v[j]
+	return max(v[j], echoSilenceDb)
+}
+
+// echoMatch compares an input envelope x with a lagged reference y: their
+// correlation, how far (dB) the input sits below the reference where the
+// reference is sounding (the echo return loss; negative when the input is
+// louder), and the share of slots that stray from that distance.
+func echoMatch(x, y []float32) (c, loss, spread float32) {
+	c, _, _ = corr(x, y)
+	var d float32
+	n := 0
+	for i := range y {
+		if y[i] > echoSilenceDb+10 {
+			d += y[i] - x[i]
+			n++
+		}
+	}
+	if n == 0 {
+		return c, 0, 0
+	}
+	loss = d / float32(n)
+	// The spread counts only slots where the expected echo stands clear of
+	// the floor; nearer it, the noise floor moves the input, not the path.
+	// Onsets move 20 dB within a slot, so a delay that is not a whole
+	// number of slots leaves a few large residuals even for pure echo: the
+	// spread is the share of slots off by more than echoOffDb.
+	off, m := 0, 0
+	for i := range y {
+		if y[i]-loss > echoSilenceDb+6 {
+			if v := y[i] - x[i] - loss; v > echoOffDb || v < -echoOffDb {
+				off++
+			}
+			m++
+		}
+	}
+	if m < 3 {
+		return c, loss, 0
+	}
+	return c, loss, float32(off) / float32(m)
 }
 
 // logEnergy is the frame's mean power in dBFS.

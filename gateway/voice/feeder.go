@@ -1,29 +1,34 @@
 package voice
 
 import (
+	"context"
 	"sync"
 
 	"github.com/veraneural/vera-gateway/gateway/router"
 )
 
-// feeder hands a turn's frames to the recogniser on its own goroutine, so
-// that a slow recogniser never holds up the media loop (which must keep the
-// jitter buffer drained on time). The queue is bounded by the turn detector's
-// max_turn_ms: a turn ends before it grows further.
+// feeder opens a turn's listen session and hands it the turn's frames on
+// its own goroutine, so that neither a recogniser that is slow to start (the
+// router waits for a pooled decoder) nor one slow to decode ever holds up the
+// media loop, which must keep the jitter buffer drained on time. The queue is
+// bounded by the turn detector's max_turn_ms: a turn ends before it grows
+// further.
 type feeder struct {
-	ls   *router.ListenSession
-	done chan struct{}
+	done chan struct{} // closed when every queued frame was written (or the listen failed)
 
-	mu     sync.Mutex // mu guards frames and closed
+	mu     sync.Mutex // mu guards the fields below
 	cond   *sync.Cond
 	frames [][]int16
 	closed bool
+	ls     *router.ListenSession // nil until opened
+	err    error                 // the listen could not be opened
 }
 
-func newFeeder(ls *router.ListenSession) *feeder {
-	f := &feeder{ls: ls, done: make(chan struct{})}
+// newFeeder opens the listen session with l and starts feeding it.
+func newFeeder(ctx context.Context, l Listener, req router.ListenRequest) *feeder {
+	f := &feeder{done: make(chan struct{})}
 	f.cond = sync.NewCond(&f.mu)
-	go f.run()
+	go f.run(ctx, l, req)
 	return f
 }
 
@@ -31,9 +36,22 @@ func newFeeder(ls *router.ListenSession) *feeder {
 func (f *feeder) write(frame []int16) {
 	c := append([]int16(nil), frame...)
 	f.mu.Lock()
-	f.frames = append(f.frames, c)
+	if f.err == nil {
+		f.frames = append(f.frames, c)
+	}
 	f.mu.Unlock()
 	f.cond.Signal()
+}
+
+// partial is the recogniser's hypothesis so far ("" before it opened).
+func (f *feeder) partial() string {
+	f.mu.Lock()
+	ls := f.ls
+	f.mu.Unlock()
+	if ls == nil {
+		return ""
+	}
+	return ls.Partial()
 }
 
 // close ends the turn: the goroutine writes what is queued and exits.
@@ -44,8 +62,26 @@ func (f *feeder) close() {
 	f.cond.Signal()
 }
 
-func (f *feeder) run() {
+// result waits until every frame was written and returns the listen
+// session (which the caller must Close), or why it could not be opened.
+func (f *feeder) result() (*router.ListenSession, error) {
+	<-f.done
+	return f.ls, f.err
+}
+
+func (f *feeder) run(ctx context.Context, l Listener, req router.ListenRequest) {
 	defer close(f.done)
+	ls, err := l.Listen(ctx, req)
+	f.mu.Lock()
+	f.ls, f.err = ls, err
+	if err != nil {
+		f.frames = nil
+	}
+	f.mu.Unlock()
+	if err != nil {
+		return
+	}
+	failed := false
 	for {
 		f.mu.Lock()
 		for len(f.frames) == 0 && !f.closed {
@@ -56,8 +92,11 @@ func (f *feeder) run() {
 		closed := f.closed
 		f.mu.Unlock()
 		for _, fr := range batch {
-			if err := f.ls.Write(fr); err != nil {
+			if failed {
 				break
+			}
+			if err := ls.Write(fr); err != nil {
+				failed = true // Final reports the recogniser's error
 			}
 		}
 		if closed && len(batch) == 0 {

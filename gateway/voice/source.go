@@ -29,13 +29,30 @@ type speechSource struct {
 type mark struct {
 	text       string
 	start, end int
+	// protected: the AI disclosure or spoken safety resources. They are
+	// not reply text (heard leaves them out) and barge-in does not cut them.
+	protected bool
 }
 
-// appendSentence records that the samples appended next carry text.
-func (s *speechSource) beginSentence(text string) {
+// beginSentence records that the samples appended next carry text.
+func (s *speechSource) beginSentence(text string, protected bool) {
 	s.mu.Lock()
-	s.marks = append(s.marks, mark{text: text, start: len(s.buf), end: len(s.buf)})
+	s.marks = append(s.marks, mark{text: text, start: len(s.buf), end: len(s.buf), protected: protected})
 	s.mu.Unlock()
+}
+
+// protectedAt reports whether sample position played is inside a protected
+// sentence, or at the start of one that is about to play.
+func (s *speechSource) protectedAt(played int) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, m := range s.marks {
+		last := i == len(s.marks)-1
+		if played < m.end || (last && played == m.end && !s.done) {
+			return m.protected && played >= m.start
+		}
+	}
+	return false
 }
 
 func (s *speechSource) write(pcm []int16) {
@@ -52,6 +69,13 @@ func (s *speechSource) finish() {
 	s.mu.Lock()
 	s.done = true
 	s.mu.Unlock()
+}
+
+// finished reports whether finish was called.
+func (s *speechSource) finished() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.done
 }
 
 // ReadFrame implements rtc.PCMSource.
@@ -76,9 +100,10 @@ func (s *speechSource) ReadFrame(dst []int16) (int, error) {
 	return n, nil
 }
 
-// heard returns the text the person heard when played samples of the
-// source had gone out: whole sentences before that point, and the share of
-// the words of the sentence it was in that had been played.
+// heard returns the reply text the person heard when played samples of
+// the source had gone out: whole sentences before that point, and the share
+// of the words of the sentence it was in that had been played. Protected
+// sentences (spoken resources) are not reply text and are left out.
 func (s *speechSource) heard(played int) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -86,6 +111,9 @@ func (s *speechSource) heard(played int) string {
 	for _, m := range s.marks {
 		if played <= m.start {
 			break
+		}
+		if m.protected {
+			continue
 		}
 		if b.Len() > 0 {
 			b.WriteByte(' ')
@@ -100,17 +128,6 @@ func (s *speechSource) heard(played int) string {
 		break
 	}
 	return strings.TrimSpace(b.String())
-}
-
-// text returns every sentence of the source, joined.
-func (s *speechSource) text() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	parts := make([]string, len(s.marks))
-	for i, m := range s.marks {
-		parts[i] = m.text
-	}
-	return strings.Join(parts, " ")
 }
 
 // splitSentences moves complete sentences out of pending: text up to and

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/veraneural/vera-gateway/audio/codec"
@@ -50,6 +51,9 @@ var ErrMissingDeps = errors.New("voice: listener, speaker, sessions and owner ar
 type Factory struct {
 	cfg  Config
 	deps Deps
+
+	mu   sync.Mutex               // mu guards live
+	live map[string]*voiceSession // by conversation session id
 }
 
 // NewFactory validates cfg and deps.
@@ -66,7 +70,30 @@ func NewFactory(cfg Config, deps Deps) (*Factory, error) {
 	if deps.Metrics == nil {
 		deps.Metrics = NewMetrics(nil)
 	}
-	return &Factory{cfg: cfg, deps: deps}, nil
+	return &Factory{cfg: cfg, deps: deps, live: map[string]*voiceSession{}}, nil
+}
+
+// OnUnacked is the session.Deps.OnUnacked hook for voice: when a safety
+// card's first page was not acknowledged in time, the voice session of that
+// conversation (if it has one) speaks the card's first resource, from its
+// pre-stored spoken form, at once. It never blocks: with the speech queue
+// full the resource is logged as not spoken.
+func (f *Factory) OnUnacked(s *session.Session, card event.SafetyCard, surface string) {
+	if f == nil || s == nil || len(card.Resources) == 0 {
+		return
+	}
+	f.mu.Lock()
+	vs := f.live[s.ID()]
+	f.mu.Unlock()
+	if vs == nil {
+		return
+	}
+	it := speakItem{turnID: "safety:" + card.CardID, text: safety.SpokenResource(card.Resources[0]), last: true, protected: true}
+	select {
+	case vs.speakCh <- it:
+	default:
+		vs.log.Warn("voice: speech queue full; unacknowledged card's resource not spoken", "card", card.CardID, "surface", surface)
+	}
 }
 
 // New implements rtc.SessionFactory.
@@ -100,17 +127,25 @@ func (f *Factory) New(ctx context.Context, info rtc.SessionInfo, c *rtc.Conn) (r
 	}
 	vctx, cancel := context.WithCancel(context.Background())
 	s := &voiceSession{
-		cfg: f.cfg, deps: f.deps, conn: c, sess: sess, stream: stream,
+		cfg: f.cfg, deps: f.deps, conn: c, stream: stream, swapCh: make(chan *session.Stream, 1),
 		log: f.deps.Logger.With("session", sess.ID()), m: f.deps.Metrics,
 		ctx: vctx, cancel: cancel, origin: time.Now(),
-		jb: jb, vad: v, det: det, echo: newEchoGuard(),
+		jb: jb, det: det, echo: newEchoGuard(), pausedAt: -1,
 		speakCh: make(chan speakItem, f.cfg.SpeakQueue),
-		turns:   map[string]*turnTiming{},
+		turns:   map[string]*turnTiming{}, cancelled: map[string]bool{},
 	}
-	f.deps.Metrics.Sessions.Inc()
+	s.sess.Store(sess)
+	var guard *echoGuard
 	if f.cfg.EchoGuard {
+		guard = s.echo
 		c.Sender().SetTap(s.echo.reference)
 	}
+	s.in = newInbound(v, det, f.cfg.Turn.ExitThreshold, guard)
+	s.factory = f
+	f.mu.Lock()
+	f.live[sess.ID()] = s
+	f.mu.Unlock()
+	f.deps.Metrics.Sessions.Inc()
 	s.wg.Add(3)
 	go s.mediaLoop()
 	go s.eventPump()
@@ -120,36 +155,46 @@ func (f *Factory) New(ctx context.Context, info rtc.SessionInfo, c *rtc.Conn) (r
 
 // voiceSession implements rtc.Session for one connection.
 type voiceSession struct {
-	cfg    Config
-	deps   Deps
-	conn   *rtc.Conn
-	sess   *session.Session
-	stream *session.Stream
-	log    *slog.Logger
-	m      *Metrics
-	ctx    context.Context
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
-	origin time.Time
+	factory *Factory
+	cfg     Config
+	deps    Deps
+	conn    *rtc.Conn
+	// sess is the conversation; a resume hello swaps it (before the first
+	// turn) for the one the client resumes.
+	sess     atomic.Pointer[session.Session]
+	streamMu sync.Mutex // streamMu guards stream (the pump reads it, Closed detaches it)
+	stream   *session.Stream
+	swapCh   chan *session.Stream // a resumed conversation's stream for the pump
+	resumeMu sync.Mutex           // serialises resume hellos
+	turns0   atomic.Bool          // a turn has started on this connection
+	log      *slog.Logger
+	m        *Metrics
+	ctx      context.Context
+	cancel   context.CancelFunc
+	wg       sync.WaitGroup
+	origin   time.Time
 
 	inMu sync.Mutex // inMu guards jb: OnRTP pushes from the read loop, the media loop pulls
 	jb   *jitter.Buffer
 
 	// Owned by the media loop.
-	vad        *vad.VAD
+	in         *inbound
 	det        *turn.Detector
 	echo       *echoGuard
+	echoSeen   int // in.echoRuns already counted
 	prefix     prefixRing
-	listen     *router.ListenSession
-	feed       *feeder
+	feed       *feeder // the turn in progress
 	turnN      int
 	turnID     string
 	lastPart   string
 	partAt     int64
-	pausedAt   int64 // sample time playout was paused by barge-in; -1 when not paused
-	lastPlay   int64 // sample time playout was last seen active
-	bargeTurn  string
 	listenDone sync.WaitGroup // final-transcript goroutines, joined on close
+
+	// bargeMu guards the barge-in state: the media loop pauses and resumes,
+	// the media loop or a final transcript confirms.
+	bargeMu   sync.Mutex
+	pausedAt  int64  // sample time playout was paused by barge-in; -1 when not paused
+	bargeTurn string // turn id of the paused reply
 
 	speakCh chan speakItem
 
@@ -160,6 +205,9 @@ type voiceSession struct {
 	playTurn string
 	last     *speechSource
 	turns    map[string]*turnTiming
+	// cancelled are turns whose reply was interrupted: the speaker drops
+	// their sentences.
+	cancelled map[string]bool
 }
 
 // turnTiming holds the wall times of one turn's latency segments.
@@ -173,6 +221,9 @@ type speakItem struct {
 	turnID string
 	text   string
 	last   bool // the reply is complete: finish the source after this
+	// protected: the disclosure or spoken safety resources (barge-in does
+	// not cut them; they are not reply text).
+	protected bool
 }
 
 // OnRTP implements rtc.AudioSink.
@@ -188,40 +239,112 @@ func (s *voiceSession) OnRTP(p rtc.Packet) {
 
 // OnEvent implements rtc.EventSink: client events from the data channel.
 func (s *voiceSession) OnEvent(data []byte) {
-	ev, err := event.Decode(data)
-	if err != nil {
-		s.sess.EmitError(event.ErrInvalidRequest, err.Error())
+	if ev, err := event.Decode(data); err == nil {
+		if h, ok := ev.(*event.Hello); ok && h.ResumeToken != "" {
+			s.resume(h)
+			return
+		}
+	}
+	// Errors are reported to the client by the session.
+	_ = s.session().HandleJSON(s.ctx, data)
+}
+
+func (s *voiceSession) session() *session.Session { return s.sess.Load() }
+
+// resume moves this connection onto the conversation the client resumes
+// (a phone that changed network): the session it was given at connect is
+// ended, and the pump streams the resumed one from the client's last seq,
+// so no event is lost. Only before the connection's first turn.
+func (s *voiceSession) resume(h *event.Hello) {
+	s.resumeMu.Lock()
+	defer s.resumeMu.Unlock()
+	cur := s.session()
+	if s.turns0.Load() {
+		cur.Emit(event.TypeError, event.Error{Error: event.ErrorBody{Type: event.ErrConflict,
+			Message: "a resume hello must come before the connection's first turn; reconnect to resume", EventType: string(event.TypeHello)}})
 		return
 	}
-	_ = s.sess.Handle(s.ctx, ev) // errors are reported to the client by the session
+	next, st, err := s.deps.Sessions.Open(cur.Owner(), h)
+	if err != nil {
+		t := event.ErrInvalidRequest
+		if errors.Is(err, session.ErrResumeUnknown) {
+			t = event.ErrNotFound
+		}
+		cur.Emit(event.TypeError, event.Error{Error: event.ErrorBody{Type: t, Message: err.Error(), EventType: string(event.TypeHello)}})
+		return
+	}
+	if next == cur {
+		st.Detach()
+		return
+	}
+	s.factory.mu.Lock()
+	if s.factory.live[cur.ID()] == s {
+		delete(s.factory.live, cur.ID())
+	}
+	s.factory.live[next.ID()] = s
+	s.factory.mu.Unlock()
+	s.sess.Store(next)
+	// The pump takes the new stream when the old one ends.
+	s.swapCh <- st
+	s.streamMu.Lock()
+	old := s.stream
+	s.streamMu.Unlock()
+	old.Detach()
+	ctx, cancel := context.WithTimeout(s.ctx, 5*time.Second)
+	defer cancel()
+	if err := s.deps.Sessions.End(ctx, cur); err != nil {
+		s.log.Warn("voice: end the connection's own session after a resume", "err", err)
+	}
+	s.log.Debug("voice: resumed", "resumed_session", next.ID(), "last_seq", h.LastSeq)
 }
 
 // Closed implements rtc.Session: the connection is gone; stop and join
 // everything, then end the conversation session.
 func (s *voiceSession) Closed(reason error) {
+	s.resumeMu.Lock() // no resume swaps the session from here on
+	defer s.resumeMu.Unlock()
+	sess := s.session()
+	s.factory.mu.Lock()
+	if s.factory.live[sess.ID()] == s {
+		delete(s.factory.live, sess.ID())
+	}
+	s.factory.mu.Unlock()
 	s.cancel()
-	s.stream.Detach()
 	s.wg.Wait()
 	if s.feed != nil {
 		s.feed.close()
-		<-s.feed.done
+		if ls, err := s.feed.result(); err == nil {
+			_ = ls.Close()
+		}
 	}
 	s.listenDone.Wait()
-	if s.listen != nil {
-		_ = s.listen.Close()
+	s.streamMu.Lock()
+	st := s.stream
+	s.streamMu.Unlock()
+	select {
+	case pending := <-s.swapCh:
+		pending.Detach()
+	default:
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := s.deps.Sessions.End(ctx, s.sess); err != nil {
-		s.log.Warn("voice: end session", "err", err)
+	// A client that vanished (app killed, network changed: DTLS close or
+	// ICE failed) may come back with its resume token within the session's
+	// resume window; hang-up, idle timeout and shutdown end the
+	// conversation.
+	// A conversation another connection resumed is that connection's now.
+	switch {
+	case errors.Is(st.Err(), session.ErrReplaced):
+	case errors.Is(reason, rtc.ErrPeerClosed) || errors.Is(reason, rtc.ErrICEFailed):
+		st.Detach()
+	default:
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := s.deps.Sessions.End(ctx, sess); err != nil {
+			s.log.Warn("voice: end session", "err", err)
+		}
 	}
 	s.m.Sessions.Dec()
 	s.log.Debug("voice: closed", "reason", reason)
 }
-
-// echoTailSamples is how long after playout the echo guard stays on
-// (speaker path and jitter buffer delay), in 16 kHz samples.
-const echoTailSamples = 16000 / 2
 
 // sampleMs converts 16 kHz sample time to milliseconds.
 func sampleMs(t int64) int64 { return t / 16 }
@@ -232,8 +355,11 @@ func (s *voiceSession) mediaLoop() {
 	defer s.wg.Done()
 	t := time.NewTicker(rtc.FrameDuration)
 	defer t.Stop()
-	s.pausedAt = -1
+	// After a stall the loop catches up on as many frames as the jitter
+	// buffer can hold; older ones have been dropped by it already.
+	catchUp := int64(s.cfg.Jitter.MaxDelayMs/20) + 5
 	clock := time.Now()
+	base := int64(clock.Sub(s.echo.origin) / (10 * time.Millisecond))
 	var done int64 // frames processed since clock
 	for {
 		select {
@@ -244,23 +370,20 @@ func (s *voiceSession) mediaLoop() {
 		// The media clock is elapsed time, not ticks: a late tick (a busy
 		// machine) is caught up frame by frame, so sample time stays true.
 		due := int64(time.Since(clock)/rtc.FrameDuration) - done
-		if due > maxCatchUp {
-			due = maxCatchUp
+		if due > catchUp {
+			due = catchUp
 			done = int64(time.Since(clock)/rtc.FrameDuration) - due
 		}
 		for ; due > 0; due-- {
+			// The frame's echo slot is its place on the media clock.
+			s.frame(base + 2*done)
 			done++
-			s.frame()
 		}
 	}
 }
 
-// maxCatchUp bounds the frames processed at once after a stall; older ones
-// are skipped (the jitter buffer has dropped them already).
-const maxCatchUp = 25
-
 // frame processes one 20 ms frame.
-func (s *voiceSession) frame() {
+func (s *voiceSession) frame(slot int64) {
 	var pcm [rtc.PCMFrame]int16
 	{
 		start := time.Now()
@@ -271,32 +394,13 @@ func (s *voiceSession) frame() {
 			s.log.Warn("voice: jitter pull", "err", err)
 			return
 		}
-		now := s.det.Now()
-		if s.conn.Sender().Active() {
-			s.lastPlay = now
-		}
-		// Echo keeps arriving for a while after playout ends.
-		speaking := s.lastPlay > 0 && now-s.lastPlay < echoTailSamples
-		s.det.SetAssistantSpeaking(s.conn.Sender().Active())
-		for half := 0; half < 2; half++ {
-			f := pcm[half*vad.FrameSamples : (half+1)*vad.FrameSamples]
-			p, err := s.vad.Process(f)
-			if err != nil {
-				continue
-			}
-			if speaking && s.cfg.EchoGuard && s.echo.isEcho(f) {
-				p = 0
-			}
-			evs, err := s.det.Process(f, p)
-			if err != nil {
-				continue
-			}
-			for i := range evs {
-				s.onTurnEvent(&evs[i])
-			}
+		s.in.analyse(pcm[:], s.conn.Sender().Active(), slot, s.onTurnEvent)
+		if n := s.in.echoRuns; n > s.echoSeen {
+			s.m.BargeIns.WithLabelValues("echo").Add(float64(n - s.echoSeen))
+			s.echoSeen = n
 		}
 		s.prefix.push(pcm[:])
-		if s.listen != nil {
+		if s.feed != nil {
 			s.feed.write(pcm[:])
 			s.maybePartial()
 		}
@@ -308,37 +412,28 @@ func (s *voiceSession) frame() {
 func (s *voiceSession) onTurnEvent(ev *turn.Event) {
 	switch ev.Type {
 	case turn.SpeechStarted:
+		s.turns0.Store(true)
 		s.turnN++
 		s.turnID = fmt.Sprintf("v%d", s.turnN)
-		s.sess.Emit(event.TypeSpeechStarted, event.Speech{TurnID: s.turnID, AudioMS: sampleMs(ev.AudioStart)})
-		ls, err := s.deps.Listener.Listen(s.ctx, router.ListenRequest{Language: s.cfg.Language})
-		if err != nil {
-			s.log.Warn("voice: listen", "err", err)
-			return
-		}
-		s.listen, s.feed = ls, newFeeder(ls)
+		s.session().Emit(event.TypeSpeechStarted, event.Speech{TurnID: s.turnID, AudioMS: sampleMs(ev.AudioStart)})
+		s.feed = newFeeder(s.ctx, s.deps.Listener, router.ListenRequest{Language: s.cfg.Language})
 		s.lastPart, s.partAt = "", ev.At
 		// The recogniser gets the speech from its padded start.
 		for _, f := range s.prefix.since(s.det.Now() - ev.AudioStart) {
 			s.feed.write(f)
 		}
 	case turn.OverlapSpeech:
-		if s.pausedAt < 0 && s.conn.Sender().Active() {
-			s.conn.Sender().Pause()
-			s.pausedAt = ev.At
-			s.playMu.Lock()
-			s.bargeTurn = s.playTurn
-			s.playMu.Unlock()
-		}
+		s.log.Debug("voice: speech over playout", "turn", s.turnID, "at_ms", sampleMs(ev.At))
+		s.pauseForBargeIn(ev.At)
 	case turn.SpeechStopped:
 		now := time.Now()
 		speechEnd := now.Add(-time.Duration(ev.At-ev.SpeechEnd) * time.Second / 16000)
 		s.m.EndOfTurnDelay.Observe(now.Sub(speechEnd).Seconds())
 		id := s.turnID
-		s.sess.Emit(event.TypeSpeechStopped, event.Speech{TurnID: id, AudioMS: sampleMs(ev.SpeechEnd)})
-		ls, fd := s.listen, s.feed
-		s.listen, s.feed = nil, nil
-		if ls == nil {
+		s.session().Emit(event.TypeSpeechStopped, event.Speech{TurnID: id, AudioMS: sampleMs(ev.SpeechEnd)})
+		fd := s.feed
+		s.feed = nil
+		if fd == nil {
 			return
 		}
 		fd.close()
@@ -346,21 +441,24 @@ func (s *voiceSession) onTurnEvent(ev *turn.Event) {
 		s.turns[id] = &turnTiming{speechEnd: speechEnd}
 		s.playMu.Unlock()
 		s.listenDone.Add(1)
-		go s.finishTurn(id, ls, fd, now)
+		go s.finishTurn(id, fd, now)
 	}
 }
 
 // finishTurn waits for the final transcript off the media loop, then starts
 // the session turn. A turn with no words starts nothing.
-func (s *voiceSession) finishTurn(id string, ls *router.ListenSession, fd *feeder, stopped time.Time) {
+func (s *voiceSession) finishTurn(id string, fd *feeder, stopped time.Time) {
 	defer s.listenDone.Done()
-	defer ls.Close()
-	<-fd.done
-	tr, err := ls.Final(s.ctx)
+	ls, err := fd.result()
+	var tr router.Transcript
+	if err == nil {
+		tr, err = ls.Final(s.ctx)
+		_ = ls.Close()
+	}
 	if err != nil {
 		if s.ctx.Err() == nil {
 			s.log.Warn("voice: final transcript", "turn", id, "err", err)
-			s.sess.EmitError(event.ErrEngineUnavailable, "VERA could not hear that turn; please say it again")
+			s.session().EmitError(event.ErrEngineUnavailable, "VERA could not hear that turn; please say it again")
 		}
 		return
 	}
@@ -373,12 +471,11 @@ func (s *voiceSession) finishTurn(id string, ls *router.ListenSession, fd *feede
 	if tt := s.turns[id]; tt != nil {
 		tt.transcript = time.Now()
 	}
-	bargeTurn := s.bargeTurn
 	s.playMu.Unlock()
-	if bargeTurn != "" {
-		s.confirmBargeIn()
-	}
-	s.sess.SubmitTurn(id, text)
+	// Words over paused playout confirm the barge-in before the new turn
+	// starts, so the history holds only what was heard of the old reply.
+	s.confirmBargeIn()
+	s.session().SubmitTurn(id, text)
 }
 
 // maybePartial sends transcript.partial when the hypothesis changed, at
@@ -389,59 +486,100 @@ func (s *voiceSession) maybePartial() {
 		return
 	}
 	s.partAt = now
-	p := strings.TrimSpace(s.listen.Partial())
+	p := strings.TrimSpace(s.feed.partial())
 	if p == "" || p == s.lastPart {
 		return
 	}
 	s.lastPart = p
-	s.sess.Emit(event.TypeTranscriptPartial, event.Transcript{TurnID: s.turnID, Text: p})
-	if s.pausedAt >= 0 {
-		s.confirmBargeIn()
-	}
+	s.session().Emit(event.TypeTranscriptPartial, event.Transcript{TurnID: s.turnID, Text: p})
+	s.confirmBargeIn()
 }
 
-// checkBargeIn resumes paused playout when no words came in time.
-func (s *voiceSession) checkBargeIn() {
-	if s.pausedAt < 0 {
+// pauseForBargeIn: user speech has overlapped playout for Turn.BargeInMs.
+// Playout pauses at once, unless what is playing is the AI disclosure or
+// spoken safety resources, which are never cut short.
+func (s *voiceSession) pauseForBargeIn(at int64) {
+	snd := s.conn.Sender()
+	if !snd.Active() {
 		return
 	}
-	if s.det.Now()-s.pausedAt >= int64(s.cfg.ResumeAfterMs)*16 && s.lastPart == "" {
-		s.pausedAt = -1
-		s.playMu.Lock()
-		s.bargeTurn = ""
-		s.playMu.Unlock()
+	s.playMu.Lock()
+	src, id := s.play, s.playTurn
+	s.playMu.Unlock()
+	if src == nil {
+		return // the source finished between the check and now
+	}
+	if src.protectedAt(int(snd.Position().Frames) * rtc.PCMFrame) {
+		s.log.Debug("voice: barge-in over protected speech", "turn", id)
+		s.m.BargeIns.WithLabelValues("protected").Inc()
+		return
+	}
+	s.bargeMu.Lock()
+	defer s.bargeMu.Unlock()
+	if s.pausedAt >= 0 {
+		return
+	}
+	snd.Pause()
+	s.pausedAt, s.bargeTurn = at, id
+}
+
+// checkBargeIn resumes paused playout when no words came in time (a false
+// interruption: a cough, a door, a word to someone else too short to
+// transcribe).
+func (s *voiceSession) checkBargeIn() {
+	s.bargeMu.Lock()
+	resume := s.pausedAt >= 0 && s.det.Now()-s.pausedAt >= int64(s.cfg.ResumeAfterMs)*16 && s.lastPart == ""
+	if resume {
+		s.pausedAt, s.bargeTurn = -1, ""
+	}
+	s.bargeMu.Unlock()
+	if resume {
 		s.conn.Sender().Resume()
 		s.m.BargeIns.WithLabelValues("resumed").Inc()
 	}
 }
 
-// confirmBargeIn: the person said words over the reply. Playout stops, the
-// reply is cancelled, and the history keeps only what was heard.
+// confirmBargeIn: the person said words over paused playout. Playout stops,
+// the reply is cancelled, and the history keeps only what was heard. It does
+// nothing when no barge-in is pending.
 func (s *voiceSession) confirmBargeIn() {
-	s.pausedAt = -1
+	s.bargeMu.Lock()
+	id := s.bargeTurn
+	pending := s.pausedAt >= 0
+	s.pausedAt, s.bargeTurn = -1, ""
+	s.bargeMu.Unlock()
+	if !pending {
+		return
+	}
+	s.playMu.Lock()
+	src := s.play
+	if s.playTurn != id {
+		src = nil // that reply already ended; a newer one is not the one interrupted
+	}
+	s.playMu.Unlock()
+	if src == nil {
+		s.conn.Sender().Resume()
+		return
+	}
 	pos := s.conn.Sender().Stop()
 	s.playMu.Lock()
-	src, id := s.play, s.playTurn
-	s.play, s.playTurn, s.bargeTurn = nil, "", ""
-	s.playMu.Unlock()
-	s.drainSpeak()
-	s.m.BargeIns.WithLabelValues("interrupted").Inc()
-	if src != nil {
-		// The session cancels a reply still being generated, or truncates
-		// the finished one in its history, to what was heard.
-		s.sess.Interrupt(id, src.heard(int(pos.Frames)*rtc.PCMFrame), "barge_in")
+	if s.play == src {
+		s.play, s.playTurn = nil, ""
 	}
+	s.playMu.Unlock()
+	src.finish()
+	s.cancelTurn(id)
+	s.m.BargeIns.WithLabelValues("interrupted").Inc()
+	// The session cancels a reply still being generated, or truncates the
+	// finished one in its history, to what was heard.
+	s.session().Interrupt(id, src.heard(int(pos.Frames)*rtc.PCMFrame), "barge_in")
 }
 
-// drainSpeak drops sentences queued for synthesis.
-func (s *voiceSession) drainSpeak() {
-	for {
-		select {
-		case <-s.speakCh:
-		default:
-			return
-		}
-	}
+// cancelTurn makes the speaker drop the turn's queued and future sentences.
+func (s *voiceSession) cancelTurn(id string) {
+	s.playMu.Lock()
+	s.cancelled[id] = true
+	s.playMu.Unlock()
 }
 
 // wireEvent is the part of a server event the pump looks at.
@@ -460,11 +598,22 @@ type wireEvent struct {
 // emits the card first, and audio starts from reply.delta.
 func (s *voiceSession) eventPump() {
 	defer s.wg.Done()
-	defer close(s.speakCh)
 	pending := map[string]string{}
+	s.streamMu.Lock()
+	st := s.stream
+	s.streamMu.Unlock()
 	for {
-		data, err := s.stream.Next(s.ctx)
+		data, err := st.Next(s.ctx)
 		if err != nil {
+			select {
+			case next := <-s.swapCh: // resumed: carry on with that conversation
+				s.streamMu.Lock()
+				s.stream, st = next, next
+				s.streamMu.Unlock()
+				clear(pending)
+				continue
+			default:
+			}
 			if s.ctx.Err() == nil {
 				s.log.Info("voice: event stream ended", "err", err)
 				go s.conn.Close(context.Background()) //nolint: the Conn joins its own goroutines
@@ -481,11 +630,11 @@ func (s *voiceSession) eventPump() {
 		switch ev.Type {
 		case event.TypeNotice:
 			if ev.Kind == "ai_disclosure" {
-				s.enqueue(speakItem{turnID: "notice", text: ev.Text, last: true})
+				s.enqueue(speakItem{turnID: "notice", text: ev.Text, last: true, protected: true})
 			}
 		case event.TypeSafetyCard:
-			if s.sess.Profile().MustSpeakSafety() {
-				s.enqueue(speakItem{turnID: ev.TurnID, text: spokenResources(ev.Resources)})
+			if s.session().Profile().MustSpeakSafety() {
+				s.enqueue(speakItem{turnID: ev.TurnID, text: spokenResources(ev.Resources), protected: true})
 			}
 		case event.TypeReplyDelta:
 			s.firstText(ev.TurnID)
@@ -538,13 +687,22 @@ func (s *voiceSession) speaker() {
 	case <-s.ctx.Done():
 		return
 	}
-	for it := range s.speakCh {
-		if s.ctx.Err() != nil {
+	for {
+		var it speakItem
+		select {
+		case it = <-s.speakCh:
+		case <-s.ctx.Done():
 			return
+		}
+		s.playMu.Lock()
+		skip := s.cancelled[it.turnID] && !it.protected // spoken resources outlive a barge-in
+		s.playMu.Unlock()
+		if skip {
+			continue
 		}
 		src := s.sourceFor(it.turnID)
 		if it.text != "" {
-			src.beginSentence(it.text)
+			src.beginSentence(it.text, it.protected)
 			asked := time.Now()
 			first := true
 			_, err := s.deps.Speaker.Speak(s.ctx, router.SpeakRequest{Text: it.text, SampleRate: rtc.PCMRate, PCMOnly: true},
@@ -564,12 +722,9 @@ func (s *voiceSession) speaker() {
 			}
 		}
 		if it.last {
+			// The source stays current until it has played out (a barge-in
+			// may still pause it); the sender's onDone releases it.
 			src.finish()
-			s.playMu.Lock()
-			if s.play == src {
-				s.play, s.playTurn = nil, ""
-			}
-			s.playMu.Unlock()
 		}
 	}
 }
@@ -579,7 +734,7 @@ func (s *voiceSession) speaker() {
 // itself, and a newer Play would cut the older source short.
 func (s *voiceSession) sourceFor(turnID string) *speechSource {
 	s.playMu.Lock()
-	if s.play != nil && s.playTurn == turnID {
+	if s.play != nil && s.playTurn == turnID && !s.play.finished() {
 		src := s.play
 		s.playMu.Unlock()
 		return src
@@ -597,19 +752,24 @@ func (s *voiceSession) sourceFor(turnID string) *speechSource {
 	}
 
 	s.playMu.Lock()
-	defer s.playMu.Unlock()
 	tt := s.turns[turnID]
 	src := &speechSource{played: make(chan struct{})}
 	src.onFirst = func() {
-		s.sess.Emit(event.TypeReplyAudioStarted, event.ReplyAudio{TurnID: turnID})
+		s.session().Emit(event.TypeReplyAudioStarted, event.ReplyAudio{TurnID: turnID})
 		if tt != nil && !tt.speechEnd.IsZero() {
 			s.m.E2ELatency.Observe(time.Since(tt.speechEnd).Seconds())
 		}
 	}
 	s.play, s.playTurn, s.last = src, turnID, src
+	s.playMu.Unlock() // PlayPCM may end an older source, whose onDone takes playMu
 	s.conn.Sender().PlayPCM(src, func(rtc.Playout) {
 		close(src.played)
-		s.sess.Emit(event.TypeReplyAudioStopped, event.ReplyAudio{TurnID: turnID})
+		s.playMu.Lock()
+		if s.play == src {
+			s.play, s.playTurn = nil, ""
+		}
+		s.playMu.Unlock()
+		s.session().Emit(event.TypeReplyAudioStopped, event.ReplyAudio{TurnID: turnID})
 		s.playMu.Lock()
 		delete(s.turns, turnID)
 		s.playMu.Unlock()

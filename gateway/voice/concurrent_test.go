@@ -1,0 +1,78 @@
+package voice
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/veraneural/vera-gateway/fixtures"
+)
+
+// TestConcurrentSessions: many live sessions at once, each saying one turn.
+// Every session detects its turn and ends it with a reply or — when the
+// embedded recogniser's pool (router.sphinx.pool decoders) is busy past its
+// budget — with an engine_unavailable error; none hangs, and TestMain finds
+// no goroutine left behind.
+func TestConcurrentSessions(t *testing.T) {
+	n := 20 // 50 under -race on the shared 2-core machine takes minutes; 20 is the bounded CI load
+	if testing.Short() {
+		n = 8
+	}
+	st := newStack(t, stackOptions{})
+	a := concat(t, fixture(t, "gohome.16k.wav"), fixtures.Silence(16000, time.Second))
+	stream := encode(t, a)
+	ctx, cancel := context.WithTimeout(context.Background(), 240*time.Second)
+	defer cancel()
+	type outcome struct {
+		res *fixtures.Result
+		err error
+	}
+	out := make([]outcome, n)
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := fixtures.Run(ctx, fixtures.Scenario{
+				Client: fixtures.ClientOptions{URL: st.URL, LoopbackOnly: true, Device: "meta-rayban-display"},
+				Stream: stream,
+				Complete: func(evs []fixtures.Event) bool {
+					return repliesEnded(1)(evs) || len(ofType(evs, "error")) > 0 && len(ofType(evs, "input.speech_stopped")) > 0
+				},
+			})
+			out[i] = outcome{res, err}
+		}()
+	}
+	wg.Wait()
+	answered, unheard := 0, 0
+	for i, o := range out {
+		if o.err != nil {
+			msg := ""
+			if o.res != nil {
+				msg = dumpEvents(o.res.Events)
+			}
+			t.Errorf("session %d: %v\n%s", i, o.err, msg)
+			continue
+		}
+		evs := o.res.Events
+		// A machine this loaded can stall a media loop long enough to split
+		// the utterance in two; a turn is what matters, not how many.
+		if len(ofType(evs, "input.speech_started")) == 0 || len(ofType(evs, "input.speech_stopped")) == 0 {
+			t.Errorf("session %d: no turn detected\n%s", i, dumpEvents(evs))
+			continue
+		}
+		switch {
+		case len(ofType(evs, "transcript.final")) >= 1 && len(ofType(evs, "reply.audio_stopped")) >= 2:
+			answered++
+		case len(ofType(evs, "error")) > 0:
+			unheard++
+		default:
+			t.Errorf("session %d: neither a reply nor an error\n%s", i, dumpEvents(evs))
+		}
+	}
+	if answered == 0 {
+		t.Errorf("no session of %d was answered", n)
+	}
+	t.Logf("%d sessions: %d answered, %d told the recogniser was busy", n, answered, unheard)
+}

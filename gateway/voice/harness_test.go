@@ -1,0 +1,396 @@
+package voice
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/veraneural/vera-gateway/fixtures"
+	"github.com/veraneural/vera-gateway/gateway/router"
+	"github.com/veraneural/vera-gateway/gateway/rtc"
+	"github.com/veraneural/vera-gateway/gateway/session"
+	"github.com/veraneural/vera-gateway/glasses"
+	"github.com/veraneural/vera-gateway/safety"
+)
+
+// The router (pocketsphinx decoders, espeak, the companion) is the costly
+// part of the stack; the tests share one and close it in TestMain.
+var (
+	sharedOnce   sync.Once
+	sharedRouter *router.Router
+	sharedLocal  *session.LocalSafety
+	sharedErr    error
+)
+
+func noEnv(string) string { return "" }
+
+func getShared(t testing.TB) (*router.Router, *session.LocalSafety) {
+	t.Helper()
+	sharedOnce.Do(func() {
+		sharedLocal, sharedErr = session.NewLocalSafety("US")
+		if sharedErr != nil {
+			return
+		}
+		local := sharedLocal
+		sharedRouter, sharedErr = router.New(router.DefaultConfig(), noEnv, router.Options{
+			Assess: func(history []string, text string) safety.Assessment { return local.Assess(history, text, "") },
+		})
+	})
+	if sharedErr != nil {
+		t.Fatalf("shared router: %v", sharedErr)
+	}
+	return sharedRouter, sharedLocal
+}
+
+func closeSharedRouter() {
+	if sharedRouter != nil {
+		_ = sharedRouter.Close()
+	}
+}
+
+// testConverser adapts the router to session.Converser, one engine thread
+// per session (what cmd/vera-gateway's converser does).
+type testConverser struct {
+	r       *router.Router
+	mu      sync.Mutex
+	threads map[string]*router.Thread
+}
+
+func (c *testConverser) Converse(ctx context.Context, req session.ConverseRequest, onDelta func(string)) (session.Reply, error) {
+	c.mu.Lock()
+	th, ok := c.threads[req.SessionID]
+	if !ok {
+		th = router.NewThread("s_" + req.SessionID)
+		c.threads[req.SessionID] = th
+	}
+	c.mu.Unlock()
+	hist := make([]router.Message, len(req.History))
+	for i, m := range req.History {
+		hist[i] = router.Message{Role: m.Role, Text: m.Text}
+	}
+	rep, err := c.r.Converse(ctx, router.ConverseRequest{Slot: router.SlotConverse, Thread: th, History: hist, Text: req.Text},
+		func(d string) error { onDelta(d); return nil })
+	if err != nil {
+		return session.Reply{}, err
+	}
+	return session.Reply{Message: rep.Message, Safety: rep.Safety, Model: rep.Model, Provider: rep.Provider}, nil
+}
+
+// testConfig is DefaultConfig with a jitter buffer that may hold a second:
+// the shared 2-core CI machine stalls the media loop for hundreds of
+// milliseconds under -race, which in production would be lost audio.
+func testConfig() Config {
+	c := DefaultConfig()
+	c.Jitter.MaxDelayMs = 1000
+	c.Jitter.Slots = 128
+	if os.Getenv("VOICE_NO_GUARD") != "" {
+		c.EchoGuard = false
+	}
+	return c
+}
+
+// stack is the gateway's voice path over loopback: the rtc handler on an
+// httptest server, a session manager with the real safety layer and
+// glasses layout, the shared router and a voice factory.
+type stack struct {
+	URL      string
+	metrics  *Metrics
+	sessions *session.Manager
+	handler  *rtc.Handler
+	factory  *Factory
+	// lastVoice is the newest voice session (for white-box checks).
+	mu     sync.Mutex
+	voices []*voiceSession
+}
+
+type stackOptions struct {
+	// freshRouter gives the stack a router of its own, whose pooled
+	// decoders have heard nothing yet (pocketsphinx adapts its cepstral
+	// mean to what a decoder heard before, e.g. espeak's voice).
+	freshRouter bool
+	cfg         *Config
+	onUnacked   func(s *session.Session, card any, surface string)
+	sessCfg     *session.Config
+}
+
+func newStack(t testing.TB, o stackOptions) *stack {
+	t.Helper()
+	r, local := getShared(t)
+	if o.freshRouter {
+		var err error
+		r, err = router.New(router.DefaultConfig(), noEnv, router.Options{
+			Assess: func(history []string, text string) safety.Assessment { return local.Assess(history, text, "") },
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = r.Close() }) // after the stack's cleanup (LIFO)
+	}
+	layout, err := session.NewGlassesLayout(glasses.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	scfg := session.DefaultConfig()
+	if o.sessCfg != nil {
+		scfg = *o.sessCfg
+	}
+	mgr, err := session.NewManager(scfg, session.Deps{
+		Converser: &testConverser{r: r, threads: map[string]*router.Thread{}},
+		Safety:    local, Layout: layout,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := testConfig()
+	if o.cfg != nil {
+		cfg = *o.cfg
+	}
+	st := &stack{metrics: NewMetrics(prometheus.NewRegistry()), sessions: mgr}
+	var log *slog.Logger
+	if os.Getenv("VOICE_DEBUG") != "" {
+		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	st.factory, err = NewFactory(cfg, Deps{Listener: r, Speaker: r, Sessions: mgr, Metrics: st.metrics, Logger: log,
+		Owner: func(any) session.Owner { return session.Owner{PartnerID: "p_test"} }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng, err := rtc.NewEngine(rtc.LoopbackConfig(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.handler, err = rtc.NewHandler(rtc.HandlerOptions{Engine: eng,
+		NewSession: func(ctx context.Context, info rtc.SessionInfo, c *rtc.Conn) (rtc.Session, error) {
+			s, err := st.factory.New(ctx, info, c)
+			if err == nil {
+				st.mu.Lock()
+				st.voices = append(st.voices, s.(*voiceSession))
+				st.mu.Unlock()
+			}
+			return s, err
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(st.handler)
+	st.URL = srv.URL + rtc.DefaultBasePath
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		if err := st.handler.Close(ctx); err != nil {
+			t.Errorf("rtc handler close: %v", err)
+		}
+		srv.Close()
+		if err := mgr.Close(ctx); err != nil {
+			t.Errorf("session manager close: %v", err)
+		}
+		if err := eng.Close(); err != nil {
+			t.Errorf("rtc engine close: %v", err)
+		}
+	})
+	return st
+}
+
+func (st *stack) bargeIns(outcome string) float64 {
+	var m dto.Metric
+	if err := st.metrics.BargeIns.WithLabelValues(outcome).Write(&m); err != nil {
+		return -1
+	}
+	return m.GetCounter().GetValue()
+}
+
+// repoRoot walks up from the test's directory to the one holding go.mod.
+func repoRoot(t testing.TB) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		up := filepath.Dir(dir)
+		if up == dir {
+			t.Fatal("no go.mod above the test directory")
+		}
+		dir = up
+	}
+}
+
+// sharedAudioDir is <repo>/../shared/fixtures/audio, or $VERA_SHARED_DIR/fixtures/audio.
+func sharedAudioDir(t testing.TB) string {
+	if d := os.Getenv("VERA_SHARED_DIR"); d != "" {
+		return filepath.Join(d, "fixtures", "audio")
+	}
+	return filepath.Join(repoRoot(t), "..", "shared", "fixtures", "audio")
+}
+
+func loadWAV(t testing.TB, path string) *fixtures.Audio {
+	t.Helper()
+	a, err := fixtures.LoadWAV(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// fixture loads testdata/voice/name.
+func fixture(t testing.TB, name string) *fixtures.Audio {
+	t.Helper()
+	return loadWAV(t, filepath.Join(repoRoot(t), "testdata", "voice", name))
+}
+
+func concat(t testing.TB, parts ...*fixtures.Audio) *fixtures.Audio {
+	t.Helper()
+	a, err := fixtures.Concat(parts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+func encode(t testing.TB, a *fixtures.Audio) *fixtures.Stream {
+	t.Helper()
+	s, err := fixtures.Encode(a, fixtures.EncodeOptions{FEC: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// runScenario plays stream as one session and waits until every detected
+// turn's reply has ended, the end condition holds or the hang guard fires.
+func runScenario(t testing.TB, st *stack, s *fixtures.Stream, complete func([]fixtures.Event) bool, guard time.Duration) *fixtures.Result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), guard)
+	defer cancel()
+	if complete == nil {
+		complete = repliesEnded(1)
+	}
+	res, err := fixtures.Run(ctx, fixtures.Scenario{
+		Client: fixtures.ClientOptions{URL: st.URL, LoopbackOnly: true, Device: "meta-rayban-display"},
+		Stream: s, Complete: complete,
+	})
+	if err != nil {
+		if res != nil {
+			t.Logf("events so far:\n%s", dumpEvents(res.Events))
+		}
+		t.Fatalf("scenario: %v", err)
+	}
+	return res
+}
+
+// payload is the union of the event payload fields the tests read.
+type payload struct {
+	Type     string `json:"type"`
+	Seq      int64  `json:"seq"`
+	TurnID   string `json:"turn_id"`
+	Text     string `json:"text"`
+	Delta    string `json:"delta"`
+	Reason   string `json:"reason"`
+	Heard    string `json:"heard"`
+	Kind     string `json:"kind"`
+	Level    string `json:"level"`
+	AudioMS  int64  `json:"audio_ms"`
+	CardID   string `json:"card_id"`
+	Resumed  bool   `json:"resumed"`
+	Token    string `json:"resume_token"`
+	Required bool   `json:"requires_ack"`
+}
+
+func decode(t testing.TB, e fixtures.Event) payload {
+	t.Helper()
+	var p payload
+	if err := json.Unmarshal(e.Data, &p); err != nil {
+		t.Fatalf("event %s: %v", e.Data, err)
+	}
+	return p
+}
+
+func dumpEvents(evs []fixtures.Event) string {
+	var b strings.Builder
+	var t0 time.Time
+	for i, e := range evs {
+		if i == 0 {
+			t0 = e.At
+		}
+		d := string(e.Data)
+		if len(d) > 300 {
+			d = d[:300] + "…"
+		}
+		b.WriteString(e.At.Sub(t0).Round(time.Millisecond).String() + " " + d + "\n")
+	}
+	return b.String()
+}
+
+func ofType(evs []fixtures.Event, typ string) []fixtures.Event {
+	var out []fixtures.Event
+	for _, e := range evs {
+		if e.Type == typ {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// transcripts returns the final transcripts in order.
+func transcripts(t testing.TB, evs []fixtures.Event) []string {
+	var out []string
+	for _, e := range ofType(evs, "transcript.final") {
+		out = append(out, decode(t, e).Text)
+	}
+	return out
+}
+
+// firstPacketAfter is the first received audio packet at or after at.
+func firstPacketAfter(pk []fixtures.ReceivedPacket, at time.Time) (fixtures.ReceivedPacket, bool) {
+	for _, p := range pk {
+		if !p.At.Before(at) {
+			return p, true
+		}
+	}
+	return fixtures.ReceivedPacket{}, false
+}
+
+// repliesEnded: at least n turns were transcribed, each reply's audio has
+// played out or been interrupted, and no reply audio is still playing. The
+// disclosure notice's audio is not a reply (fixtures.RepliesComplete counts
+// it as one, and so ends a session before the first transcript).
+func repliesEnded(n int) func([]fixtures.Event) bool {
+	return func(evs []fixtures.Event) bool {
+		finals := 0
+		ended, playing := map[string]bool{}, map[string]bool{}
+		for _, e := range evs {
+			var p struct {
+				TurnID string `json:"turn_id"`
+			}
+			_ = json.Unmarshal(e.Data, &p)
+			switch e.Type {
+			case "transcript.final":
+				finals++
+			case "reply.interrupted":
+				ended[p.TurnID] = true
+				delete(playing, p.TurnID)
+			case "reply.audio_started":
+				playing[p.TurnID] = true
+			case "reply.audio_stopped":
+				delete(playing, p.TurnID)
+				if p.TurnID != "notice" {
+					ended[p.TurnID] = true
+				}
+			}
+		}
+		return finals >= n && len(ended) >= finals && len(playing) == 0
+	}
+}

@@ -1,0 +1,93 @@
+package voice
+
+import (
+	"context"
+	"encoding/json"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/veraneural/vera-gateway/fixtures"
+)
+
+// TestResumeOverVoice: a phone's connection vanishes (no hang-up); a new
+// connection's hello with the resume token and last seq carries on the same
+// conversation and receives every event after that seq, then talks on it.
+func TestResumeOverVoice(t *testing.T) {
+	st := newStack(t, stackOptions{})
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	opts := fixtures.ClientOptions{URL: st.URL, LoopbackOnly: true, Device: "meta-rayban-display"}
+	a, err := fixtures.Dial(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = a.Close(context.Background()) })
+	created, err := a.WaitEvent(ctx, func(e fixtures.Event) bool { return e.Type == "session.created" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp := decode(t, created)
+	var sid struct {
+		SessionID string `json:"session_id"`
+	}
+	_ = json.Unmarshal(created.Data, &sid)
+	notice, err := a.WaitEvent(ctx, func(e fixtures.Event) bool { return e.Type == "notice" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := notice.Seq
+	if err := a.Drop(); err != nil { // the app is killed: no DELETE
+		t.Fatal(err)
+	}
+
+	b, err := fixtures.Dial(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.Close(context.Background()) })
+	hello, _ := json.Marshal(map[string]any{"type": "hello", "device": "meta-rayban-display", "resume_token": cp.Token, "last_seq": last})
+	if err := b.SendEvent(hello); err != nil {
+		t.Fatal(err)
+	}
+	inSession := func(e fixtures.Event) bool {
+		var p struct {
+			SessionID string `json:"session_id"`
+		}
+		return json.Unmarshal(e.Data, &p) == nil && p.SessionID == sid.SessionID
+	}
+	if _, err := b.WaitEvent(ctx, func(e fixtures.Event) bool {
+		return e.Type == "session.created" && inSession(e) && decode(t, e).Resumed
+	}); err != nil {
+		t.Fatalf("no resumed session.created: %v\n%s", err, dumpEvents(b.Events()))
+	}
+	// The conversation goes on over the new connection.
+	pl := &player{Client: b}
+	pl.play(t, ctx, concat(t, fixtures.Silence(16000, 2*time.Second), fixture(t, "gohome.16k.wav"), fixtures.Silence(16000, time.Second)))
+	if _, err := b.WaitEvent(ctx, func(e fixtures.Event) bool {
+		return e.Type == "reply.audio_stopped" && inSession(e) && decode(t, e).TurnID != "notice"
+	}); err != nil {
+		t.Fatalf("the resumed conversation was not answered: %v\n%s", err, dumpEvents(b.Events()))
+	}
+	var seqs []int64
+	for _, e := range b.Events() {
+		if inSession(e) && e.Seq > 0 {
+			seqs = append(seqs, e.Seq)
+		}
+	}
+	sort.Slice(seqs, func(i, j int) bool { return seqs[i] < seqs[j] })
+	if len(seqs) == 0 || seqs[0] != last+1 {
+		t.Fatalf("resumed events start at %v, want seq %d\n%s", seqs, last+1, dumpEvents(b.Events()))
+	}
+	for i := 1; i < len(seqs); i++ {
+		if seqs[i] != seqs[i-1]+1 {
+			t.Fatalf("events lost or repeated: seqs %v", seqs)
+		}
+	}
+	if len(ofType(b.Events(), "transcript.final")) == 0 {
+		t.Errorf("no transcript on the resumed conversation")
+	}
+	if s, ok := st.sessions.Get(sid.SessionID); !ok || len(s.History()) < 2 {
+		t.Errorf("the resumed conversation's history lacks the turn")
+	}
+}

@@ -1,0 +1,206 @@
+package voice
+
+import (
+	"errors"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"github.com/veraneural/vera-gateway/gateway/event"
+	"github.com/veraneural/vera-gateway/gateway/router"
+	"github.com/veraneural/vera-gateway/gateway/rtc"
+	"github.com/veraneural/vera-gateway/gateway/session"
+	"github.com/veraneural/vera-gateway/safety"
+)
+
+func TestSplitSentences(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want []string
+		rest string
+	}{
+		{"Hello there. How are", []string{"Hello there."}, " How are"},
+		{"One! Two? Three.", []string{"One!", "Two?"}, " Three."},
+		{"Call 9.8 now.\nNext", []string{"Call 9.8 now."}, "\nNext"},
+		{"no end yet", nil, "no end yet"},
+		{"", nil, ""},
+	} {
+		got, rest := splitSentences(c.in)
+		if strings.Join(got, "|") != strings.Join(c.want, "|") || rest != c.rest {
+			t.Errorf("splitSentences(%q) = %q, %q; want %q, %q", c.in, got, rest, c.want, c.rest)
+		}
+	}
+}
+
+// source builds a speech source of sentences, each n samples long.
+func source(n int, sentences ...struct {
+	text      string
+	protected bool
+}) *speechSource {
+	s := &speechSource{played: make(chan struct{})}
+	for _, x := range sentences {
+		s.beginSentence(x.text, x.protected)
+		s.write(make([]int16, n))
+	}
+	return s
+}
+
+type sent = struct {
+	text      string
+	protected bool
+}
+
+func TestHeardFromPlayoutPosition(t *testing.T) {
+	s := source(1000, sent{"Call 988 now.", true}, sent{"It sounds hard.", false}, sent{"Who else knows about this?", false})
+	for _, c := range []struct {
+		played int
+		want   string
+	}{
+		{0, ""},
+		{500, ""},                                // inside the spoken resource: not reply text
+		{1000, ""},                               // resource done, reply not started
+		{1500, "It"},                             // half of a three-word sentence: 3*500/1000 = 1 word
+		{2000, "It sounds hard."},                // whole sentence
+		{2600, "It sounds hard. Who else knows"}, // 5*600/1000 = 3 words
+		{3000, "It sounds hard. Who else knows about this?"},
+		{9999, "It sounds hard. Who else knows about this?"},
+	} {
+		if got := s.heard(c.played); got != c.want {
+			t.Errorf("heard(%d) = %q, want %q", c.played, got, c.want)
+		}
+	}
+}
+
+func TestProtectedAt(t *testing.T) {
+	s := source(1000, sent{"VERA is an AI.", true}, sent{"Hello.", false})
+	for _, c := range []struct {
+		played int
+		want   bool
+	}{{0, true}, {999, true}, {1000, false}, {1999, false}, {5000, false}} {
+		if got := s.protectedAt(c.played); got != c.want {
+			t.Errorf("protectedAt(%d) = %v, want %v", c.played, got, c.want)
+		}
+	}
+	// A protected sentence still being synthesised at the end protects its
+	// start; once finished and played out, nothing is protected.
+	p := source(0, sent{"Call 988.", true})
+	if !p.protectedAt(0) {
+		t.Error("the start of a protected sentence still coming is not protected")
+	}
+	p.finish()
+	if p.protectedAt(0) {
+		t.Error("a finished, empty source is protected")
+	}
+}
+
+func TestSourceReadFrame(t *testing.T) {
+	s := &speechSource{played: make(chan struct{})}
+	firsts := 0
+	s.onFirst = func() { firsts++ }
+	dst := make([]int16, rtc.PCMFrame)
+	if _, err := s.ReadFrame(dst); !errors.Is(err, rtc.ErrUnderrun) {
+		t.Fatalf("empty source: %v, want underrun", err)
+	}
+	s.beginSentence("a", false)
+	s.write(make([]int16, rtc.PCMFrame+10))
+	for i, want := range []int{rtc.PCMFrame, 10} {
+		n, err := s.ReadFrame(dst)
+		if err != nil || n != want {
+			t.Fatalf("read %d: %d, %v", i, n, err)
+		}
+	}
+	if _, err := s.ReadFrame(dst); !errors.Is(err, rtc.ErrUnderrun) {
+		t.Fatalf("drained, not finished: %v", err)
+	}
+	s.finish()
+	if _, err := s.ReadFrame(dst); err != io.EOF {
+		t.Fatalf("drained and finished: %v, want EOF", err)
+	}
+	if firsts != 1 {
+		t.Errorf("onFirst called %d times", firsts)
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	if err := DefaultConfig().Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		mut func(*Config)
+		key string
+	}{
+		{func(c *Config) { c.ResumeAfterMs = 10 }, "resume_after_ms"},
+		{func(c *Config) { c.PartialEveryMs = 1 }, "partial_every_ms"},
+		{func(c *Config) { c.SpeakQueue = 0 }, "speak_queue"},
+		{func(c *Config) { c.Codec.DecodeRate = 48000 }, "codec.decode_rate"},
+		{func(c *Config) { c.Jitter.MaxDelayMs = 0 }, "jitter"},
+	} {
+		cfg := DefaultConfig()
+		c.mut(&cfg)
+		if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), c.key) {
+			t.Errorf("%s: error %v does not name the key", c.key, err)
+		}
+	}
+}
+
+func TestNewFactoryNeedsDeps(t *testing.T) {
+	if _, err := NewFactory(DefaultConfig(), Deps{}); !errors.Is(err, ErrMissingDeps) {
+		t.Errorf("no deps: %v", err)
+	}
+	bad := DefaultConfig()
+	bad.SpeakQueue = 0
+	if _, err := NewFactory(bad, Deps{}); err == nil || !strings.Contains(err.Error(), "speak_queue") {
+		t.Errorf("bad config: %v", err)
+	}
+}
+
+// TestOnUnackedSpeaksFirstResource: the Manager's OnUnacked hook makes the
+// conversation's voice session speak the card's first resource, protected
+// from barge-in.
+func TestOnUnackedSpeaksFirstResource(t *testing.T) {
+	r, local := getShared(t)
+	mgr, err := session.NewManager(session.DefaultConfig(), session.Deps{
+		Converser: &testConverser{r: r, threads: map[string]*router.Thread{}}, Safety: local, Layout: session.PlainLayout{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = mgr.Close(t.Context()) })
+	f, err := NewFactory(DefaultConfig(), Deps{Listener: r, Speaker: r, Sessions: mgr,
+		Owner: func(any) session.Owner { return session.Owner{} }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess, _, err := mgr.Open(session.Owner{PartnerID: "p"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vs := &voiceSession{speakCh: make(chan speakItem, 1), log: slog.New(slog.DiscardHandler)}
+	f.live[sess.ID()] = vs
+	a := local.Assess(nil, "i am going to kill myself tonight", "US")
+	if len(a.Resources) == 0 {
+		t.Fatal("no resources for a crisis text")
+	}
+	card := event.SafetyCard{CardID: "card_1", TurnID: "t1", Resources: a.Resources}
+	f.OnUnacked(sess, card, "display")
+	select {
+	case it := <-vs.speakCh:
+		if it.text != safety.SpokenResource(a.Resources[0]) || !it.protected || !it.last {
+			t.Errorf("spoke %+v, want the first resource's spoken form, protected", it)
+		}
+	default:
+		t.Fatal("nothing queued to speak")
+	}
+	// A full queue never blocks the session's timer callback.
+	vs.speakCh <- speakItem{}
+	f.OnUnacked(sess, card, "display")
+	// Unknown sessions and empty cards are ignored.
+	other, _, err := mgr.Open(session.Owner{PartnerID: "p"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.OnUnacked(other, card, "display")
+	f.OnUnacked(sess, event.SafetyCard{}, "display")
+	var nilF *Factory
+	nilF.OnUnacked(sess, card, "display")
+}
