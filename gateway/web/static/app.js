@@ -123,7 +123,7 @@
   function turn(id) {
     if (!state.turns.has(id)) {
       state.turns.set(id, { id, wire: id, src: 'chat', t0: 0, first: 0, done: 0, audio: 0, audioEvent: 0, audioStopped: 0,
-        heard: 0, peak: 0, voice: false, el: null, text: '', heardText: '' });
+        peak: 0, voice: false, el: null, text: '', heardText: '' });
     }
     return state.turns.get(id);
   }
@@ -186,7 +186,7 @@
   }
 
   // The server says reply audio started; the page hears it when the remote
-  // track carries energy (voiceMeter). Without WebAudio the event stands in.
+  // track carries energy (meter). Without WebAudio the event stands in.
   function onAudioStarted(ev) {
     const t = turn(ev.turn_id);
     if (!t.audioEvent) t.audioEvent = performance.now();
