@@ -162,3 +162,47 @@ func BenchmarkEndOfTurnDelay(b *testing.B) {
 	b.ReportMetric(delays[len(delays)-1], "max-ms")
 	b.Logf("end-of-turn delay beyond the configured silence (ms, sorted): %.0f", delays)
 }
+
+// BenchmarkEndOfTurnDelayOffline is the detector's share of the end-of-turn
+// delay: the same fixtures through VAD and the turn detector on sample time,
+// no network, no jitter buffer. Reported: p50 and max of speech_stopped minus
+// the true end of speech minus the configured silence, in ms.
+func BenchmarkEndOfTurnDelayOffline(b *testing.B) {
+	files := []string{"gohome.16k.wav", "lights.16k.wav", "crisis_kill.16k.wav", "crisis_end.16k.wav", "barge.16k.wav"}
+	cfg := DefaultConfig()
+	silence := time.Duration(cfg.Turn.SilenceDurationMs) * time.Millisecond
+	var delays []float64
+	for b.Loop() {
+		delays = delays[:0]
+		for _, f := range files {
+			clip := fixture(b, f)
+			a := concat(b, clip, fixtures.Silence(16000, 1500*time.Millisecond))
+			v, err := vad.New(cfg.VAD)
+			if err != nil {
+				b.Fatal(err)
+			}
+			det, err := turn.New(cfg.Turn)
+			if err != nil {
+				b.Fatal(err)
+			}
+			in := newInbound(v, det, cfg.Turn.ExitThreshold, nil)
+			stop := int64(-1)
+			for k := 0; (k+1)*rtc.PCMFrame <= len(a.Samples) && stop < 0; k++ {
+				in.analyse(a.Samples[k*rtc.PCMFrame:(k+1)*rtc.PCMFrame], false, int64(2*k), func(ev *turn.Event) {
+					if ev.Type == turn.SpeechStopped && stop < 0 {
+						stop = ev.At
+					}
+				})
+			}
+			if stop < 0 {
+				b.Fatalf("%s: no end of turn", f)
+			}
+			d := time.Duration(stop)*time.Second/16000 - speechEnd(clip) - silence
+			delays = append(delays, float64(d)/float64(time.Millisecond))
+		}
+	}
+	sort.Float64s(delays)
+	b.ReportMetric(delays[len(delays)/2], "p50-ms")
+	b.ReportMetric(delays[len(delays)-1], "max-ms")
+	b.Logf("detector-only end-of-turn delay beyond the configured silence (ms, sorted): %.0f", delays)
+}
