@@ -1,9 +1,24 @@
-// Command vera-replay plays one audio file as one live voice session over
-// WebRTC, in real time, and prints every event the gateway sends with the
-// client's receive time. It exits after the last turn's reply has ended, or
-// with status 2 on timeout.
+// Command vera-replay drives live voice sessions of a vera-gateway over
+// WebRTC from recorded audio, in real time.
+//
+// Single session (the default): it plays one file as one session and prints
+// every event the gateway sends with the client's receive time. It exits
+// after the last turn's reply has ended, or with status 2 on timeout.
 //
 //	vera-replay -url http://127.0.0.1:8080/v1/voice/sessions -in speech16k.wav|rec.ogg [-device ID] [-token T] [-json] [-timeout 2m]
+//
+// Load (-sessions N or -duration D): N sessions start at -ramp per second;
+// each loops its input in real time (one pass per -period: the clip, then
+// silence) until -duration after the last session connected, then hangs up.
+// -in may be a directory of NAME.16k.wav files (labels: NAME.segments.json);
+// sessions cycle through them. Every clip is Opus-encoded once and shared
+// read-only. At the end it prints a table (or with -json one object): session
+// outcomes with failure reasons, turns against the labels, end-of-turn delay
+// and first reply audio from the true end of speech, the tool's own CPU, and
+// the gateway's CPU, RSS and frame-time p99 read from its /metrics before and
+// after the steady window. Exit 1 when any session failed.
+//
+//	vera-replay -sessions 200 -ramp 20 -duration 30s -in DIR -loopback [-loss 5 -jitter-ms 30] [-json]
 package main
 
 import (
@@ -35,6 +50,15 @@ type options struct {
 	loss, jitterMs, burst         float64
 	reorder, dup                  float64
 	seed                          uint64
+
+	// load mode
+	load             bool
+	sessions         int
+	ramp             float64
+	duration, period time.Duration
+	mergeGap, window time.Duration
+	connectTimeout   time.Duration
+	metrics          string
 }
 
 func parse(args []string, stderr io.Writer) (options, error) {
@@ -56,8 +80,29 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	fs.Float64Var(&o.reorder, "reorder", 0, "percent of packets swapped with the next one (seeded)")
 	fs.Float64Var(&o.dup, "dup", 0, "percent of packets sent twice (seeded)")
 	fs.Uint64Var(&o.seed, "seed", 1, "impairment seed")
+	fs.IntVar(&o.sessions, "sessions", 0, "load mode: number of concurrent sessions")
+	fs.Float64Var(&o.ramp, "ramp", 20, "load mode: sessions started per second")
+	fs.DurationVar(&o.duration, "duration", 0, "load mode: how long every session stays up after the last one connected")
+	fs.DurationVar(&o.period, "period", 10*time.Second, "load mode: one pass of a clip (clip + silence; at least clip + 2 s)")
+	fs.DurationVar(&o.mergeGap, "merge-gap", 500*time.Millisecond, "load mode: label gaps shorter than this are one turn (the gateway's turn silence)")
+	fs.DurationVar(&o.window, "eot-window", 3*time.Second, "load mode: longest wait for input.speech_stopped after the end of speech")
+	fs.DurationVar(&o.connectTimeout, "connect-timeout", 20*time.Second, "load mode: signaling + ICE + data channel deadline per session")
+	fs.StringVar(&o.metrics, "metrics", "", "load mode: gateway /metrics URL (default: from -url)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
+	}
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "sessions" || f.Name == "duration" {
+			o.load = true
+		}
+	})
+	if o.load {
+		if o.sessions == 0 {
+			o.sessions = 1
+		}
+		if o.sessions < 1 || o.ramp <= 0 || o.duration <= 0 || o.period < time.Second || o.mergeGap < 0 || o.window <= 0 || o.connectTimeout <= 0 {
+			return o, errors.New("load mode needs -sessions >= 1, -ramp > 0, -duration > 0, -period >= 1s, -merge-gap >= 0, -eot-window > 0, -connect-timeout > 0")
+		}
 	}
 	if o.in == "" {
 		return o, errors.New("-in is required")
@@ -86,6 +131,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintln(stderr, "vera-replay:", err)
 		return 64
+	}
+	if o.load {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		f, ok := stdout.(*os.File)
+		return runLoad(ctx, o, stdout, stderr, ok && isTerminal(f))
 	}
 	stream, err := load(o.in)
 	if err != nil {

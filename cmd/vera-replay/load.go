@@ -1,0 +1,464 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/pion/webrtc/v4"
+	"github.com/schollz/progressbar/v3"
+
+	"github.com/veraneural/vera-gateway/fixtures"
+)
+
+// loadReport is the -json object of a load run. Latencies are in ms from
+// the true end of speech (the client's send time of a turn's last speech
+// packet); CPU and memory of the gateway come from its /metrics, read when
+// every session has connected and again just before the hang-ups, so they
+// cover the steady window only.
+type loadReport struct {
+	Sessions       int            `json:"sessions"`
+	SessionsOK     int            `json:"sessions_ok"`
+	SessionsFailed int            `json:"sessions_failed"`
+	Failures       map[string]int `json:"failures"` // reason → sessions
+
+	Turns         int     `json:"turns"` // input.speech_stopped events received
+	TurnsExpected int     `json:"turns_expected"`
+	TurnsMatched  int     `json:"turns_matched"`
+	TurnsExtra    int     `json:"turns_extra"`
+	TurnAccuracy  float64 `json:"turn_accuracy"` // matched / expected
+
+	EOTDelayMs      dist `json:"eot_delay_ms"`
+	EOTOverSilence  dist `json:"eot_over_silence_ms"` // eot_delay_ms − -merge-gap (the configured turn silence)
+	FirstAudioMs    dist `json:"first_audio_ms"`
+	FirstAudioQueue int  `json:"first_audio_queued"` // turns that ended while the gateway was talking (left out)
+	SafetyCardMs    dist `json:"safety_card_ms"`
+
+	PacketsSent     int `json:"packets_sent"`
+	PacketsReceived int `json:"packets_received"`
+	PacketsLost     int `json:"packets_lost"` // gateway → client, from RTP sequence gaps
+
+	WindowSeconds        float64  `json:"window_seconds"`
+	ClientCPUSeconds     float64  `json:"client_cpu_seconds"`        // whole run (getrusage)
+	ClientCPUWindow      float64  `json:"client_cpu_seconds_window"` // steady window
+	ClientCPUPctPerSess  float64  `json:"client_cpu_pct_per_session"`
+	GatewayCPUSeconds    *float64 `json:"gateway_cpu_seconds"` // steady window delta
+	GatewayCPUPctPerSess *float64 `json:"gateway_cpu_pct_per_session"`
+	GatewayRSSBytes      *float64 `json:"gateway_rss_bytes"`
+	GatewayRSSStart      *float64 `json:"gateway_rss_bytes_start"`
+	GatewayGoroutines    *float64 `json:"gateway_goroutines"`
+	GatewaySessions      *float64 `json:"gateway_voice_sessions"`
+	FrameP50Ms           *float64 `json:"frame_p50_ms"`
+	FrameP99Ms           *float64 `json:"frame_p99_ms"`
+	Frames               float64  `json:"frames"` // frame observations in the window
+	MetricsError         string   `json:"metrics_error,omitempty"`
+}
+
+// sessionOutcome is one session's end state.
+type sessionOutcome struct {
+	err   string // "" when ok
+	stats sessionStats
+}
+
+// failReason classifies a session failure for the report.
+func failReason(err error, ice webrtc.ICEConnectionState) string {
+	var he *fixtures.HTTPError
+	if errors.As(err, &he) {
+		var env struct {
+			Error struct {
+				Type string `json:"type"`
+			} `json:"error"`
+		}
+		_ = json.Unmarshal([]byte(he.Body), &env)
+		if env.Error.Type == "" {
+			env.Error.Type = "no envelope"
+		}
+		return fmt.Sprintf("HTTP %d %s", he.Status, env.Error.Type)
+	}
+	if ice == webrtc.ICEConnectionStateFailed {
+		return "ICE failed"
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Sprintf("timeout (ICE %s)", ice)
+	}
+	s := err.Error()
+	if len(s) > 80 {
+		s = s[:80]
+	}
+	return s
+}
+
+// loadRun is the shared, read-only state of a load run.
+type loadRun struct {
+	o     options
+	clips []*clip
+	hc    *http.Client
+	stop  chan struct{} // closed: every session hangs up
+
+	connected, failed, turns atomic.Int64
+}
+
+// runSession dials, plays the clips in a loop until stop, hangs up and
+// analyses what it saw. ready is called once, when the session is up or has
+// failed to come up.
+func (lr *loadRun) runSession(ctx context.Context, idx int, ready func()) sessionOutcome {
+	o := lr.o
+	readyOnce := sync.OnceFunc(ready)
+	defer readyOnce()
+	cctx, cancel := context.WithTimeout(ctx, o.connectTimeout)
+	defer cancel()
+	c, err := fixtures.Start(cctx, fixtures.ClientOptions{URL: o.url, Token: o.token, Device: o.device, HTTPClient: lr.hc, LoopbackOnly: o.loopback,
+		OnEvent: func(e fixtures.Event) {
+			if e.Type == fixtures.EventSpeechStopped {
+				lr.turns.Add(1)
+			}
+		}})
+	if err != nil {
+		lr.failed.Add(1)
+		return sessionOutcome{err: failReason(err, webrtc.ICEConnectionStateNew)}
+	}
+	closeClient := func() error {
+		xctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		return c.Close(xctx)
+	}
+	if err := c.WaitReady(cctx); err != nil {
+		reason := failReason(err, c.ICEState())
+		_ = closeClient()
+		lr.failed.Add(1)
+		return sessionOutcome{err: reason}
+	}
+	lr.connected.Add(1)
+	readyOnce()
+	if o.device != "" || o.hello != "" {
+		hello := []byte(o.hello)
+		if o.hello == "" {
+			hello, _ = json.Marshal(map[string]string{"type": "hello", "device": o.device})
+		}
+		_ = c.SendEvent(hello)
+	}
+	pctx, pcancel := context.WithCancel(ctx)
+	defer pcancel()
+	go func() { // ends with pcancel (deferred) or stop
+		select {
+		case <-lr.stop:
+			pcancel()
+		case <-pctx.Done():
+		}
+	}()
+
+	var turns []spokenTurn
+	var sent int
+	var seqOff uint16
+	var tsOff uint32
+	for k := 0; pctx.Err() == nil; k++ {
+		cl := lr.clips[(idx+k)%len(lr.clips)]
+		stream := cl.stream
+		if o.loss > 0 || o.jitterMs > 0 || o.reorder > 0 || o.dup > 0 {
+			stream = fixtures.Impair(stream, fixtures.Impairment{Seed: o.seed + uint64(idx)*7919 + uint64(k), LossPct: o.loss, BurstLen: o.burst,
+				Jitter: time.Duration(o.jitterMs * float64(time.Millisecond)), ReorderPct: o.reorder, DupPct: o.dup})
+		}
+		pass := make([]spokenTurn, len(cl.turns))
+		maxFrame := -1
+		err := c.PlayShifted(pctx, stream, seqOff, tsOff, func(i int, at time.Time) {
+			sent++
+			f := stream.Packets[i].Frame
+			maxFrame = max(maxFrame, f)
+			if j := cl.frameTurn[f]; j >= 0 {
+				if pass[j].start.IsZero() {
+					pass[j].start = at
+				}
+				if at.After(pass[j].end) {
+					pass[j].end = at
+				}
+			}
+		})
+		// Only turns played to their last frame are expected.
+		for j, t := range cl.turns {
+			if maxFrame > t.last && !pass[j].end.IsZero() {
+				turns = append(turns, pass[j])
+			}
+		}
+		seqOff += uint16(cl.frames)
+		tsOff += uint32(cl.frames) * 960
+		if err != nil {
+			break
+		}
+	}
+	ice := c.ICEState()
+	// Give the last turn its window before hanging up.
+	if n := len(turns); n > 0 {
+		if wait := time.Until(turns[n-1].end.Add(o.window)); wait > 0 && wait <= o.window {
+			t := time.NewTimer(wait)
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+			}
+			t.Stop()
+		}
+	}
+	events, audio := c.Events(), c.Received()
+	herr := closeClient()
+	st := analyse(turns, events, audio, o.window, o.mergeGap)
+	st.sent = sent
+	out := sessionOutcome{stats: st}
+	switch {
+	case ice == webrtc.ICEConnectionStateFailed || ice == webrtc.ICEConnectionStateClosed:
+		out.err = "ICE " + ice.String() + " mid-session"
+	case herr != nil:
+		out.err = "hang-up: " + failReason(herr, ice)
+	}
+	if out.err != "" {
+		lr.failed.Add(1)
+	}
+	return out
+}
+
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return math.NaN()
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
+}
+
+func isTerminal(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// runLoad is the -sessions mode: start N sessions at -ramp per second, keep
+// them looping their clips for -duration after the last one connected, hang
+// up, print the table (or one JSON object). Exit 1 when any session failed.
+func runLoad(ctx context.Context, o options, stdout, stderr io.Writer, progress bool) int {
+	clips, err := loadClips(o.in, o.period, 2*time.Second, o.mergeGap)
+	if err != nil {
+		fmt.Fprintln(stderr, "vera-replay:", err)
+		return 1
+	}
+	murl := o.metrics
+	if murl == "" {
+		if murl, err = metricsURL(o.url); err != nil {
+			fmt.Fprintln(stderr, "vera-replay: -url:", err)
+			return 64
+		}
+	}
+	// One pooled HTTP client for all sessions (signaling + /metrics).
+	hc := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 64, IdleConnTimeout: 30 * time.Second}}
+	defer hc.CloseIdleConnections()
+	lr := &loadRun{o: o, clips: clips, hc: hc, stop: make(chan struct{})}
+	cpu0 := cpuSeconds()
+
+	var bar *progressbar.ProgressBar
+	total := o.duration + time.Duration(float64(o.sessions)/o.ramp*float64(time.Second))
+	if progress {
+		bar = progressbar.NewOptions64(int64(total/time.Second), progressbar.OptionSetWriter(stderr), progressbar.OptionSetWidth(30),
+			progressbar.OptionShowElapsedTimeOnFinish(), progressbar.OptionSetPredictTime(false), progressbar.OptionClearOnFinish())
+	}
+	started := time.Now()
+	outcomes := make([]sessionOutcome, o.sessions)
+	var wg sync.WaitGroup
+	var readyWG sync.WaitGroup
+	readyWG.Add(o.sessions)
+	every := time.Duration(float64(time.Second) / o.ramp)
+	tick := time.NewTicker(every)
+	upd := time.NewTicker(time.Second)
+	defer upd.Stop()
+	refresh := func(phase string) {
+		if bar == nil {
+			return
+		}
+		bar.Describe(fmt.Sprintf("%-6s up %d failed %d turns %d", phase, lr.connected.Load(), lr.failed.Load(), lr.turns.Load()))
+		_ = bar.Set64(int64(time.Since(started) / time.Second))
+	}
+ramp:
+	for i := range o.sessions {
+		if i > 0 {
+			select {
+			case <-tick.C:
+			case <-upd.C:
+				refresh("ramp")
+				<-tick.C
+			case <-ctx.Done():
+				for range o.sessions - i {
+					readyWG.Done()
+				}
+				break ramp
+			}
+		}
+		wg.Go(func() { outcomes[i] = lr.runSession(ctx, i, readyWG.Done) })
+	}
+	tick.Stop()
+	allReady := make(chan struct{})
+	go func() { readyWG.Wait(); close(allReady) }()
+	select {
+	case <-allReady:
+	case <-ctx.Done():
+	}
+	// Steady window: all sessions up (or failed).
+	sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
+	m0, m0err := scrapeMetrics(sctx, hc, murl)
+	scancel()
+	cpuW0 := cpuSeconds()
+	end := time.NewTimer(o.duration)
+wait:
+	for {
+		select {
+		case <-end.C:
+			break wait
+		case <-ctx.Done():
+			break wait
+		case <-upd.C:
+			refresh("steady")
+		}
+	}
+	end.Stop()
+	sctx, scancel = context.WithTimeout(context.Background(), 5*time.Second)
+	m1, m1err := scrapeMetrics(sctx, hc, murl)
+	scancel()
+	cpuW1 := cpuSeconds()
+	close(lr.stop)
+	refresh("hangup")
+	wg.Wait()
+	if bar != nil {
+		_ = bar.Finish()
+	}
+	rep := buildReport(o, outcomes, m0, m1, errors.Join(m0err, m1err))
+	rep.ClientCPUSeconds = round3(cpuSeconds() - cpu0)
+	rep.ClientCPUWindow = round3(cpuW1 - cpuW0)
+	if m0 != nil && m1 != nil {
+		rep.WindowSeconds = round3(m1.at.Sub(m0.at).Seconds())
+	}
+	if rep.WindowSeconds > 0 && rep.SessionsOK > 0 {
+		rep.ClientCPUPctPerSess = round3(100 * rep.ClientCPUWindow / rep.WindowSeconds / float64(rep.SessionsOK))
+		if rep.GatewayCPUSeconds != nil {
+			v := round3(100 * *rep.GatewayCPUSeconds / rep.WindowSeconds / float64(rep.SessionsOK))
+			rep.GatewayCPUPctPerSess = &v
+		}
+	}
+	if o.jsonOut {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(rep)
+	} else {
+		printTable(stdout, rep)
+	}
+	if rep.SessionsFailed > 0 || rep.SessionsOK == 0 {
+		return 1
+	}
+	return 0
+}
+
+func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
+
+func ptr(v float64) *float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil
+	}
+	v = round3(v)
+	return &v
+}
+
+func buildReport(o options, outs []sessionOutcome, m0, m1 *scrape, merr error) loadReport {
+	rep := loadReport{Sessions: len(outs), Failures: map[string]int{}}
+	var eot, fa, card []float64
+	for _, oc := range outs {
+		if oc.err != "" {
+			rep.SessionsFailed++
+			rep.Failures[oc.err]++
+		} else {
+			rep.SessionsOK++
+		}
+		s := oc.stats
+		rep.Turns += s.detected
+		rep.TurnsExpected += s.expected
+		rep.TurnsMatched += s.matched
+		rep.FirstAudioQueue += s.queued
+		rep.PacketsSent += s.sent
+		rep.PacketsReceived += s.received
+		rep.PacketsLost += s.lost
+		eot = append(eot, s.eot...)
+		fa = append(fa, s.firstAudio...)
+		card = append(card, s.card...)
+	}
+	rep.TurnsExtra = rep.Turns - rep.TurnsMatched
+	if rep.TurnsExpected > 0 {
+		rep.TurnAccuracy = round3(float64(rep.TurnsMatched) / float64(rep.TurnsExpected))
+	}
+	over := make([]float64, len(eot))
+	for i, v := range eot {
+		over[i] = v - ms(o.mergeGap)
+	}
+	rep.EOTOverSilence = summarize(over)
+	rep.EOTDelayMs, rep.FirstAudioMs, rep.SafetyCardMs = summarize(eot), summarize(fa), summarize(card)
+	if merr != nil {
+		rep.MetricsError = merr.Error()
+	}
+	if m0 != nil && m1 != nil {
+		rep.GatewayCPUSeconds = ptr(m1.cpu - m0.cpu)
+		rep.GatewayRSSBytes, rep.GatewayRSSStart = ptr(m1.rss), ptr(m0.rss)
+		rep.GatewayGoroutines, rep.GatewaySessions = ptr(m1.goroutines), ptr(m1.sessions)
+		p50, n := histQuantile(m0, m1, 0.50)
+		p99, _ := histQuantile(m0, m1, 0.99)
+		rep.FrameP50Ms, rep.FrameP99Ms, rep.Frames = ptr(p50*1000), ptr(p99*1000), n
+	}
+	return rep
+}
+
+func printTable(w io.Writer, r loadReport) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	f := func(p *float64, unit string) string {
+		if p == nil {
+			return "n/a"
+		}
+		return fmt.Sprintf("%.2f%s", *p, unit)
+	}
+	d := func(x dist) string {
+		if x.N == 0 {
+			return "n/a (0 samples)"
+		}
+		return fmt.Sprintf("p50 %.1f  p95 %.1f  p99 %.1f  max %.1f  (n=%d)", *x.P50, *x.P95, *x.P99, *x.Max, x.N)
+	}
+	fmt.Fprintf(tw, "sessions\t%d ok, %d failed of %d\n", r.SessionsOK, r.SessionsFailed, r.Sessions)
+	reasons := make([]string, 0, len(r.Failures))
+	for k := range r.Failures {
+		reasons = append(reasons, k)
+	}
+	sort.Strings(reasons)
+	for _, k := range reasons {
+		fmt.Fprintf(tw, "  failed\t%d × %s\n", r.Failures[k], k)
+	}
+	fmt.Fprintf(tw, "turns\t%d detected, %d of %d expected matched (accuracy %.3f), %d extra\n", r.Turns, r.TurnsMatched, r.TurnsExpected, r.TurnAccuracy, r.TurnsExtra)
+	fmt.Fprintf(tw, "eot delay ms\t%s\n", d(r.EOTDelayMs))
+	fmt.Fprintf(tw, "  over silence\t%s\n", d(r.EOTOverSilence))
+	fmt.Fprintf(tw, "first audio ms\t%s; %d queued behind playout\n", d(r.FirstAudioMs), r.FirstAudioQueue)
+	fmt.Fprintf(tw, "safety card ms\t%s\n", d(r.SafetyCardMs))
+	fmt.Fprintf(tw, "packets\t%d sent, %d received, %d lost (gateway → client)\n", r.PacketsSent, r.PacketsReceived, r.PacketsLost)
+	fmt.Fprintf(tw, "window\t%.1f s\n", r.WindowSeconds)
+	fmt.Fprintf(tw, "gateway cpu\t%s in window, %s of one core per session\n", f(r.GatewayCPUSeconds, " s"), f(r.GatewayCPUPctPerSess, " %"))
+	rss := func(p *float64) string {
+		if p == nil {
+			return "n/a"
+		}
+		return fmt.Sprintf("%.0f MiB", *p/(1<<20))
+	}
+	fmt.Fprintf(tw, "gateway rss\t%s (start of window %s), goroutines %s, voice sessions %s\n", rss(r.GatewayRSSBytes), rss(r.GatewayRSSStart), f(r.GatewayGoroutines, ""), f(r.GatewaySessions, ""))
+	fmt.Fprintf(tw, "frame ms\tp50 %s  p99 %s  (%.0f frames)\n", f(r.FrameP50Ms, ""), f(r.FrameP99Ms, ""), r.Frames)
+	fmt.Fprintf(tw, "client cpu\t%.2f s total, %.2f s in window, %.3f %% of one core per session\n", r.ClientCPUSeconds, r.ClientCPUWindow, r.ClientCPUPctPerSess)
+	if r.MetricsError != "" {
+		fmt.Fprintf(tw, "metrics\t%s\n", strings.ReplaceAll(r.MetricsError, "\n", "; "))
+	}
+	_ = tw.Flush()
+}

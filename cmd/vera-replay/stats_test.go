@@ -1,0 +1,206 @@
+package main
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-audio/audio"
+	"github.com/go-audio/wav"
+
+	"github.com/veraneural/vera-gateway/fixtures"
+)
+
+func TestAnalyseMatchesTurns(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	turns := []spokenTurn{
+		{start: at(0), end: at(2000)},
+		{start: at(10000), end: at(12000)},
+		{start: at(20000), end: at(22000)}, // never detected
+	}
+	ev := func(ms int, typ string) fixtures.Event { return fixtures.Event{At: at(ms), Type: typ} }
+	events := []fixtures.Event{
+		ev(-50, "notice"),
+		ev(1000, fixtures.EventSpeechStopped), // mid-turn: a split, counted extra
+		ev(2600, fixtures.EventSpeechStopped),
+		ev(2700, "safety.card"),
+		ev(12700, fixtures.EventSpeechStopped),
+		ev(30000, fixtures.EventSpeechStopped), // long after: extra
+	}
+	audio := []fixtures.ReceivedPacket{
+		{Seq: 10, At: at(4000)}, {Seq: 11, At: at(4020)}, {Seq: 13, At: at(4060)}, // reply to turn 1; seq 12 lost
+		{Seq: 14, At: at(12650)}, // still talking when turn 2 ended: queued
+		{Seq: 15, At: at(13000)},
+	}
+	st := analyse(turns, events, audio, 3*time.Second, 500*time.Millisecond)
+	if st.expected != 3 || st.matched != 2 || st.detected != 4 {
+		t.Fatalf("expected %d matched %d detected %d", st.expected, st.matched, st.detected)
+	}
+	if len(st.eot) != 2 || st.eot[0] != 600 || st.eot[1] != 700 {
+		t.Fatalf("eot %v", st.eot)
+	}
+	if len(st.firstAudio) != 1 || st.firstAudio[0] != 2000 || st.queued != 1 {
+		t.Fatalf("first audio %v queued %d", st.firstAudio, st.queued)
+	}
+	if len(st.card) != 1 || st.card[0] != 700 {
+		t.Fatalf("card %v", st.card)
+	}
+	if st.lost != 1 || st.received != 5 {
+		t.Fatalf("lost %d received %d", st.lost, st.received)
+	}
+}
+
+func TestLostPacketsWraps(t *testing.T) {
+	var a []fixtures.ReceivedPacket
+	for _, s := range []uint16{65533, 65534, 65535, 1, 2, 2, 0} { // 0 late, 2 duplicated
+		a = append(a, fixtures.ReceivedPacket{Seq: s})
+	}
+	if n := lostPackets(a); n != 0 {
+		t.Fatalf("lost %d, want 0", n)
+	}
+	a = append(a, fixtures.ReceivedPacket{Seq: 5})
+	if n := lostPackets(a); n != 2 {
+		t.Fatalf("lost %d, want 2", n)
+	}
+}
+
+func TestSummarize(t *testing.T) {
+	if d := summarize(nil); d.N != 0 || d.P50 != nil {
+		t.Fatalf("%+v", d)
+	}
+	v := make([]float64, 100)
+	for i := range v {
+		v[i] = float64(100 - i)
+	}
+	d := summarize(v)
+	if *d.P50 != 50 || *d.P95 != 95 || *d.P99 != 99 || *d.Max != 100 || d.N != 100 {
+		t.Fatalf("%s", d)
+	}
+}
+
+const exposition = `# HELP process_cpu_seconds_total x
+# TYPE process_cpu_seconds_total counter
+process_cpu_seconds_total %CPU%
+process_resident_memory_bytes 1.2e+08
+go_goroutines 42
+vera_voice_sessions 3
+vera_voice_frame_seconds_bucket{le="0.001"} %A%
+vera_voice_frame_seconds_bucket{le="0.002"} %B%
+vera_voice_frame_seconds_bucket{le="0.004"} %C%
+vera_voice_frame_seconds_bucket{le="+Inf"} %C%
+vera_voice_frame_seconds_sum 1
+vera_voice_frame_seconds_count %C%
+`
+
+func expo(cpu, a, b, c string) string {
+	return strings.NewReplacer("%CPU%", cpu, "%A%", a, "%B%", b, "%C%", c).Replace(exposition)
+}
+
+func TestParseMetricsAndQuantile(t *testing.T) {
+	m0, err := parseMetrics(strings.NewReader(expo("10", "100", "100", "100")), time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Delta: 900 under 1 ms, 90 in (1,2] ms, 10 in (2,4] ms.
+	m1, err := parseMetrics(strings.NewReader(expo("12.5", "1000", "1090", "1100")), time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m1.cpu-m0.cpu != 2.5 || m1.rss != 1.2e8 || m1.goroutines != 42 || m1.sessions != 3 || m1.count != 1100 {
+		t.Fatalf("%+v", m1)
+	}
+	p99, n := histQuantile(m0, m1, 0.99)
+	if n != 1000 || math.Abs(p99-0.002) > 1e-9 {
+		t.Fatalf("p99 %v n %v", p99, n)
+	}
+	p50, _ := histQuantile(m0, m1, 0.50)
+	if math.Abs(p50-0.0005*1000/900) > 1e-9 {
+		t.Fatalf("p50 %v", p50)
+	}
+	p995, _ := histQuantile(m0, m1, 0.995)
+	if math.Abs(p995-0.003) > 1e-9 {
+		t.Fatalf("p99.5 %v", p995)
+	}
+	if q, n := histQuantile(m1, m1, 0.99); !math.IsNaN(q) || n != 0 {
+		t.Fatalf("empty delta: %v %v", q, n)
+	}
+	none, err := parseMetrics(strings.NewReader("garbage line\nfoo{bar} x\n"), time.Now())
+	if err != nil || !math.IsNaN(none.cpu) {
+		t.Fatalf("%+v %v", none, err)
+	}
+}
+
+func writeWAV(t *testing.T, path string, samples []int) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc := wav.NewEncoder(f, 16000, 16, 1, 1)
+	if err := enc.Write(&audio.IntBuffer{Format: &audio.Format{NumChannels: 1, SampleRate: 16000}, Data: samples, SourceBitDepth: 16}); err != nil {
+		t.Fatal(err)
+	}
+	if err := enc.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestLoadClipsLabelsAndPadding(t *testing.T) {
+	dir := t.TempDir()
+	// 3 s: loud 0.5–1.0 s and 2.0–2.5 s.
+	s := make([]int, 48000)
+	for i := range s {
+		if (i >= 8000 && i < 16000) || (i >= 32000 && i < 40000) {
+			s[i] = 8000 * (1 - 2*(i%2))
+		}
+	}
+	writeWAV(t, filepath.Join(dir, "a.16k.wav"), s)
+	writeWAV(t, filepath.Join(dir, "b.16k.wav"), s)
+	// a: labels with a 300 ms gap (one turn at 500 ms merge gap) and a turn.
+	if err := os.WriteFile(filepath.Join(dir, "a.segments.json"), []byte(`[{"start_ms":500,"end_ms":800},{"start_ms":1100,"end_ms":1500},{"start_ms":2000,"end_ms":2500}]`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	clips, err := loadClips(dir, 4*time.Second, 2*time.Second, 500*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(clips) != 2 || clips[0].name != "a.16k.wav" {
+		t.Fatalf("%d clips", len(clips))
+	}
+	a, b := clips[0], clips[1]
+	// 3 s clip + 2 s minimum gap > 4 s period.
+	if a.frames != 250 || a.labels != "segments.json" {
+		t.Fatalf("a: %d frames, labels %s", a.frames, a.labels)
+	}
+	if len(a.turns) != 2 || a.turns[0] != (span{25, 74}) || a.turns[1] != (span{100, 124}) {
+		t.Fatalf("a turns %v", a.turns)
+	}
+	if a.frameTurn[24] != -1 || a.frameTurn[25] != 0 || a.frameTurn[74] != 0 || a.frameTurn[100] != 1 || a.frameTurn[125] != -1 {
+		t.Fatal("frameTurn")
+	}
+	// b: no labels, energy: 0.5 s … 2.5 s as one turn.
+	if b.labels != "energy" || len(b.turns) != 1 || b.turns[0] != (span{25, 124}) {
+		t.Fatalf("b: %s %v", b.labels, b.turns)
+	}
+	// An empty label list: no speech expected.
+	if err := os.WriteFile(filepath.Join(dir, "b.segments.json"), []byte(`[]`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := loadClip(filepath.Join(dir, "b.16k.wav"), 10*time.Second, 2*time.Second, 0)
+	if err != nil || len(c.turns) != 0 || c.frames != 500 {
+		t.Fatalf("%v %+v", err, c)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "b.segments.json"), []byte(`[{"start_ms":500,"end_ms":90000}]`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := loadClip(filepath.Join(dir, "b.16k.wav"), 4*time.Second, 2*time.Second, 0); err == nil {
+		t.Fatal("label past the end accepted")
+	}
+}
