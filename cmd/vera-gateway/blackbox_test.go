@@ -181,6 +181,7 @@ func TestBlackBox(t *testing.T) {
 	const key = "vera_sk_blackbox_0123456789abcdef"
 	const auditKey = "vera_sk_blackbox_audit_0123456789"
 	cfg := writeConfig(t, `listen: "127.0.0.1:0"
+rtc: { udp_port: 0 }
 shutdown_grace_ms: 2000
 auth:
   keys:
@@ -291,6 +292,7 @@ func TestBlackBoxSilentProviderFallsThrough(t *testing.T) {
 
 	const ttftMs = 400
 	cfg := writeConfig(t, fmt.Sprintf(`listen: "127.0.0.1:0"
+rtc: { udp_port: 0 }
 router:
   models:
     - name: silent-llm

@@ -222,13 +222,9 @@ func (b *lockedBuffer) String() string {
 
 func runBrowserVoice(t *testing.T, bin, fixture string) {
 	began := time.Now()
-	cfg := defaultFileConfig()
 	// Dev mode (no keys) as `make run` has it, with media on loopback like
 	// loadConfig sets up, on an ephemeral UDP port and loopback peers only.
-	cfg.RTC.UDPPort = 0
-	cfg.RTC.UDPAddress = "127.0.0.1"
-	cfg.RTC.IncludeLoopback = true
-	cfg.RTC.LoopbackOnly = true
+	cfg := testFileConfig()
 	if !cfg.DevMode() {
 		t.Fatal("default config is not dev mode")
 	}

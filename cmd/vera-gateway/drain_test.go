@@ -14,8 +14,7 @@ import (
 // TestDrainWaitsForLiveVoiceSessions: after SIGTERM a live call keeps going
 // until it hangs up or the grace runs out; new calls get 503 meanwhile.
 func TestDrainWaitsForLiveVoiceSessions(t *testing.T) {
-	cfg := defaultFileConfig()
-	cfg.RTC.UDPAddress, cfg.RTC.LoopbackOnly, cfg.RTC.IncludeLoopback = "127.0.0.1", true, true
+	cfg := testFileConfig()
 	a, err := newApp(cfg, envMap(nil), slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
@@ -56,8 +55,7 @@ func TestDrainWaitsForLiveVoiceSessions(t *testing.T) {
 
 // TestDrainEndsWhenCallsHangUp: drain returns as soon as the last call ends.
 func TestDrainEndsWhenCallsHangUp(t *testing.T) {
-	cfg := defaultFileConfig()
-	cfg.RTC.UDPAddress, cfg.RTC.LoopbackOnly, cfg.RTC.IncludeLoopback = "127.0.0.1", true, true
+	cfg := testFileConfig()
 	a, err := newApp(cfg, envMap(nil), slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)

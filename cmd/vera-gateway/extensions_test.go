@@ -44,7 +44,7 @@ func TestInboxTurnAndSignedWebhook(t *testing.T) {
 	}))
 	defer recv.Close()
 
-	cfg := defaultFileConfig()
+	cfg := testFileConfig()
 	cfg.Webhooks = []webhook.Endpoint{{URL: recv.URL, Secret: secret, Events: []string{webhook.TypeTurnFinished}}}
 	cfg.Store.Path = filepath.Join(t.TempDir(), "vera.db")
 	a, err := newApp(cfg, envMap(nil), slog.New(slog.DiscardHandler))
@@ -155,7 +155,7 @@ func TestInboxTurnAndSignedWebhook(t *testing.T) {
 // TestConverserStreamsOnlyWithoutEngineSafety: replies stream early only
 // when no model of the converse slot can send engine safety resources.
 func TestConverserStreamsOnlyWithoutEngineSafety(t *testing.T) {
-	cfg := defaultFileConfig()
+	cfg := testFileConfig()
 	a, err := newApp(cfg, envMap(nil), slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
@@ -197,7 +197,7 @@ func TestActionApprovedThenResult(t *testing.T) {
 		w.WriteHeader(http.StatusOK)
 	}))
 	defer recv.Close()
-	cfg := defaultFileConfig()
+	cfg := testFileConfig()
 	cfg.Webhooks = []webhook.Endpoint{{URL: recv.URL, Secret: "whsec_test_0123456789abcdef"}}
 	cfg.Store.Path = filepath.Join(t.TempDir(), "vera.db")
 	a, err := newApp(cfg, envMap(nil), slog.New(slog.DiscardHandler))

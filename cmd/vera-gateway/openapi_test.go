@@ -41,7 +41,7 @@ func TestOpenAPICoversRoutes(t *testing.T) {
 	}
 	sort.Strings(documented)
 
-	a, err := newApp(defaultFileConfig(), envMap(nil), slog.New(slog.DiscardHandler))
+	a, err := newApp(testFileConfig(), envMap(nil), slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,12 +18,11 @@ import (
 // on a live voice session is 404, the owner's DELETE hangs up.
 func TestVoiceSessionBelongsToItsPartner(t *testing.T) {
 	const keyA, keyB = "vera_sk_owner_a_0123456789abcdef", "vera_sk_owner_b_0123456789abcdef"
-	cfg := defaultFileConfig()
+	cfg := testFileConfig()
 	cfg.Auth.Keys = []gateway.KeyConfig{
 		{ID: "a", Secret: keyA, Scopes: []string{gateway.ScopeSessionsWrite}},
 		{ID: "b", Secret: keyB, Scopes: []string{gateway.ScopeSessionsWrite}},
 	}
-	cfg.RTC.UDPAddress, cfg.RTC.LoopbackOnly, cfg.RTC.IncludeLoopback = "127.0.0.1", true, true
 	a, err := newApp(cfg, envMap(nil), slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
