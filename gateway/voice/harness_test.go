@@ -394,3 +394,5 @@ func repliesEnded(n int) func([]fixtures.Event) bool {
 		return finals >= n && len(ended) >= finals && len(playing) == 0
 	}
 }
+
+func writeFile(path, s string) error { return os.WriteFile(path, []byte(s), 0o600) }
