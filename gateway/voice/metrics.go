@@ -38,7 +38,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		Sessions: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: "vera", Subsystem: "voice", Name: "sessions",
 			Help: "Live voice sessions."}),
 		BargeIns: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "vera", Subsystem: "voice", Name: "barge_ins_total",
-			Help: "Speech over playout, by outcome: interrupted, resumed (false interruption), echo (suppressed as our own voice)."},
+			Help: "Speech over playout, by outcome: interrupted, resumed (false interruption), echo (stretches suppressed as our own voice), protected (over the disclosure or spoken safety resources, not paused)."},
 			[]string{"outcome"}),
 	}
 	if reg != nil {

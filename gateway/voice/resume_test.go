@@ -91,3 +91,38 @@ func TestResumeOverVoice(t *testing.T) {
 		t.Errorf("the resumed conversation's history lacks the turn")
 	}
 }
+
+// TestICERestartKeepsConversation: an ICE restart (PATCH) mid-session loses
+// no event and the next turn is heard and answered on the same session.
+func TestICERestartKeepsConversation(t *testing.T) {
+	st := newStack(t, stackOptions{})
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	c, err := fixtures.Dial(ctx, fixtures.ClientOptions{URL: st.URL, LoopbackOnly: true, Device: "meta-rayban-display"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close(context.Background()) })
+	if _, err := c.WaitEvent(ctx, func(e fixtures.Event) bool { return e.Type == "notice" }); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.RestartICE(ctx); err != nil {
+		t.Fatal(err)
+	}
+	pl := &player{Client: c}
+	pl.play(t, ctx, concat(t, fixtures.Silence(16000, 2*time.Second), fixture(t, "gohome.16k.wav"), fixtures.Silence(16000, time.Second)))
+	if _, err := c.WaitEvent(ctx, func(e fixtures.Event) bool {
+		return e.Type == "reply.audio_stopped" && decode(t, e).TurnID != "notice"
+	}); err != nil {
+		t.Fatalf("no reply after the ICE restart: %v\n%s", err, dumpEvents(c.Events()))
+	}
+	evs := c.Events()
+	for i, e := range evs {
+		if e.Seq != int64(i+1) {
+			t.Fatalf("event %d has seq %d: events lost or reordered\n%s", i, e.Seq, dumpEvents(evs))
+		}
+	}
+	if trs := transcripts(t, evs); len(trs) != 1 {
+		t.Errorf("transcripts %q, want one turn", trs)
+	}
+}

@@ -122,8 +122,19 @@ func (s *speechSource) heard(played int) string {
 			b.WriteString(m.text)
 			continue
 		}
+		// Speech time follows the letters more closely than the word
+		// count: the words whose letters all fit in the played share.
 		words := strings.Fields(m.text)
-		k := len(words) * (played - m.start) / (m.end - m.start)
+		total := 0
+		for _, w := range words {
+			total += len(w) + 1
+		}
+		budget := total * (played - m.start) / (m.end - m.start)
+		k, used := 0, 0
+		for k < len(words) && used+len(words[k])+1 <= budget {
+			used += len(words[k]) + 1
+			k++
+		}
 		b.WriteString(strings.Join(words[:k], " "))
 		break
 	}
