@@ -14,6 +14,7 @@ import (
 	"github.com/veraneural/vera-gateway/devices"
 	"github.com/veraneural/vera-gateway/gateway"
 	"github.com/veraneural/vera-gateway/gateway/chat"
+	"github.com/veraneural/vera-gateway/gateway/event"
 	"github.com/veraneural/vera-gateway/gateway/router"
 	"github.com/veraneural/vera-gateway/gateway/rtc"
 	"github.com/veraneural/vera-gateway/gateway/session"
@@ -99,6 +100,9 @@ func (a *app) build(cfg fileConfig, getenv func(string) string) (err error) {
 	if err != nil {
 		return err
 	}
+	// voices is assigned below; the sessions' unacknowledged-card hook
+	// reaches it through this variable (nil until then, and nil-safe).
+	var voices *voice.Factory
 	a.sessions, err = session.NewManager(cfg.Session, session.Deps{
 		Converser: conv, Safety: local, Layout: layout, Counters: a.counters,
 		Actions: a.ext, Observer: a.ext, OnOpened: a.ext.opened,
@@ -106,6 +110,14 @@ func (a *app) build(cfg fileConfig, getenv func(string) string) (err error) {
 		OnClosed: func(s *session.Session) {
 			conv.forget(s.ID())
 			a.ext.closed(s)
+		},
+		// A card nobody acknowledged in time is spoken in the session's
+		// voice call, if it has one (the session also re-sends it and
+		// notifies the phone surface).
+		OnUnacked: func(s *session.Session, c event.SafetyCard, surface string) {
+			if voices != nil {
+				voices.OnUnacked(s, c, surface)
+			}
 		},
 	})
 	if err != nil {
@@ -117,7 +129,7 @@ func (a *app) build(cfg fileConfig, getenv func(string) string) (err error) {
 		return fmt.Errorf("chat: %w", err)
 	}
 
-	voices, err := voice.NewFactory(cfg.Voice, voice.Deps{
+	voices, err = voice.NewFactory(cfg.Voice, voice.Deps{
 		Listener: a.router, Speaker: a.router, Sessions: a.sessions, Logger: log.With("pkg", "voice"),
 		Metrics: voice.NewMetrics(reg),
 		Owner: func(principal any) session.Owner {

@@ -20,13 +20,16 @@ type Config struct {
 	KeyphraseFile string `yaml:"keyphrase_file"`
 }
 
-// DefaultConfig uses Debian's pocketsphinx-en-us model and a pool of two.
+// DefaultConfig uses Debian's pocketsphinx-en-us model and a pool of four
+// decoders (created on demand, ~50 MB each): with two, a third concurrent
+// turn waited past its TTFT budget and failed. Size it to the concurrent
+// turns a deployment expects.
 func DefaultConfig() Config {
 	return Config{
 		HMM:  "/usr/share/pocketsphinx/model/en-us/en-us",
 		Dict: "/usr/share/pocketsphinx/model/en-us/cmudict-en-us.dict",
 		LM:   "/usr/share/pocketsphinx/model/en-us/en-us.lm.bin",
-		Pool: 2,
+		Pool: 4,
 	}
 }
 
