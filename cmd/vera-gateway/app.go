@@ -131,7 +131,7 @@ func (a *app) build(cfg fileConfig, getenv func(string) string) (err error) {
 
 	voices, err = voice.NewFactory(cfg.Voice, voice.Deps{
 		Listener: a.router, Speaker: a.router, Sessions: a.sessions, Logger: log.With("pkg", "voice"),
-		Metrics: voice.NewMetrics(reg),
+		Metrics: voice.NewMetrics(reg), Counters: a.counters,
 		Owner: func(principal any) session.Owner {
 			p, _ := principal.(gateway.Principal)
 			return session.Owner{PartnerID: p.PartnerID, EndUserID: p.EndUserID}

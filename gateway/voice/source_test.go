@@ -166,7 +166,8 @@ func TestOnUnackedSpeaksFirstResource(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = mgr.Close(t.Context()) })
-	f, err := NewFactory(DefaultConfig(), Deps{Listener: r, Speaker: r, Sessions: mgr,
+	counters := safety.NewCounters(nil)
+	f, err := NewFactory(DefaultConfig(), Deps{Listener: r, Speaker: r, Sessions: mgr, Counters: counters,
 		Owner: func(any) session.Owner { return session.Owner{} }})
 	if err != nil {
 		t.Fatal(err)
@@ -181,7 +182,7 @@ func TestOnUnackedSpeaksFirstResource(t *testing.T) {
 	if len(a.Resources) == 0 {
 		t.Fatal("no resources for a crisis text")
 	}
-	card := event.SafetyCard{CardID: "card_1", TurnID: "t1", Resources: a.Resources}
+	card := event.SafetyCard{CardID: "card_1", TurnID: "t1", Level: a.Level.String(), Resources: a.Resources}
 	f.OnUnacked(sess, card, "display")
 	select {
 	case it := <-vs.speakCh:
@@ -190,6 +191,9 @@ func TestOnUnackedSpeaksFirstResource(t *testing.T) {
 		}
 	default:
 		t.Fatal("nothing queued to speak")
+	}
+	if got := counters.Snapshot().Totals["spoken"]; got != 1 {
+		t.Errorf("spoken counter = %d, want 1 (no text, no ids)", got)
 	}
 	// A full queue never blocks the session's timer callback.
 	vs.speakCh <- speakItem{}

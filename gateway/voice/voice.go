@@ -42,6 +42,9 @@ type Deps struct {
 	Owner   func(principal any) session.Owner
 	Logger  *slog.Logger
 	Metrics *Metrics
+	// Counters counts safety cards whose resources were spoken (nil counts
+	// nothing).
+	Counters *safety.Counters
 }
 
 // ErrMissingDeps: a required collaborator is missing.
@@ -91,9 +94,20 @@ func (f *Factory) OnUnacked(s *session.Session, card event.SafetyCard, surface s
 	it := speakItem{turnID: "safety:" + card.CardID, text: safety.SpokenResource(card.Resources[0]), last: true, protected: true}
 	select {
 	case vs.speakCh <- it:
+		f.countSpoken(card.Level, card.Resources)
 	default:
 		vs.log.Warn("voice: speech queue full; unacknowledged card's resource not spoken", "card", card.CardID, "surface", surface)
 	}
+}
+
+// countSpoken counts a card whose resources go out in speech, by level,
+// the first resource's country and the voice surface (no text, no ids).
+func (f *Factory) countSpoken(level string, rs []safety.Resource) {
+	lv, err := safety.ParseLevel(level)
+	if err != nil || len(rs) == 0 {
+		return
+	}
+	f.deps.Counters.CardSpoken(lv, rs[0].Country, safety.SurfaceVoice)
 }
 
 // New implements rtc.SessionFactory.
@@ -590,6 +604,7 @@ type wireEvent struct {
 	Text   string     `json:"text"`
 	Kind   string     `json:"kind"`
 	// safety.card
+	Level     string            `json:"level"`
 	Resources []safety.Resource `json:"resources"`
 }
 
@@ -635,6 +650,7 @@ func (s *voiceSession) eventPump() {
 		case event.TypeSafetyCard:
 			if s.session().Profile().MustSpeakSafety() {
 				s.enqueue(speakItem{turnID: ev.TurnID, text: spokenResources(ev.Resources), protected: true})
+				s.factory.countSpoken(ev.Level, ev.Resources)
 			}
 		case event.TypeReplyDelta:
 			s.firstText(ev.TurnID)
