@@ -100,6 +100,8 @@ func (a *app) build(cfg fileConfig, getenv func(string) string) (err error) {
 	if err != nil {
 		return err
 	}
+	conv.validate, conv.log = a.ext.tools.Validate, log.With("pkg", "actions")
+	reg.MustRegister(conv.violations)
 	// voices is assigned below; the sessions' unacknowledged-card hook
 	// reaches it through this variable (nil until then, and nil-safe).
 	var voices *voice.Factory

@@ -2,10 +2,17 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
 	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/veraneural/vera-gateway/gateway/router"
 	"github.com/veraneural/vera-gateway/gateway/session"
+	"github.com/veraneural/vera-gateway/gateway/tools"
 	"github.com/veraneural/vera-gateway/safety"
 )
 
@@ -17,6 +24,13 @@ const maxThreads = 100_000
 // VERA engine sees one conversation, not one per turn) and maps the reply.
 type converser struct {
 	r *router.Router
+	// validate checks a proposed action's input against the partner's tool
+	// schema (tools.Registry.Validate); nil checks nothing.
+	validate func(partner, name string, input json.RawMessage) error
+	log      *slog.Logger
+	// violations counts replies that broke the engine contract (more than
+	// maxProposedActions actions, inputs that fail their schema).
+	violations *prometheus.CounterVec
 	// streamSafe: no model of the converse slot has a safety channel (only
 	// the VERA engine does), so the engine's assessment is known to be
 	// empty before the first delta and the session may stream the reply
@@ -29,6 +43,12 @@ type converser struct {
 	order   []string
 }
 
+// maxProposedActions is the Partner API's limit per reply.
+const maxProposedActions = 3
+
+// actionTTL is how long a proposed action may be approved.
+const actionTTL = 24 * time.Hour
+
 func newConverser(r *router.Router, cfg router.Config) *converser {
 	providers := map[string]string{}
 	for _, m := range cfg.Resolved().Models {
@@ -40,7 +60,14 @@ func newConverser(r *router.Router, cfg router.Config) *converser {
 			safe = false
 		}
 	}
-	return &converser{r: r, streamSafe: safe, threads: map[string]*router.Thread{}}
+	return &converser{r: r, streamSafe: safe, threads: map[string]*router.Thread{}, log: slog.New(slog.DiscardHandler),
+		violations: newViolations()}
+}
+
+func newViolations() *prometheus.CounterVec {
+	return prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "vera", Subsystem: "actions",
+		Name: "contract_violations_total", Help: "Proposed actions the gateway dropped: over the 3-per-reply limit, or input that fails its tool's schema."},
+		[]string{"kind"})
 }
 
 func (c *converser) thread(sessionID, endUser string) *router.Thread {
@@ -102,9 +129,36 @@ func (c *converser) Converse(ctx context.Context, req session.ConverseRequest, o
 		return session.Reply{}, err
 	}
 	out := session.Reply{Message: rep.Message, Safety: rep.Safety, Model: rep.Model, Provider: rep.Provider}
-	for _, a := range rep.ProposedActions {
-		out.ProposedActions = append(out.ProposedActions, session.Action{ID: a.ID, Type: a.Type, Title: a.Title,
-			Summary: a.Summary, Input: a.Input, ExpiresAt: a.ExpiresAt})
-	}
+	out.ProposedActions = c.actions(req.PartnerID, rep)
 	return out, nil
+}
+
+// actions keeps what the person may be asked to approve: at most three per
+// reply (the engine contract; more are dropped, counted and logged), and
+// only inputs that match the partner's tool schema when the action names
+// one of its tools. Actions without an expiry expire after 24 h.
+func (c *converser) actions(partner string, rep router.Reply) []session.Action {
+	acts := rep.ProposedActions
+	if len(acts) > maxProposedActions {
+		c.log.Warn("engine proposed too many actions; keeping the first three", "count", len(acts), "model", rep.Model)
+		c.violations.WithLabelValues("too_many").Add(float64(len(acts) - maxProposedActions))
+		acts = acts[:maxProposedActions]
+	}
+	var out []session.Action
+	for _, a := range acts {
+		if c.validate != nil {
+			if err := c.validate(partner, a.Type, a.Input); err != nil && !errors.Is(err, tools.ErrUnknownTool) {
+				// The error names the JSON path, never the input's values.
+				c.log.Warn("proposed action dropped: input does not match its tool schema", "action", a.ID, "tool", a.Type, "err", err)
+				c.violations.WithLabelValues("schema").Inc()
+				continue
+			}
+		}
+		exp := a.ExpiresAt
+		if exp.IsZero() {
+			exp = time.Now().Add(actionTTL)
+		}
+		out = append(out, session.Action{ID: a.ID, Type: a.Type, Title: a.Title, Summary: a.Summary, Input: a.Input, ExpiresAt: exp})
+	}
+	return out
 }

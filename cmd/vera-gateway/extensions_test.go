@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
@@ -19,6 +20,7 @@ import (
 	"github.com/veraneural/vera-gateway/gateway/event"
 	"github.com/veraneural/vera-gateway/gateway/router"
 	"github.com/veraneural/vera-gateway/gateway/session"
+	"github.com/veraneural/vera-gateway/gateway/tools"
 	"github.com/veraneural/vera-gateway/gateway/webhook"
 )
 
@@ -261,5 +263,40 @@ func TestActionApprovedThenResult(t *testing.T) {
 			t.Fatalf("webhooks received: %s", got)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestConverserActionsContract: at most three actions per reply, inputs
+// that fail their tool's schema never reach the person, unknown tools
+// (engine actions) pass, and every action expires.
+func TestConverserActionsContract(t *testing.T) {
+	c := &converser{log: slog.New(slog.DiscardHandler), violations: newViolations()}
+	c.validate = func(partner, name string, input json.RawMessage) error {
+		switch name {
+		case "send_message":
+			if !strings.Contains(string(input), `"to"`) {
+				return fmt.Errorf("input/to: missing: %w", tools.ErrInvalid)
+			}
+			return nil
+		default:
+			return tools.ErrUnknownTool
+		}
+	}
+	rep := router.Reply{ProposedActions: []router.ProposedAction{
+		{ID: "a1", Type: "send_message", Input: json.RawMessage(`{"to":"u_1"}`)},
+		{ID: "a2", Type: "send_message", Input: json.RawMessage(`{}`)},
+		{ID: "a3", Type: "book_slot"},
+		{ID: "a4", Type: "book_slot"},
+	}}
+	got := c.actions("p", rep)
+	var ids []string
+	for _, a := range got {
+		ids = append(ids, a.ID)
+		if a.ExpiresAt.IsZero() || time.Until(a.ExpiresAt) > actionTTL {
+			t.Errorf("action %s expires at %v", a.ID, a.ExpiresAt)
+		}
+	}
+	if strings.Join(ids, ",") != "a1,a3" {
+		t.Fatalf("kept %v, want a1,a3 (a4 over the limit, a2 fails its schema)", ids)
 	}
 }
