@@ -34,7 +34,7 @@ type loadReport struct {
 	SessionsFailed int            `json:"sessions_failed"`
 	Failures       map[string]int `json:"failures"` // reason → sessions
 
-	Turns         int     `json:"turns"` // input.speech_stopped events received
+	Turns         int     `json:"turns"` // input.speech_stopped events received in the window
 	TurnsExpected int     `json:"turns_expected"`
 	TurnsMatched  int     `json:"turns_matched"`
 	TurnsExtra    int     `json:"turns_extra"`
@@ -49,6 +49,10 @@ type loadReport struct {
 	PacketsSent     int `json:"packets_sent"`
 	PacketsReceived int `json:"packets_received"`
 	PacketsLost     int `json:"packets_lost"` // gateway → client, from RTP sequence gaps
+	// PacketsReceivedWindow is gateway audio that arrived in the measured
+	// window: 0 in a listening-only run means no playout (AI notice or
+	// reply) was encoded during it.
+	PacketsReceivedWindow int `json:"packets_received_window"`
 
 	WindowSeconds        float64  `json:"window_seconds"`
 	ClientCPUSeconds     float64  `json:"client_cpu_seconds"`        // whole run (getrusage)
@@ -62,9 +66,16 @@ type loadReport struct {
 	GatewaySessions      *float64 `json:"gateway_voice_sessions"`
 	FrameP50Ms           *float64 `json:"frame_p50_ms"`
 	FrameP99Ms           *float64 `json:"frame_p99_ms"`
-	Frames               float64  `json:"frames"` // frame observations in the window
+	FrameP99Overflow     bool     `json:"frame_p99_overflow,omitempty"` // p99 is past the last finite bucket: frame_p99_ms is a lower bound
+	Frames               float64  `json:"frames"`                       // frame observations in the window
 	MetricsError         string   `json:"metrics_error,omitempty"`
 }
+
+// closeWait bounds one session's hang-up and peer close.
+const closeWait = 15 * time.Second
+
+// errCloseHung: the peer did not close within closeWait.
+var errCloseHung = errors.New("peer close hung")
 
 // sessionOutcome is one session's end state.
 type sessionOutcome struct {
@@ -91,6 +102,9 @@ func failReason(err error, ice webrtc.ICEConnectionState) string {
 		return "ICE failed"
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
+		if ice == webrtc.ICEConnectionStateConnected || ice == webrtc.ICEConnectionStateCompleted {
+			return "timeout (ICE connected, events channel not open)"
+		}
 		return fmt.Sprintf("timeout (ICE %s)", ice)
 	}
 	s := err.Error()
@@ -108,6 +122,9 @@ type loadRun struct {
 	stop  chan struct{} // closed: every session hangs up
 
 	connected, failed, turns atomic.Int64
+	// windowStart (unix ns) is when the measured window began; turns that
+	// end before it are left out of the latency and accuracy figures.
+	windowStart atomic.Int64
 }
 
 // runSession dials, plays the clips in a loop until stop, hangs up and
@@ -130,14 +147,30 @@ func (lr *loadRun) runSession(ctx context.Context, idx int, ready func()) sessio
 		return sessionOutcome{err: failReason(err, webrtc.ICEConnectionStateNew)}
 	}
 	closeClient := func() error {
-		xctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		return c.Close(xctx)
+		// pion's GracefulClose can block for good on a peer whose DTLS or
+		// SCTP handshake never finished; the run must not hang on it. A
+		// close still running after closeWait is left behind (the process
+		// is about to exit) and reported.
+		done := make(chan error, 1)
+		go func() {
+			xctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			done <- c.Close(xctx)
+		}()
+		t := time.NewTimer(closeWait)
+		defer t.Stop()
+		select {
+		case err := <-done:
+			return err
+		case <-t.C:
+			return errCloseHung
+		}
 	}
 	if err := c.WaitReady(cctx); err != nil {
 		reason := failReason(err, c.ICEState())
-		_ = closeClient()
 		lr.failed.Add(1)
+		readyOnce()
+		_ = closeClient()
 		return sessionOutcome{err: reason}
 	}
 	lr.connected.Add(1)
@@ -211,7 +244,7 @@ func (lr *loadRun) runSession(ctx context.Context, idx int, ready func()) sessio
 	}
 	events, audio := c.Events(), c.Received()
 	herr := closeClient()
-	st := analyse(turns, events, audio, o.window, o.mergeGap)
+	st := analyse(turns, events, audio, o.window, o.mergeGap, time.Unix(0, lr.windowStart.Load()))
 	st.sent = sent
 	out := sessionOutcome{stats: st}
 	switch {
@@ -262,7 +295,7 @@ func runLoad(ctx context.Context, o options, stdout, stderr io.Writer, progress 
 	cpu0 := cpuSeconds()
 
 	var bar *progressbar.ProgressBar
-	total := o.duration + time.Duration(float64(o.sessions)/o.ramp*float64(time.Second))
+	total := o.warmup + o.duration + time.Duration(float64(o.sessions)/o.ramp*float64(time.Second))
 	if progress {
 		bar = progressbar.NewOptions64(int64(total/time.Second), progressbar.OptionSetWriter(stderr), progressbar.OptionSetWidth(30),
 			progressbar.OptionShowElapsedTimeOnFinish(), progressbar.OptionSetPredictTime(false), progressbar.OptionClearOnFinish())
@@ -307,8 +340,24 @@ ramp:
 	case <-allReady:
 	case <-ctx.Done():
 	}
+	if o.warmup > 0 {
+		wt := time.NewTimer(o.warmup)
+	warm:
+		for {
+			select {
+			case <-wt.C:
+				break warm
+			case <-ctx.Done():
+				break warm
+			case <-upd.C:
+				refresh("warmup")
+			}
+		}
+		wt.Stop()
+	}
 	// Steady window: all sessions up (or failed).
 	sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
+	lr.windowStart.Store(time.Now().UnixNano())
 	m0, m0err := scrapeMetrics(sctx, hc, murl)
 	scancel()
 	cpuW0 := cpuSeconds()
@@ -389,6 +438,7 @@ func buildReport(o options, outs []sessionOutcome, m0, m1 *scrape, merr error) l
 		rep.PacketsSent += s.sent
 		rep.PacketsReceived += s.received
 		rep.PacketsLost += s.lost
+		rep.PacketsReceivedWindow += s.receivedInWindow
 		eot = append(eot, s.eot...)
 		fa = append(fa, s.firstAudio...)
 		card = append(card, s.card...)
@@ -413,6 +463,7 @@ func buildReport(o options, outs []sessionOutcome, m0, m1 *scrape, merr error) l
 		p50, n := histQuantile(m0, m1, 0.50)
 		p99, _ := histQuantile(m0, m1, 0.99)
 		rep.FrameP50Ms, rep.FrameP99Ms, rep.Frames = ptr(p50*1000), ptr(p99*1000), n
+		rep.FrameP99Overflow = n > 0 && p99 >= lastFinite(m1)
 	}
 	return rep
 }
@@ -445,7 +496,7 @@ func printTable(w io.Writer, r loadReport) {
 	fmt.Fprintf(tw, "  over silence\t%s\n", d(r.EOTOverSilence))
 	fmt.Fprintf(tw, "first audio ms\t%s; %d queued behind playout\n", d(r.FirstAudioMs), r.FirstAudioQueue)
 	fmt.Fprintf(tw, "safety card ms\t%s\n", d(r.SafetyCardMs))
-	fmt.Fprintf(tw, "packets\t%d sent, %d received, %d lost (gateway → client)\n", r.PacketsSent, r.PacketsReceived, r.PacketsLost)
+	fmt.Fprintf(tw, "packets\t%d sent, %d received (%d in window), %d lost (gateway → client)\n", r.PacketsSent, r.PacketsReceived, r.PacketsReceivedWindow, r.PacketsLost)
 	fmt.Fprintf(tw, "window\t%.1f s\n", r.WindowSeconds)
 	fmt.Fprintf(tw, "gateway cpu\t%s in window, %s of one core per session\n", f(r.GatewayCPUSeconds, " s"), f(r.GatewayCPUPctPerSess, " %"))
 	rss := func(p *float64) string {
@@ -455,7 +506,11 @@ func printTable(w io.Writer, r loadReport) {
 		return fmt.Sprintf("%.0f MiB", *p/(1<<20))
 	}
 	fmt.Fprintf(tw, "gateway rss\t%s (start of window %s), goroutines %s, voice sessions %s\n", rss(r.GatewayRSSBytes), rss(r.GatewayRSSStart), f(r.GatewayGoroutines, ""), f(r.GatewaySessions, ""))
-	fmt.Fprintf(tw, "frame ms\tp50 %s  p99 %s  (%.0f frames)\n", f(r.FrameP50Ms, ""), f(r.FrameP99Ms, ""), r.Frames)
+	over := ""
+	if r.FrameP99Overflow {
+		over = " or more (past the last bucket)"
+	}
+	fmt.Fprintf(tw, "frame ms\tp50 %s  p99 %s%s  (%.0f frames)\n", f(r.FrameP50Ms, ""), f(r.FrameP99Ms, ""), over, r.Frames)
 	fmt.Fprintf(tw, "client cpu\t%.2f s total, %.2f s in window, %.3f %% of one core per session\n", r.ClientCPUSeconds, r.ClientCPUWindow, r.ClientCPUPctPerSess)
 	if r.MetricsError != "" {
 		fmt.Fprintf(tw, "metrics\t%s\n", strings.ReplaceAll(r.MetricsError, "\n", "; "))

@@ -52,13 +52,13 @@ type options struct {
 	seed                          uint64
 
 	// load mode
-	load             bool
-	sessions         int
-	ramp             float64
-	duration, period time.Duration
-	mergeGap, window time.Duration
-	connectTimeout   time.Duration
-	metrics          string
+	load                     bool
+	sessions                 int
+	ramp                     float64
+	duration, period, warmup time.Duration
+	mergeGap, window         time.Duration
+	connectTimeout           time.Duration
+	metrics                  string
 }
 
 func parse(args []string, stderr io.Writer) (options, error) {
@@ -83,10 +83,11 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.sessions, "sessions", 0, "load mode: number of concurrent sessions")
 	fs.Float64Var(&o.ramp, "ramp", 20, "load mode: sessions started per second")
 	fs.DurationVar(&o.duration, "duration", 0, "load mode: how long every session stays up after the last one connected")
+	fs.DurationVar(&o.warmup, "warmup", 0, "load mode: wait this long after the last session connected before the measured window (lets the spoken AI notice end)")
 	fs.DurationVar(&o.period, "period", 10*time.Second, "load mode: one pass of a clip (clip + silence; at least clip + 2 s)")
 	fs.DurationVar(&o.mergeGap, "merge-gap", 500*time.Millisecond, "load mode: label gaps shorter than this are one turn (the gateway's turn silence)")
 	fs.DurationVar(&o.window, "eot-window", 3*time.Second, "load mode: longest wait for input.speech_stopped after the end of speech")
-	fs.DurationVar(&o.connectTimeout, "connect-timeout", 20*time.Second, "load mode: signaling + ICE + data channel deadline per session")
+	fs.DurationVar(&o.connectTimeout, "connect-timeout", 30*time.Second, "load mode: signaling + ICE + data channel deadline per session")
 	fs.StringVar(&o.metrics, "metrics", "", "load mode: gateway /metrics URL (default: from -url)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -100,8 +101,8 @@ func parse(args []string, stderr io.Writer) (options, error) {
 		if o.sessions == 0 {
 			o.sessions = 1
 		}
-		if o.sessions < 1 || o.ramp <= 0 || o.duration <= 0 || o.period < time.Second || o.mergeGap < 0 || o.window <= 0 || o.connectTimeout <= 0 {
-			return o, errors.New("load mode needs -sessions >= 1, -ramp > 0, -duration > 0, -period >= 1s, -merge-gap >= 0, -eot-window > 0, -connect-timeout > 0")
+		if o.sessions < 1 || o.ramp <= 0 || o.duration <= 0 || o.warmup < 0 || o.period < time.Second || o.mergeGap < 0 || o.window <= 0 || o.connectTimeout <= 0 {
+			return o, errors.New("load mode needs -sessions >= 1, -ramp > 0, -duration > 0, -warmup >= 0, -period >= 1s, -merge-gap >= 0, -eot-window > 0, -connect-timeout > 0")
 		}
 	}
 	if o.in == "" {

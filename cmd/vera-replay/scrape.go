@@ -152,3 +152,14 @@ func histQuantile(a, b *scrape, q float64) (float64, float64) {
 	}
 	return prevLe, total
 }
+
+// lastFinite is the largest finite bucket bound of the frame histogram.
+func lastFinite(s *scrape) float64 {
+	top := math.Inf(-1)
+	for le := range s.buckets {
+		if !math.IsInf(le, 1) && le > top {
+			top = le
+		}
+	}
+	return top
+}

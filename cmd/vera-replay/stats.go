@@ -22,6 +22,7 @@ type sessionStats struct {
 	eot, firstAudio, card       []float64 // ms
 	queued                      int       // turns whose end found the gateway still talking
 	sent, received, lost        int
+	receivedInWindow            int // reply/notice packets that arrived at or after from
 }
 
 // busyBefore is how recent a received packet must be for the gateway to
@@ -32,7 +33,10 @@ const busyBefore = 100 * time.Millisecond
 // analyse matches expected turns to input.speech_stopped events and derives
 // the latencies. turns are sorted; a turn's event must arrive after its end
 // of speech and before window passes or the next turn starts (+ mergeGap).
-func analyse(turns []spokenTurn, events []fixtures.Event, audio []fixtures.ReceivedPacket, window, mergeGap time.Duration) sessionStats {
+//
+// Only turns that end at or after from are counted (the measured window);
+// earlier turns still consume their events so they are not miscounted.
+func analyse(turns []spokenTurn, events []fixtures.Event, audio []fixtures.ReceivedPacket, window, mergeGap time.Duration, from time.Time) sessionStats {
 	var st sessionStats
 	var stopped, cards []fixtures.Event
 	for _, e := range events {
@@ -43,12 +47,24 @@ func analyse(turns []spokenTurn, events []fixtures.Event, audio []fixtures.Recei
 			cards = append(cards, e)
 		}
 	}
-	st.detected = len(stopped)
-	st.expected = len(turns)
+	for _, e := range stopped {
+		if !e.At.Before(from) {
+			st.detected++
+		}
+	}
 	st.received = len(audio)
+	for _, p := range audio {
+		if !p.At.Before(from) {
+			st.receivedInWindow++
+		}
+	}
 	st.lost = lostPackets(audio)
 	k := 0
 	for j, t := range turns {
+		counted := !t.end.Before(from)
+		if counted {
+			st.expected++
+		}
 		limit := t.end.Add(window)
 		if j+1 < len(turns) {
 			limit = minTime(limit, turns[j+1].start.Add(mergeGap))
@@ -61,6 +77,9 @@ func analyse(turns []spokenTurn, events []fixtures.Event, audio []fixtures.Recei
 		}
 		ev := stopped[k]
 		k++
+		if !counted {
+			continue
+		}
 		st.matched++
 		st.eot = append(st.eot, ms(ev.At.Sub(t.end)))
 		next := limit

@@ -36,7 +36,7 @@ func TestAnalyseMatchesTurns(t *testing.T) {
 		{Seq: 14, At: at(12650)}, // still talking when turn 2 ended: queued
 		{Seq: 15, At: at(13000)},
 	}
-	st := analyse(turns, events, audio, 3*time.Second, 500*time.Millisecond)
+	st := analyse(turns, events, audio, 3*time.Second, 500*time.Millisecond, time.Time{})
 	if st.expected != 3 || st.matched != 2 || st.detected != 4 {
 		t.Fatalf("expected %d matched %d detected %d", st.expected, st.matched, st.detected)
 	}
@@ -51,6 +51,11 @@ func TestAnalyseMatchesTurns(t *testing.T) {
 	}
 	if st.lost != 1 || st.received != 5 {
 		t.Fatalf("lost %d received %d", st.lost, st.received)
+	}
+	// From 5 s on: the first turn and its events are outside the window.
+	st = analyse(turns, events, audio, 3*time.Second, 500*time.Millisecond, at(5000))
+	if st.expected != 2 || st.matched != 1 || st.detected != 2 || len(st.eot) != 1 || st.eot[0] != 700 || len(st.card) != 0 {
+		t.Fatalf("windowed: %+v", st)
 	}
 }
 
