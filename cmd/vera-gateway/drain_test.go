@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"log/slog"
-	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -15,15 +13,7 @@ import (
 // until it hangs up or the grace runs out; new calls get 503 meanwhile.
 func TestDrainWaitsForLiveVoiceSessions(t *testing.T) {
 	cfg := testFileConfig()
-	a, err := newApp(cfg, envMap(nil), slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(a.srv.Handler())
-	defer func() {
-		srv.Close()
-		a.close()
-	}()
+	a, srv := startApp(t, cfg)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	url := srv.URL + "/v1/voice/sessions"
@@ -56,15 +46,7 @@ func TestDrainWaitsForLiveVoiceSessions(t *testing.T) {
 // TestDrainEndsWhenCallsHangUp: drain returns as soon as the last call ends.
 func TestDrainEndsWhenCallsHangUp(t *testing.T) {
 	cfg := testFileConfig()
-	a, err := newApp(cfg, envMap(nil), slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(a.srv.Handler())
-	defer func() {
-		srv.Close()
-		a.close()
-	}()
+	a, srv := startApp(t, cfg)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	c, err := fixtures.Dial(ctx, fixtures.ClientOptions{URL: srv.URL + "/v1/voice/sessions", LoopbackOnly: true})

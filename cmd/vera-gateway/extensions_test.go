@@ -49,15 +49,7 @@ func TestInboxTurnAndSignedWebhook(t *testing.T) {
 	cfg := testFileConfig()
 	cfg.Webhooks = []webhook.Endpoint{{URL: recv.URL, Secret: secret, Events: []string{webhook.TypeTurnFinished}}}
 	cfg.Store.Path = filepath.Join(t.TempDir(), "vera.db")
-	a, err := newApp(cfg, envMap(nil), slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(a.srv.Handler())
-	defer func() {
-		srv.Close()
-		a.close()
-	}()
+	a, srv := startApp(t, cfg)
 
 	s, st, err := a.sessions.Open(session.Owner{PartnerID: "dev", EndUserID: "u_42"}, nil)
 	if err != nil {
@@ -202,15 +194,7 @@ func TestActionApprovedThenResult(t *testing.T) {
 	cfg := testFileConfig()
 	cfg.Webhooks = []webhook.Endpoint{{URL: recv.URL, Secret: "whsec_test_0123456789abcdef"}}
 	cfg.Store.Path = filepath.Join(t.TempDir(), "vera.db")
-	a, err := newApp(cfg, envMap(nil), slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(a.srv.Handler())
-	defer func() {
-		srv.Close()
-		a.close()
-	}()
+	a, srv := startApp(t, cfg)
 	s, st, err := a.sessions.Open(session.Owner{PartnerID: "dev", EndUserID: "u_7"}, nil)
 	if err != nil {
 		t.Fatal(err)

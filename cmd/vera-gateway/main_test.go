@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"log/slog"
+	"net/http/httptest"
 	"os"
 	"testing"
 
@@ -30,4 +32,20 @@ func testFileConfig() fileConfig {
 	cfg.RTC.UDPPort = 0
 	cfg.RTC.UDPAddress, cfg.RTC.LoopbackOnly, cfg.RTC.IncludeLoopback = "127.0.0.1", true, true
 	return cfg
+}
+
+// startApp builds the wired app from cfg and serves it on a loopback
+// httptest server; both are closed when the test ends.
+func startApp(t *testing.T, cfg fileConfig) (*app, *httptest.Server) {
+	t.Helper()
+	a, err := newApp(cfg, envMap(nil), slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(a.srv.Handler())
+	t.Cleanup(func() {
+		srv.Close()
+		a.close()
+	})
+	return a, srv
 }

@@ -3,9 +3,7 @@ package main
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -23,15 +21,7 @@ func TestVoiceSessionBelongsToItsPartner(t *testing.T) {
 		{ID: "a", Secret: keyA, Scopes: []string{gateway.ScopeSessionsWrite}},
 		{ID: "b", Secret: keyB, Scopes: []string{gateway.ScopeSessionsWrite}},
 	}
-	a, err := newApp(cfg, envMap(nil), slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(a.srv.Handler())
-	defer func() {
-		srv.Close()
-		a.close()
-	}()
+	a, srv := startApp(t, cfg)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	c, err := fixtures.Dial(ctx, fixtures.ClientOptions{URL: srv.URL + "/v1/voice/sessions", Token: keyA, LoopbackOnly: true})
