@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -21,8 +20,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/coder/websocket"
 
 	"github.com/veraneural/vera-gateway/audio/wavio"
 	"github.com/veraneural/vera-gateway/fixtures"
@@ -104,7 +101,7 @@ type voiceReport struct {
 // only loopback, so libwebrtc's connectivity checks from the host's other
 // addresses cannot leave the machine.
 func TestBrowserVoice(t *testing.T) {
-	bin := chromiumBinary()
+	bin := fixtures.ChromiumPath()
 	if bin == "" {
 		t.Skip("chromium is not installed (CI installs it via .ci/deps.sh)")
 	}
@@ -143,20 +140,6 @@ func micFile(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return path
-}
-
-// chromiumBinary finds the real Chromium binary (Debian's /usr/bin/chromium
-// is a wrapper script), so the test kills exactly the process it started.
-func chromiumBinary() string {
-	for _, p := range []string{"/usr/lib/chromium/chromium", "/usr/bin/chromium", "/usr/bin/chromium-browser"} {
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-	}
-	if p, err := exec.LookPath("chromium"); err == nil {
-		return p
-	}
-	return ""
 }
 
 // loopbackNamespace reports whether this process can create a network
@@ -261,7 +244,7 @@ func runBrowserVoice(t *testing.T, bin, fixture string) {
 	})
 	mux.HandleFunc("POST /e2e/snap", func(w http.ResponseWriter, r *http.Request) {
 		// The page waits for the answer, so the shot shows the finished turn.
-		b, err := pageScreenshot(r.Context(), profile, "voice=1")
+		b, err := fixtures.PageScreenshot(r.Context(), profile, "voice=1")
 		shotMu.Lock()
 		shot, shotErr = b, err
 		shotMu.Unlock()
@@ -460,7 +443,7 @@ func runBrowserVoice(t *testing.T, bin, fixture string) {
 	if err != nil || len(png) < 1000 {
 		t.Fatalf("page screenshot: %v (%d bytes)", err, len(png))
 	}
-	dir := voiceArtifactDir(t)
+	dir := fixtures.ArtifactDir(t.TempDir())
 	if err := os.WriteFile(filepath.Join(dir, "web-client-voice.png"), png, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -488,92 +471,4 @@ func runBrowserVoice(t *testing.T, bin, fixture string) {
 		}
 	}
 	t.Logf("data channel timeline (page ms): %s", strings.Join(timeline, " "))
-}
-
-func voiceArtifactDir(t *testing.T) string {
-	if d := os.Getenv("VERA_ARTIFACT_DIR"); d != "" {
-		if err := os.MkdirAll(d, 0o755); err == nil {
-			return d
-		}
-	}
-	return t.TempDir()
-}
-
-// pageScreenshot captures the page whose URL contains match over the
-// DevTools protocol of the running browser (its port is in the profile's
-// DevToolsActivePort file).
-func pageScreenshot(ctx context.Context, profile, match string) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
-	defer cancel()
-	var port string
-	for port == "" {
-		b, err := os.ReadFile(filepath.Join(profile, "DevToolsActivePort"))
-		if err == nil {
-			port = strings.TrimSpace(strings.SplitN(string(b), "\n", 2)[0])
-			break
-		}
-		select {
-		case <-ctx.Done():
-			return nil, fmt.Errorf("no DevToolsActivePort: %w", err)
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://127.0.0.1:"+port+"/json/list", nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	var targets []struct {
-		Type string `json:"type"`
-		URL  string `json:"url"`
-		WS   string `json:"webSocketDebuggerUrl"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&targets); err != nil {
-		return nil, err
-	}
-	var wsURL string
-	for _, tg := range targets {
-		if tg.Type == "page" && strings.Contains(tg.URL, match) {
-			wsURL = tg.WS
-		}
-	}
-	if wsURL == "" {
-		return nil, fmt.Errorf("no page target among %d", len(targets))
-	}
-	c, _, err := websocket.Dial(ctx, wsURL, nil)
-	if err != nil {
-		return nil, err
-	}
-	defer c.CloseNow()
-	c.SetReadLimit(64 << 20)
-	msg, _ := json.Marshal(map[string]any{"id": 1, "method": "Page.captureScreenshot", "params": map[string]any{"format": "png"}})
-	if err := c.Write(ctx, websocket.MessageText, msg); err != nil {
-		return nil, err
-	}
-	for {
-		_, b, err := c.Read(ctx)
-		if err != nil {
-			return nil, err
-		}
-		var res struct {
-			ID     int `json:"id"`
-			Result struct {
-				Data string `json:"data"`
-			} `json:"result"`
-			Error *struct {
-				Message string `json:"message"`
-			} `json:"error"`
-		}
-		if json.Unmarshal(b, &res) != nil || res.ID != 1 {
-			continue
-		}
-		if res.Error != nil {
-			return nil, errors.New(res.Error.Message)
-		}
-		return base64.StdEncoding.DecodeString(res.Result.Data)
-	}
 }

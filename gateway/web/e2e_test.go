@@ -21,8 +21,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/coder/websocket"
-
+	"github.com/veraneural/vera-gateway/fixtures"
 	"github.com/veraneural/vera-gateway/gateway/chat"
 	"github.com/veraneural/vera-gateway/gateway/session"
 	"github.com/veraneural/vera-gateway/gateway/web"
@@ -31,20 +30,6 @@ import (
 )
 
 var updateScreenshot = flag.Bool("update-screenshot", false, "write docs/web-client.png from the browser test")
-
-// chromiumPath finds the real Chromium binary (not a wrapper script), so the
-// test can kill exactly the process it started.
-func chromiumPath() string {
-	for _, p := range []string{"/usr/lib/chromium/chromium", "/usr/bin/chromium", "/usr/bin/chromium-browser"} {
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-	}
-	if p, err := exec.LookPath("chromium"); err == nil {
-		return p
-	}
-	return ""
-}
 
 // echoCompanion answers every turn by reflecting it, streamed in two pieces.
 type echoCompanion struct{}
@@ -119,21 +104,12 @@ type report struct {
 	HUDPNG      string   `json:"hud_png"`
 }
 
-func artifactDir(t *testing.T) string {
-	if d := os.Getenv("VERA_ARTIFACT_DIR"); d != "" {
-		if err := os.MkdirAll(d, 0o755); err == nil {
-			return d
-		}
-	}
-	return t.TempDir()
-}
-
 // TestBrowserCrisisCardOnHUD runs the real page in headless Chromium against
 // the real chat handler, safety detector and glasses layout: a crisis
 // message puts the safety card's first page, 1/N, on the HUD emulator
 // before any reply text, the page acknowledges it, and arrow keys page it.
 func TestBrowserCrisisCardOnHUD(t *testing.T) {
-	bin := chromiumPath()
+	bin := fixtures.ChromiumPath()
 	if bin == "" {
 		t.Skip("chromium is not installed (CI installs it via .ci/deps.sh)")
 	}
@@ -178,7 +154,7 @@ func TestBrowserCrisisCardOnHUD(t *testing.T) {
 	)
 	mux.HandleFunc("POST /e2e/snap", func(w http.ResponseWriter, r *http.Request) {
 		// The page waits for this answer, so it still shows the first card.
-		b, err := screenshot(profile)
+		b, err := fixtures.PageScreenshot(context.Background(), profile, "e2e=1")
 		shotMu.Lock()
 		pageShot, pageShotErr = b, err
 		shotMu.Unlock()
@@ -317,7 +293,7 @@ func TestBrowserCrisisCardOnHUD(t *testing.T) {
 		}
 	}
 
-	dir := artifactDir(t)
+	dir := fixtures.ArtifactDir(t.TempDir())
 	png, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(rep.HUDPNG, "data:image/png;base64,"))
 	if err != nil || len(png) < 1000 {
 		t.Fatalf("HUD png: %v (%d bytes)", err, len(png))
@@ -340,80 +316,5 @@ func TestBrowserCrisisCardOnHUD(t *testing.T) {
 		if err := os.WriteFile(filepath.Join("..", "..", "docs", "web-client.png"), page, 0o644); err != nil {
 			t.Fatal(err)
 		}
-	}
-}
-
-// screenshot captures the page over the DevTools protocol of the running
-// browser (port from DevToolsActivePort in its profile directory).
-func screenshot(profile string) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	var port string
-	for port == "" {
-		b, err := os.ReadFile(filepath.Join(profile, "DevToolsActivePort"))
-		if err == nil {
-			port = strings.TrimSpace(strings.SplitN(string(b), "\n", 2)[0])
-			break
-		}
-		select {
-		case <-ctx.Done():
-			return nil, fmt.Errorf("no DevToolsActivePort: %w", err)
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://127.0.0.1:"+port+"/json/list", nil)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	var targets []struct {
-		Type string `json:"type"`
-		URL  string `json:"url"`
-		WS   string `json:"webSocketDebuggerUrl"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&targets); err != nil {
-		return nil, err
-	}
-	var wsURL string
-	for _, tg := range targets {
-		if tg.Type == "page" && strings.Contains(tg.URL, "e2e=1") {
-			wsURL = tg.WS
-		}
-	}
-	if wsURL == "" {
-		return nil, fmt.Errorf("page target not found among %d targets", len(targets))
-	}
-	c, _, err := websocket.Dial(ctx, wsURL, nil)
-	if err != nil {
-		return nil, err
-	}
-	defer c.CloseNow()
-	c.SetReadLimit(64 << 20)
-	cmd, _ := json.Marshal(map[string]any{"id": 1, "method": "Page.captureScreenshot", "params": map[string]any{"format": "png"}})
-	if err := c.Write(ctx, websocket.MessageText, cmd); err != nil {
-		return nil, err
-	}
-	for {
-		_, b, err := c.Read(ctx)
-		if err != nil {
-			return nil, err
-		}
-		var msg struct {
-			ID     int `json:"id"`
-			Result struct {
-				Data string `json:"data"`
-			} `json:"result"`
-			Error *struct {
-				Message string `json:"message"`
-			} `json:"error"`
-		}
-		if json.Unmarshal(b, &msg) != nil || msg.ID != 1 {
-			continue
-		}
-		if msg.Error != nil {
-			return nil, errors.New(msg.Error.Message)
-		}
-		return base64.StdEncoding.DecodeString(msg.Result.Data)
 	}
 }
