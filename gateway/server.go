@@ -228,8 +228,8 @@ func (s *Server) wrap(rt Route) http.Handler {
 				return
 			}
 			r = r.WithContext(WithPrincipal(r.Context(), p))
-			if !rt.NoRateLimit {
-				if ok, wait := s.limiter.Allow(p.PartnerID); !ok {
+			if key, limited := rateKey(p); limited && !rt.NoRateLimit {
+				if ok, wait := s.limiter.Allow(key); !ok {
 					WriteError(w, r, &Error{Type: RateLimited, Message: fmt.Sprintf("more than %d requests per minute for this key", s.cfg.Limits.RequestsPerMinute), RetryAfter: retryAfterSeconds(wait)})
 					return
 				}
@@ -244,6 +244,22 @@ func (s *Server) wrap(rt Route) http.Handler {
 		}
 		h.ServeHTTP(w, r)
 	}))
+}
+
+// rateKey is the bucket a request counts against: a partner key's own
+// bucket (the Partner API's per-key limit), or one per end user for client
+// tokens, so that a partner's devices do not share the partner's server
+// budget. Dev mode (loopback only, no keys) is not limited: it is where the
+// load tool and local clients run.
+func rateKey(p Principal) (string, bool) {
+	switch p.Via {
+	case "key":
+		return "key\x00" + p.PartnerID, true
+	case "token":
+		return "token\x00" + p.PartnerID + "\x00" + p.EndUserID, true
+	default:
+		return "", false
+	}
 }
 
 // maxIdempotencyKeyLen bounds the Idempotency-Key header.

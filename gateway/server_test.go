@@ -457,3 +457,39 @@ func TestMetricsExposed(t *testing.T) {
 		t.Fatalf("metrics = %d, missing series:\n%.500s", r.status, r.body)
 	}
 }
+
+// TestRateLimitScopes: client tokens count per end user, not against the
+// partner key's budget; dev mode is not limited.
+func TestRateLimitScopes(t *testing.T) {
+	ts := newTestServer(t, testConfig())
+	mint := func(user string) string {
+		r := ts.do(t, "POST", "/v1/client_tokens", keyB, `{"end_user_id":"`+user+`","device":"phone"}`)
+		var tok clientTokenResponse
+		if err := json.Unmarshal(r.body, &tok); err != nil || r.status != 201 {
+			t.Fatalf("mint = %d %s", r.status, r.body)
+		}
+		return tok.Token
+	}
+	u1, u2 := mint("u_1"), mint("u_2")
+	for i := 0; i < 60; i++ {
+		if r := ts.do(t, "POST", "/v1/device", u1, `{}`); r.status != 200 {
+			t.Fatalf("u_1 request %d = %d", i+1, r.status)
+		}
+	}
+	if r := ts.do(t, "POST", "/v1/device", u1, `{}`); r.status != 429 {
+		t.Fatalf("u_1's 61st = %d, want 429", r.status)
+	}
+	if r := ts.do(t, "POST", "/v1/device", u2, `{}`); r.status != 200 {
+		t.Fatalf("another end user = %d, want 200", r.status)
+	}
+	if r := ts.do(t, "POST", "/v1/echo", keyB, `{"text":"x"}`); r.status != 201 {
+		t.Fatalf("the partner key itself = %d, want 201 (2 of 60 used)", r.status)
+	}
+
+	dev := newTestServer(t, DefaultConfig())
+	for i := 0; i < 100; i++ {
+		if r := dev.do(t, "POST", "/v1/echo", "", `{"text":"x"}`); r.status != 201 {
+			t.Fatalf("dev mode request %d = %d", i+1, r.status)
+		}
+	}
+}

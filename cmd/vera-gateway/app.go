@@ -187,7 +187,10 @@ func (a *app) mount() {
 	}
 	s.Mount(voice(http.MethodPost, rtc.DefaultBasePath, a.admit(a.rtc.Create), true))
 	s.Mount(voice(http.MethodPatch, rtc.DefaultBasePath+"/{id}", a.owners.guard(a.rtc.Update), false))
-	s.Mount(voice(http.MethodDelete, rtc.DefaultBasePath+"/{id}", a.owners.guard(a.rtc.Delete), false))
+	// A hang-up releases resources: it is never refused for rate.
+	hangup := voice(http.MethodDelete, rtc.DefaultBasePath+"/{id}", a.owners.guard(a.rtc.Delete), false)
+	hangup.NoRateLimit = true
+	s.Mount(hangup)
 	s.Mount(gateway.Route{Method: http.MethodGet, Path: "/", NoRateLimit: true, Handler: web.Handler()})
 	s.Mount(gateway.Route{Method: http.MethodGet, Path: web.AssetPrefix, Prefix: true, NoRateLimit: true, Undocumented: true, Handler: web.Handler()})
 }
