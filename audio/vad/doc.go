@@ -27,7 +27,7 @@
 // probability, which the turn detector uses to place the true end of speech.
 // Only relative features are used: the input level does not matter above a
 // digital-silence guard (SilenceDbfs). Weights were fitted with
-// "vera-eval vad -fit" and checked leave-one-clip-out; see docs/bench-audio.md.
+// "vera-eval vad -fit" and checked leave-one-clip-out; see BENCHMARKS.md ("Audio core").
 //
 // A VAD is per stream, not goroutine-safe, and allocation-free after New; it
 // keeps no reference to the caller's frame. Time is counted only in frames.

@@ -44,7 +44,7 @@ type Weights struct {
 
 // DefaultWeights were fitted by "vera-eval vad -fit" (class-balanced logistic
 // regression, leave-one-clip-out checked) on the shared labelled set clean and
-// mixed with three noises at 10 and 0 dB; see docs/bench-audio.md.
+// mixed with three noises at 10 and 0 dB; see BENCHMARKS.md ("Audio core").
 func DefaultWeights() (clean, noisy Weights) {
 	// vera-eval vad -fit -smooth 12 -fit-neg-weight 1.5 -fit-neg-weight-noisy 0.8
 	clean = Weights{Bias: -3.0985, W: [NumFeatures]float32{0.0243, -0.0876, 0.0744, -0.0095, 2.1127, 4.2685, 0.0636, 0.9400, 4.1545, -0.0521}}

@@ -118,7 +118,7 @@ func (m echoMix) run(t testing.TB, guard bool) echoRun {
 
 // TestEchoGuardOffline: the gateway's own voice leaking back at −10…−20 dB
 // with 50–300 ms delay raises no barge-in with the echo guard, and a person
-// speaking over that echo still does. The table is docs/bench-voice.md's.
+// speaking over that echo still does. The table is BENCHMARKS.md's ("Voice pipeline").
 func TestEchoGuardOffline(t *testing.T) {
 	var outs [][]int16
 	for _, r := range echoReplies {
