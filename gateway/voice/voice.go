@@ -631,7 +631,9 @@ func (s *voiceSession) eventPump() {
 			}
 			if s.ctx.Err() == nil {
 				s.log.Info("voice: event stream ended", "err", err)
-				go s.conn.Close(context.Background()) //nolint: the Conn joins its own goroutines
+				// End returns at once and the Conn joins its own goroutines;
+				// Close would wait for this pump, which is one of them.
+				s.conn.End(err)
 			}
 			return
 		}
