@@ -4,7 +4,7 @@ GO          ?= go
 TAGS        ?= nolibopusfile
 GOTESTFLAGS ?=
 TEST_TIMEOUT ?= 30m
-FUZZTIME    ?= 10s
+FUZZTIME    ?= 20000x
 BENCH       ?= .
 BIN         := bin
 
