@@ -1,4 +1,4 @@
-// Command vera-card lays out a safety assessment, a card or the embedded
+// Package main is the vera-card command: it lays out a safety assessment, a card or the embedded
 // safety catalog for one device profile and writes page-1.png … page-N.png
 // and ops.json into a directory; it prints the page count.
 //

@@ -1,4 +1,4 @@
-// Command vera-eval evaluates the gateway's detectors offline: the VAD and
+// Package main is the vera-eval command: it evaluates the gateway's detectors offline: the VAD and
 // turn detector against labelled audio ("vera-eval vad DIR") and the local
 // crisis detector against labelled utterances ("vera-eval safety FILE").
 package main

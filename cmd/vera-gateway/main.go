@@ -1,4 +1,4 @@
-// Command vera-gateway runs VERA's live-voice and glasses edge. It is the
+// Package main is the vera-gateway command: it runs VERA's live-voice and glasses edge. It is the
 // only place that reads flags, environment variables and files: it loads
 // the YAML config strictly, applies VERA_* overrides, wires the packages and
 // handles SIGINT/SIGTERM by draining.

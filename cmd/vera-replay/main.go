@@ -1,4 +1,4 @@
-// Command vera-replay drives live voice sessions of a vera-gateway over
+// Package main is the vera-replay command: it drives live voice sessions of a vera-gateway over
 // WebRTC from recorded audio, in real time.
 //
 // Single session (the default): it plays one file as one session and prints
