@@ -269,7 +269,7 @@ func (x *extensions) ReplyDone(s *session.Session, turnID, text string) {
 // Approve and Decline make extensions the sessions' ActionHandler: inbox
 // admissions go to the inbox, every other decision to the partner's
 // webhooks (no message text, only who decided and what).
-func (x *extensions) Approve(ctx context.Context, sessionID string, a session.Action) error {
+func (x *extensions) Approve(ctx context.Context, sessionID string, a session.Action, d session.Decision) error {
 	if inbox.IsAdmission(a.ID) {
 		return x.inbox.Admit(sessionID, a.ID)
 	}
@@ -282,24 +282,24 @@ func (x *extensions) Approve(ctx context.Context, sessionID string, a session.Ac
 		x.approved[a.ID] = &approvedAction{partner: o.PartnerID, sessionID: sessionID, endUser: o.EndUserID, typ: a.Type, at: time.Now()}
 		x.mu.Unlock()
 	}
-	return x.publishAction(sessionID, a, webhook.TypeActionApproved, "")
+	return x.publishAction(sessionID, a, webhook.TypeActionApproved, d)
 }
 
-func (x *extensions) Decline(ctx context.Context, sessionID string, a session.Action, reason string) error {
+func (x *extensions) Decline(ctx context.Context, sessionID string, a session.Action, d session.Decision) error {
 	if inbox.IsAdmission(a.ID) {
 		return x.inbox.Refuse(sessionID, a.ID)
 	}
-	return x.publishAction(sessionID, a, webhook.TypeActionDeclined, reason)
+	return x.publishAction(sessionID, a, webhook.TypeActionDeclined, d)
 }
 
-func (x *extensions) publishAction(sessionID string, a session.Action, typ, reason string) error {
+func (x *extensions) publishAction(sessionID string, a session.Action, typ string, d session.Decision) error {
 	s, ok := x.sessions().Get(sessionID)
 	if !ok {
 		return fmt.Errorf("actions: session %s is gone", sessionID)
 	}
 	o := s.Owner()
-	ev, err := webhook.NewEvent(typ, time.Now(), webhook.ActionEvent{ActionID: a.ID, ActionType: a.Type,
-		SessionID: sessionID, EndUserID: o.EndUserID, Reason: reason})
+	ev, err := webhook.NewEvent(typ, d.At, webhook.ActionEvent{ActionID: a.ID, ActionType: a.Type,
+		SessionID: sessionID, EndUserID: o.EndUserID, Surface: d.Surface, Via: d.Via, Reason: d.Reason})
 	if err != nil {
 		return err
 	}

@@ -71,12 +71,16 @@ type InputKey struct {
 // ActionApprove approves a proposed action.
 type ActionApprove struct {
 	ActionID string `json:"action_id"`
+	// Surface is where the person approved (optional; audited).
+	Surface string `json:"surface,omitempty"`
 }
 
 // ActionDecline declines a proposed action.
 type ActionDecline struct {
 	ActionID string `json:"action_id"`
 	Reason   string `json:"reason,omitempty"`
+	// Surface is where the person declined (optional; audited).
+	Surface string `json:"surface,omitempty"`
 }
 
 // PlaybackStarted says the client started playing the reply's audio.
@@ -165,10 +169,18 @@ func (e *InputKey) Validate() error {
 	return checkID("surface", e.Surface, maxDeviceChars, false)
 }
 
-func (e *ActionApprove) Validate() error { return checkID("action_id", e.ActionID, MaxIDChars, true) }
+func (e *ActionApprove) Validate() error {
+	if err := checkID("action_id", e.ActionID, MaxIDChars, true); err != nil {
+		return err
+	}
+	return checkID("surface", e.Surface, MaxIDChars, false)
+}
 
 func (e *ActionDecline) Validate() error {
 	if err := checkID("action_id", e.ActionID, MaxIDChars, true); err != nil {
+		return err
+	}
+	if err := checkID("surface", e.Surface, MaxIDChars, false); err != nil {
 		return err
 	}
 	if utf8.RuneCountInString(e.Reason) > MaxReasonChars || !utf8.ValidString(e.Reason) {

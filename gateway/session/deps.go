@@ -84,8 +84,32 @@ type CardLayout interface {
 // ActionHandler carries out an approved action or records a declined one
 // upstream (the Partner API's approve/result calls). Optional.
 type ActionHandler interface {
-	Approve(ctx context.Context, sessionID string, a Action) error
-	Decline(ctx context.Context, sessionID string, a Action, reason string) error
+	Approve(ctx context.Context, sessionID string, a Action, d Decision) error
+	Decline(ctx context.Context, sessionID string, a Action, d Decision) error
+}
+
+// How a decision was made (Decision.Via). Only ViaTap, ViaKey and ViaSpeech
+// can approve; expiry and hang-up only ever decline.
+const (
+	ViaTap    = "tap"
+	ViaKey    = "key"
+	ViaSpeech = "speech"
+	ViaExpiry = "expiry"
+	ViaHangUp = "hangup"
+)
+
+// Decision records who settled an action, where, how and when, for the
+// audit trail and the partner's webhooks. It never carries message text.
+type Decision struct {
+	Approved bool
+	// Via is one of the Via* constants.
+	Via string
+	// Surface is where the person decided ("phone", "glasses", "browser",
+	// "voice"); empty for expiry and hang-up.
+	Surface string
+	At      time.Time
+	// Reason is the client's short decline reason (never transcript text).
+	Reason string
 }
 
 // Deps are a session's collaborators. Converser, Safety and Layout are

@@ -30,9 +30,9 @@ func (s *Session) Handle(ctx context.Context, ev event.Client) error {
 	case *event.InputKey:
 		err = s.key(e)
 	case *event.ActionApprove:
-		err = s.settleAction(ctx, e.ActionID, true, "")
+		err = s.settleAction(ctx, e.ActionID, Decision{Approved: true, Via: ViaTap, Surface: e.Surface})
 	case *event.ActionDecline:
-		err = s.settleAction(ctx, e.ActionID, false, e.Reason)
+		err = s.settleAction(ctx, e.ActionID, Decision{Via: ViaTap, Surface: e.Surface, Reason: e.Reason})
 	case *event.PlaybackStarted:
 		// Voice transports measure latency from it; chat has no audio.
 	case *event.ResponseCancel:
@@ -103,7 +103,7 @@ func (s *Session) propose(turnID string, acts []Action) {
 
 // settleAction approves or declines a proposed action, only once, and only
 // before it expires; the ActionHandler carries it upstream.
-func (s *Session) settleAction(ctx context.Context, id string, approve bool, reason string) error {
+func (s *Session) settleAction(ctx context.Context, id string, d Decision) error {
 	s.mu.Lock()
 	st := s.actions[id]
 	if st == nil || st.status != "proposed" {
@@ -118,21 +118,24 @@ func (s *Session) settleAction(ctx context.Context, id string, approve bool, rea
 	}
 	st.status = "pending"
 	a := st.a
+	if d.At.IsZero() {
+		d.At = s.clock.Now()
+	}
 	s.mu.Unlock()
 
 	status := "declined"
-	if approve {
+	if d.Approved {
 		status = "approved"
 	}
 	var err error
 	if h := s.deps.Actions; h != nil {
-		if approve {
-			err = h.Approve(ctx, s.id, a)
+		if d.Approved {
+			err = h.Approve(ctx, s.id, a, d)
 		} else {
-			err = h.Decline(ctx, s.id, a, reason)
+			err = h.Decline(ctx, s.id, a, d)
 		}
 	}
-	upd := event.ActionUpdated{ActionID: id, Status: status, Reason: reason}
+	upd := event.ActionUpdated{ActionID: id, Status: status, Reason: d.Reason}
 	if err != nil {
 		s.log_.Warn("session: action upstream failed", "action", id, "err", err)
 		upd = event.ActionUpdated{ActionID: id, Status: "failed", Reason: "the action could not be completed"}
