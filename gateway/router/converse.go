@@ -25,6 +25,9 @@ type ConverseRequest struct {
 	MaxTokens int
 	// IdempotencyKey of the turn, reused on every retry; "" makes one.
 	IdempotencyKey string
+	// Tools are offered to providers that support them (openai); their
+	// calls come back as Reply.ProposedActions. Others ignore them.
+	Tools []Tool
 }
 
 // Converse sends a turn to the slot's models and streams the reply text to
@@ -64,7 +67,7 @@ func (r *Router) Converse(ctx context.Context, req ConverseRequest, onDelta func
 			return estimateTokens(req.SystemPrompt, msgs, outputTokens(req.MaxTokens, m.cfg))
 		},
 	}, func(ctx context.Context, m *model, c *call) error {
-		tr := textRequest{System: req.SystemPrompt, Messages: msgs, MaxTokens: outputTokens(req.MaxTokens, m.cfg), Thread: req.Thread}
+		tr := textRequest{System: req.SystemPrompt, Messages: msgs, MaxTokens: outputTokens(req.MaxTokens, m.cfg), Thread: req.Thread, Tools: req.Tools}
 		rep, err := m.text.complete(ctx, c, tr, deltas)
 		if err != nil {
 			return err

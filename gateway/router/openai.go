@@ -48,6 +48,31 @@ type chatRequest struct {
 	Messages  []chatMessage `json:"messages"`
 	Stream    bool          `json:"stream"`
 	MaxTokens int           `json:"max_tokens,omitempty"`
+	Tools     []chatTool    `json:"tools,omitempty"`
+}
+
+// chatTool is one entry of the request's "tools" (OpenAI tools format).
+type chatTool struct {
+	Type     string       `json:"type"`
+	Function chatFunction `json:"function"`
+}
+
+type chatFunction struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Parameters  json.RawMessage `json:"parameters,omitempty"`
+}
+
+// chatToolCall is a tool call, whole (a non-streamed completion) or a
+// streamed piece of one: the first piece of call Index carries its id and
+// name, later pieces more of its arguments.
+type chatToolCall struct {
+	Index    *int   `json:"index"`
+	ID       string `json:"id"`
+	Function struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
 }
 
 // chatChunk is one streamed chunk, or (Message set) a whole completion from
@@ -55,10 +80,12 @@ type chatRequest struct {
 type chatChunk struct {
 	Choices []struct {
 		Delta struct {
-			Content string `json:"content"`
+			Content   string         `json:"content"`
+			ToolCalls []chatToolCall `json:"tool_calls"`
 		} `json:"delta"`
 		Message struct {
-			Content string `json:"content"`
+			Content   string         `json:"content"`
+			ToolCalls []chatToolCall `json:"tool_calls"`
 		} `json:"message"`
 		FinishReason *string `json:"finish_reason"`
 	} `json:"choices"`
@@ -76,6 +103,10 @@ func (p *openAI) complete(ctx context.Context, c *call, tr textRequest, delta fu
 	for _, m := range tr.Messages {
 		body.Messages = append(body.Messages, chatMessage{Role: m.Role, Content: m.Text})
 	}
+	for _, t := range tr.Tools {
+		body.Tools = append(body.Tools, chatTool{Type: "function", Function: chatFunction{Name: t.Name, Description: t.Description, Parameters: t.Parameters}})
+	}
+	calls := newToolCalls(tr.Tools)
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return Reply{}, &ProviderError{Kind: KindInternal, Err: err}
@@ -102,10 +133,10 @@ func (p *openAI) complete(ctx context.Context, c *call, tr textRequest, delta fu
 			return Reply{}, perr(KindProtocol, "completion without choices")
 		}
 		text := whole.Choices[0].Message.Content
-		if err := emitDelta(c, delta, text); err != nil {
-			return Reply{}, err
+		for _, tc := range whole.Choices[0].Message.ToolCalls {
+			calls.add(tc)
 		}
-		return Reply{Message: text}, nil
+		return p.finish(c, delta, text, false, calls)
 	}
 	if err := wantType(resp, "text/event-stream"); err != nil {
 		return Reply{}, err
@@ -144,6 +175,14 @@ func (p *openAI) complete(ctx context.Context, c *call, tr textRequest, delta fu
 			if ch.FinishReason != nil && *ch.FinishReason != "" {
 				finished = true
 			}
+			for _, tc := range ch.Delta.ToolCalls {
+				calls.add(tc)
+				// A tool call is useful output: the turn is bound to
+				// this model from here on, like a text delta.
+				if !c.first() {
+					return Reply{}, errAbandoned
+				}
+			}
 			if ch.Delta.Content == "" {
 				continue
 			}
@@ -153,5 +192,25 @@ func (p *openAI) complete(ctx context.Context, c *call, tr textRequest, delta fu
 			}
 		}
 	}
-	return Reply{Message: text.String()}, nil
+	return p.finish(c, delta, text.String(), true, calls)
+}
+
+// toolCallOnlyMessage is the reply to a turn in which the model only called
+// tools: the person sees and hears the proposals with it, and nothing is
+// done until they approve.
+const toolCallOnlyMessage = "I can do that once you approve it."
+
+// finish turns the accumulated text and tool calls into the reply. text was
+// already streamed when streamed is true.
+func (p *openAI) finish(c *call, delta func(string) error, text string, streamed bool, calls *toolCalls) (Reply, error) {
+	acts := calls.actions(p.env.clock.Now(), p.env.log)
+	if strings.TrimSpace(text) == "" && len(acts) > 0 {
+		text, streamed = toolCallOnlyMessage, false
+	}
+	if !streamed {
+		if err := emitDelta(c, delta, text); err != nil {
+			return Reply{}, err
+		}
+	}
+	return Reply{Message: text, ProposedActions: acts}, nil
 }

@@ -22,6 +22,7 @@ type textRequest struct {
 	MaxTokens int       // already capped for the model; 0 = provider default
 	Thread    *Thread   // per conversation; for oneshot, per call (retries reuse it)
 	Oneshot   bool      // a one-off request: no engine-side context to rely on
+	Tools     []Tool    // offered to providers that take tools; others ignore them
 }
 
 // textProvider answers text. It calls c.first() before handing the first

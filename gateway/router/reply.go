@@ -26,3 +26,14 @@ type ProposedAction struct {
 	Input     json.RawMessage `json:"input,omitempty"`
 	ExpiresAt time.Time       `json:"expires_at,omitzero"`
 }
+
+// Tool is a partner tool offered to converse providers that take tools
+// (OpenAI-compatible chat completions). A call the model makes becomes a
+// ProposedAction the person must approve: Type is the tool name, Input the
+// arguments; it is never run by the router.
+type Tool struct {
+	Name        string
+	Description string
+	// Parameters is the tool's JSON Schema for its input (an object).
+	Parameters json.RawMessage
+}

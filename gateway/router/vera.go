@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -59,6 +60,14 @@ func (p *vera) post(ctx context.Context, path, idemKey string, in, out any) erro
 	defer resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
 		return httpFailure(resp, p.env.maxBody, p.env.clock.Now())
+	}
+	if out == nil {
+		// Only the status matters; read what is left (bounded) so the
+		// connection can be reused.
+		if _, err := io.Copy(io.Discard, &boundedReader{r: resp.Body, n: p.env.maxBody}); err != nil {
+			return readErr(err, "read body")
+		}
+		return nil
 	}
 	if err := decodeJSON(resp, p.env.maxBody, out); err != nil {
 		var pe *ProviderError
@@ -217,4 +226,53 @@ func flatten(system string, msgs []Message) string {
 		b.WriteString(m.Text)
 	}
 	return b.String()
+}
+
+// ErrNotEngine: ApproveAction named a model that is not a VERA engine
+// (only the engine keeps actions that need its approval).
+var ErrNotEngine = errors.New("router: model is not a VERA engine")
+
+// approveKeyPrefix starts the Idempotency-Key of an approval; with the
+// action id and model name it is the same on every retry and every call,
+// so the engine carries an action out at most once.
+const approveKeyPrefix = "approve-"
+
+// ApproveAction tells the VERA engine model (the model that proposed the
+// action, Reply.Model) that the person explicitly approved action
+// actionID: POST /actions/{id}/approve. Call it only after an explicit yes.
+// 429 (honouring Retry-After), 502/503/504 and connection failures are
+// retried with the router's backoff and the same Idempotency-Key; the
+// model's breaker and timeout_ms apply. No other model is tried: only the
+// engine that proposed an action can carry it out. Failure: *NoModelError
+// listing the attempts, ErrNotEngine, or ErrBadRequest.
+func (r *Router) ApproveAction(ctx context.Context, modelName, actionID string) error {
+	if strings.TrimSpace(actionID) == "" {
+		return fmt.Errorf("%w: action id must not be blank", ErrBadRequest)
+	}
+	m, ok := r.models[modelName]
+	if !ok {
+		return fmt.Errorf("%w: unknown model %q", ErrNotEngine, modelName)
+	}
+	v, ok := m.text.(*vera)
+	if !ok {
+		return fmt.Errorf("%w: model %q has provider %q", ErrNotEngine, modelName, m.cfg.Provider)
+	}
+	_, err := r.run(ctx, plan{slot: slotActions, models: []*model{m}, key: approveKeyPrefix + actionID},
+		func(ctx context.Context, _ *model, c *call) error { return v.approve(ctx, c, actionID) })
+	return err
+}
+
+// slotActions labels the metrics of action calls (they belong to no slot).
+const slotActions = "actions"
+
+// approve is POST /actions/{id}/approve with an empty JSON body; any 2xx is
+// success (the engine's answer body is not needed).
+func (p *vera) approve(ctx context.Context, c *call, actionID string) error {
+	if err := p.post(ctx, "/actions/"+url.PathEscape(actionID)+"/approve", c.key, struct{}{}, nil); err != nil {
+		return err
+	}
+	if !c.first() {
+		return errAbandoned
+	}
+	return nil
 }
