@@ -1,0 +1,174 @@
+package audit
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// Store keeps records durably, partitioned by partner. A Redis store
+// implements the same interface.
+type Store interface {
+	// Append stores r for partner, assigning its ID, then drops the
+	// partner's records older than cutoff and any beyond maxRecords,
+	// oldest first.
+	Append(partner string, r Record, cutoff time.Time, maxRecords int) (Record, error)
+	// List returns partner's records matching q, oldest first, and whether
+	// more match after the last one returned.
+	List(partner string, q Query) ([]Record, bool, error)
+	// Prune drops every partner's records older than cutoff and returns
+	// how many.
+	Prune(cutoff time.Time) (int, error)
+}
+
+var bucketDecisions = []byte("audit.decisions")
+
+// BoltStore is the Store in a bbolt file shared with other packages'
+// buckets (the inbox and webhook queues). Layout: bucket audit.decisions →
+// one sub-bucket per partner → big-endian sequence → JSON record. Records
+// are only ever deleted from the front of a partner's bucket, so its keys
+// stay contiguous and its size is last-first+1 without a scan.
+type BoltStore struct {
+	db *bolt.DB
+}
+
+// NewBoltStore uses an open database that its caller owns and closes.
+func NewBoltStore(db *bolt.DB) (*BoltStore, error) {
+	err := db.Update(func(tx *bolt.Tx) error {
+		_, err := tx.CreateBucketIfNotExists(bucketDecisions)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%w: create bucket: %w", ErrStore, err)
+	}
+	return &BoltStore{db: db}, nil
+}
+
+func seqKey(seq uint64) []byte {
+	var k [8]byte
+	binary.BigEndian.PutUint64(k[:], seq)
+	return k[:]
+}
+
+// Append implements Store.
+func (s *BoltStore) Append(partner string, r Record, cutoff time.Time, maxRecords int) (Record, error) {
+	if partner == "" {
+		return Record{}, fmt.Errorf("%w: partner is required", ErrInvalid)
+	}
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		b, err := tx.Bucket(bucketDecisions).CreateBucketIfNotExists([]byte(partner))
+		if err != nil {
+			return err
+		}
+		seq, err := b.NextSequence()
+		if err != nil {
+			return err
+		}
+		r.ID = formatID(seq)
+		v, err := json.Marshal(r)
+		if err != nil {
+			return err
+		}
+		if err := b.Put(seqKey(seq), v); err != nil {
+			return err
+		}
+		_, err = trim(b, cutoff, maxRecords)
+		return err
+	})
+	if err != nil {
+		return Record{}, fmt.Errorf("%w: append: %w", ErrStore, err)
+	}
+	return r, nil
+}
+
+// trim deletes from the front of b while the oldest record is before
+// cutoff or b holds more than maxRecords (0: no count bound).
+func trim(b *bolt.Bucket, cutoff time.Time, maxRecords int) (int, error) {
+	c := b.Cursor()
+	lastK, _ := c.Last()
+	if lastK == nil {
+		return 0, nil
+	}
+	last := binary.BigEndian.Uint64(lastK)
+	n := 0
+	for k, v := c.First(); k != nil; k, v = c.First() {
+		first := binary.BigEndian.Uint64(k)
+		over := maxRecords > 0 && last-first+1 > uint64(maxRecords)
+		if !over {
+			var at struct {
+				At time.Time `json:"at"`
+			}
+			if err := json.Unmarshal(v, &at); err == nil && !at.At.Before(cutoff) {
+				return n, nil
+			}
+			// An unreadable record is dropped like an expired one.
+		}
+		if err := c.Delete(); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
+}
+
+// List implements Store.
+func (s *BoltStore) List(partner string, q Query) ([]Record, bool, error) {
+	var out []Record
+	more := false
+	err := s.db.View(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketDecisions).Bucket([]byte(partner))
+		if b == nil || q.After == ^uint64(0) {
+			return nil
+		}
+		c := b.Cursor()
+		for k, v := c.Seek(seqKey(q.After + 1)); k != nil; k, v = c.Next() {
+			var r Record
+			if err := json.Unmarshal(v, &r); err != nil {
+				return fmt.Errorf("record %x: %w", k, err)
+			}
+			if (q.SessionID != "" && r.SessionID != q.SessionID) || (q.ActionID != "" && r.ActionID != q.ActionID) {
+				continue
+			}
+			if len(out) == q.Limit {
+				more = true
+				break
+			}
+			out = append(out, r)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, false, fmt.Errorf("%w: list: %w", ErrStore, err)
+	}
+	return out, more, nil
+}
+
+// Prune implements Store.
+func (s *BoltStore) Prune(cutoff time.Time) (int, error) {
+	n := 0
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		root := tx.Bucket(bucketDecisions)
+		var names [][]byte
+		if err := root.ForEachBucket(func(name []byte) error {
+			names = append(names, append([]byte(nil), name...))
+			return nil
+		}); err != nil {
+			return err
+		}
+		for _, name := range names {
+			d, err := trim(root.Bucket(name), cutoff, 0)
+			n += d
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return n, fmt.Errorf("%w: prune: %w", ErrStore, err)
+	}
+	return n, nil
+}
