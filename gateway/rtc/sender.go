@@ -69,6 +69,7 @@ type Sender struct {
 	onDone   func(Playout)
 	cur      Playout
 	tap      func(pcm []int16, ts uint32)
+	pktTap   func(payload []byte, ts uint32)
 	seq      uint16
 	ts       uint32
 	silent   bool // the previous tick sent nothing
@@ -167,6 +168,16 @@ func (s *Sender) SetTap(fn func(pcm []int16, ts uint32)) {
 	s.mu.Unlock()
 }
 
+// SetPacketTap installs fn to receive every Opus packet exactly as it is put
+// on the wire, from PCM and pre-encoded sources alike, with its RTP
+// timestamp (record mode). fn runs on the sender goroutine, must not block
+// and must not keep payload.
+func (s *Sender) SetPacketTap(fn func(payload []byte, ts uint32)) {
+	s.mu.Lock()
+	s.pktTap = fn
+	s.mu.Unlock()
+}
+
 func (s *Sender) setLive(live bool) {
 	s.mu.Lock()
 	s.live = live
@@ -234,6 +245,9 @@ func (s *Sender) tick() (active bool) {
 		s.silent = false
 		if s.tap != nil && tapFrame != nil {
 			s.tap(tapFrame, s.ts)
+		}
+		if s.pktTap != nil {
+			s.pktTap(payload, s.ts)
 		}
 	} else {
 		s.silent = true

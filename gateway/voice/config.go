@@ -29,6 +29,9 @@ type Config struct {
 	Language string `yaml:"language"`
 	// SpeakQueue bounds sentences waiting for synthesis.
 	SpeakQueue int `yaml:"speak_queue"`
+	// RecordDir, when set, records every session into RecordDir/<session
+	// id>/ (record.go). Empty: off. It records people's voices.
+	RecordDir string `yaml:"record_dir"`
 }
 
 // DefaultConfig is BRIEF §7's turn-taking with a 16 kHz decoder.
@@ -65,5 +68,6 @@ func (c Config) Validate() error {
 	if c.SpeakQueue < 1 {
 		errs = append(errs, errors.New("speak_queue: must be at least 1"))
 	}
+	wrap("record_dir", checkRecordDir(c.RecordDir))
 	return errors.Join(errs...)
 }

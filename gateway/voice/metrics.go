@@ -17,6 +17,7 @@ type Metrics struct {
 	E2ELatency         prometheus.Histogram
 	Sessions           prometheus.Gauge
 	BargeIns           *prometheus.CounterVec
+	RecordDropped      prometheus.Counter
 }
 
 // NewMetrics creates the series and registers them with reg (nil: not
@@ -40,9 +41,11 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		BargeIns: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "vera", Subsystem: "voice", Name: "barge_ins_total",
 			Help: "Speech over playout, by outcome: interrupted, resumed (false interruption), echo (stretches suppressed as our own voice), protected (over the disclosure or spoken safety resources, not paused)."},
 			[]string{"outcome"}),
+		RecordDropped: prometheus.NewCounter(prometheus.CounterOpts{Namespace: "vera", Subsystem: "voice", Name: "record_dropped_total",
+			Help: "Packets and events record mode dropped because its writer fell behind (audio never waits for it)."}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.Frame, m.EndOfTurnDelay, m.TranscriptionDelay, m.LLMTTFT, m.TTSTTFB, m.E2ELatency, m.Sessions, m.BargeIns)
+		reg.MustRegister(m.Frame, m.EndOfTurnDelay, m.TranscriptionDelay, m.LLMTTFT, m.TTSTTFB, m.E2ELatency, m.Sessions, m.BargeIns, m.RecordDropped)
 	}
 	return m
 }

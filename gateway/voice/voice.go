@@ -149,6 +149,7 @@ func (f *Factory) New(ctx context.Context, info rtc.SessionInfo, c *rtc.Conn) (r
 		turns:   map[string]*turnTiming{}, cancelled: map[string]bool{},
 	}
 	s.sess.Store(sess)
+	s.startRecording(sess.ID())
 	var guard *echoGuard
 	if f.cfg.EchoGuard {
 		guard = s.echo
@@ -187,6 +188,7 @@ type voiceSession struct {
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
 	origin   time.Time
+	rec      *recording // record mode; nil when off
 
 	inMu sync.Mutex // inMu guards jb: OnRTP pushes from the read loop, the media loop pulls
 	jb   *jitter.Buffer
@@ -242,6 +244,7 @@ type speakItem struct {
 
 // OnRTP implements rtc.AudioSink.
 func (s *voiceSession) OnRTP(p rtc.Packet) {
+	s.rec.inbound(p.SequenceNumber, p.Timestamp, p.Payload)
 	arrival := int64(p.Arrival.Sub(s.origin) * 48000 / time.Second)
 	s.inMu.Lock()
 	err := s.jb.Push(p.SequenceNumber, p.Timestamp, p.Payload, arrival)
@@ -253,6 +256,7 @@ func (s *voiceSession) OnRTP(p rtc.Packet) {
 
 // OnEvent implements rtc.EventSink: client events from the data channel.
 func (s *voiceSession) OnEvent(data []byte) {
+	s.rec.eventIn(data)
 	if ev, err := event.Decode(data); err == nil {
 		if h, ok := ev.(*event.Hello); ok && h.ResumeToken != "" {
 			s.resume(h)
@@ -332,6 +336,7 @@ func (s *voiceSession) Closed(reason error) {
 		}
 	}
 	s.listenDone.Wait()
+	s.stopRecording()
 	s.streamMu.Lock()
 	st := s.stream
 	s.streamMu.Unlock()
@@ -640,6 +645,7 @@ func (s *voiceSession) eventPump() {
 		if err := s.conn.SendEvent(data); err != nil {
 			s.log.Warn("voice: send event", "err", err)
 		}
+		s.rec.eventOut(data)
 		var ev wireEvent
 		if json.Unmarshal(data, &ev) != nil {
 			continue
