@@ -186,6 +186,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	configPath := fs.String("config", "", "YAML config `file` (none: embedded defaults)")
 	listen := fs.String("listen", "", "listen `address`, overrides the config's listen")
 	printConfig := fs.Bool("print-config", false, "print the effective config with secrets redacted, then exit")
+	recordDir := fs.String("record-dir", "", "record every voice session (Ogg Opus both ways, events) into `DIR`/<session id>/, overriding voice.record_dir; records people's voices, see the README")
 	if err := fs.Parse(args); err != nil {
 		return errUsage
 	}
@@ -196,6 +197,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	cfg, used, err := loadConfig(*configPath, *listen, getenv)
 	if err != nil {
 		return err
+	}
+	if *recordDir != "" {
+		cfg.Voice.RecordDir = *recordDir
+		if err := cfg.Voice.Validate(); err != nil {
+			return fmt.Errorf("-record-dir: voice: %w", err)
+		}
 	}
 	if *printConfig {
 		shown := cfg
@@ -214,6 +221,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	var lvl slog.Level
 	_ = lvl.UnmarshalText([]byte(cfg.LogLevel))
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lvl}))
+	if cfg.Voice.RecordDir != "" {
+		log.Warn("recording every voice session: people's voices are stored", "record_dir", cfg.Voice.RecordDir)
+	}
 
 	a, err := newApp(cfg, getenv, log)
 	if err != nil {
