@@ -4,6 +4,7 @@ import (
 	"context"
 	"hash/fnv"
 	"regexp"
+	"strconv"
 	"strings"
 	"unicode"
 
@@ -66,6 +67,9 @@ func (c *companion) complete(ctx context.Context, call *call, req textRequest, d
 		a.Resources = []safety.Resource{}
 	}
 	reply := companionReply(text, a.Level, req.Oneshot)
+	if n, ok := namingPrompt(req.System); ok && req.Oneshot {
+		reply = companionTitle(text, a.Level, n)
+	}
 	if req.MaxTokens > 0 {
 		reply = truncateWords(reply, req.MaxTokens)
 	}
@@ -215,4 +219,111 @@ func splitKeepSpace(s string) []string {
 		}
 	}
 	return append(out, s[start:])
+}
+
+// namingRequest and titleWordLimit recognise a request to name a
+// conversation ("Name this conversation in five words or fewer.").
+var (
+	namingRequest  = regexp.MustCompile(`(?i)\b(name|title)\s+(this|the)\b`)
+	titleWordLimit = regexp.MustCompile(`(?i)\b(\d+|one|two|three|four|five|six|seven|eight|nine|ten)\s+words?\s+or\s+(fewer|less)\b`)
+)
+
+var numberWords = map[string]int{"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10}
+
+// defaultTitleWords is the length of a title when the prompt names none.
+const defaultTitleWords = 5
+
+// namingPrompt reports whether a system prompt asks for a conversation
+// name, and in how many words at most.
+func namingPrompt(system string) (int, bool) {
+	if !namingRequest.MatchString(system) {
+		return 0, false
+	}
+	m := titleWordLimit.FindStringSubmatch(system)
+	if m == nil {
+		return defaultTitleWords, true
+	}
+	n, ok := numberWords[strings.ToLower(m[1])]
+	if !ok {
+		var err error
+		if n, err = strconv.Atoi(m[1]); err != nil {
+			return defaultTitleWords, true
+		}
+	}
+	return min(max(n, 1), 12), true
+}
+
+// Titles the companion gives a conversation whose first message raised
+// concern: the name shows on every surface (and a window title), so it
+// never repeats what the person disclosed.
+const (
+	companionTitleCrisis   = "A difficult moment"
+	companionTitleElevated = "Something heavy to share"
+	companionTitleDefault  = "New conversation"
+)
+
+// titleFiller are words a title leaves out: who is speaking, articles,
+// auxiliaries, hedges and greetings.
+var titleFiller = map[string]bool{
+	"i": true, "i'm": true, "im": true, "i've": true, "i'd": true, "i'll": true, "me": true, "my": true, "mine": true, "myself": true,
+	"we": true, "we're": true, "us": true, "our": true, "you": true, "your": true, "u": true, "vera": true,
+	"a": true, "an": true, "the": true, "is": true, "am": true, "are": true, "was": true, "were": true, "be": true, "been": true,
+	"have": true, "has": true, "had": true, "do": true, "does": true, "did": true, "it": true, "it's": true, "its": true,
+	"just": true, "really": true, "so": true, "very": true, "like": true, "um": true, "uh": true, "well": true, "okay": true,
+	"ok": true, "hey": true, "hi": true, "hello": true, "please": true, "can": true, "could": true, "would": true, "should": true,
+	"will": true, "feel": true, "feeling": true, "felt": true, "think": true, "guess": true, "maybe": true, "actually": true,
+	"honestly": true, "kinda": true, "kind": true, "sort": true, "some": true, "something": true, "lot": true,
+}
+
+// titleEdge are words a title neither starts nor ends with.
+var titleEdge = map[string]bool{
+	"to": true, "and": true, "or": true, "but": true, "of": true, "for": true, "about": true, "with": true, "in": true,
+	"on": true, "at": true, "because": true, "that": true, "this": true, "so": true, "if": true, "when": true, "from": true,
+	"into": true, "by": true, "than": true, "then": true, "what": true, "how": true, "why": true,
+}
+
+// companionTitle names a conversation after its first message: the
+// message's content words, in order, at most n, the first capitalised
+// ("I feel anxious about my exam tomorrow" → "Anxious about exam
+// tomorrow"). Sentences with no content (a greeting) are skipped.
+func companionTitle(text string, level safety.Level, n int) string {
+	switch level {
+	case safety.LevelCrisis:
+		return truncateWords(companionTitleCrisis, n)
+	case safety.LevelElevated:
+		return truncateWords(companionTitleElevated, n)
+	}
+	for _, sentence := range splitSentences(text) {
+		var words []string
+		for _, w := range strings.Fields(sentence) {
+			core := strings.TrimFunc(w, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+			core = strings.ReplaceAll(core, "’", "'")
+			if core == "" || titleFiller[strings.ToLower(core)] {
+				continue
+			}
+			words = append(words, core)
+		}
+		for len(words) > 0 && titleEdge[strings.ToLower(words[0])] {
+			words = words[1:]
+		}
+		if len(words) > n {
+			words = words[:n]
+		}
+		for len(words) > 0 && titleEdge[strings.ToLower(words[len(words)-1])] {
+			words = words[:len(words)-1]
+		}
+		if len(words) == 0 {
+			continue
+		}
+		r := []rune(words[0])
+		r[0] = unicode.ToUpper(r[0])
+		words[0] = string(r)
+		return strings.Join(words, " ")
+	}
+	return truncateWords(companionTitleDefault, n)
+}
+
+// splitSentences splits text at sentence ends and line breaks.
+func splitSentences(text string) []string {
+	return strings.FieldsFunc(text, func(r rune) bool { return r == '.' || r == '!' || r == '?' || r == '\n' || r == ';' })
 }

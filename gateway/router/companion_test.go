@@ -102,7 +102,8 @@ func TestCompanionUsesInjectedAssessor(t *testing.T) {
 
 func TestCompanionOneshotIsShortReflection(t *testing.T) {
 	r := companionRouter(t, nil)
-	out, err := r.Oneshot(tctx(t), OneshotRequest{Assignment: SlotSnappy, SystemPrompt: "Name this voyage in five words or fewer.",
+	// A naming prompt gets a title instead (TestCompanionNamesConversations).
+	out, err := r.Oneshot(tctx(t), OneshotRequest{Assignment: SlotSnappy, SystemPrompt: "Summarise this voyage in five words or fewer.",
 		Messages: []Message{{Role: RoleUser, Text: "plot a course for the shiny buttons"}}, MaxTokens: 5})
 	if err != nil {
 		t.Fatal(err)
