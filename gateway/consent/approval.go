@@ -118,6 +118,7 @@ type Approval struct {
 	focus     Focus
 	asks      int
 	listening bool
+	held      bool // the answer window is paused (prompt still playing)
 	askedAt   time.Time
 }
 
@@ -165,14 +166,49 @@ func (a *Approval) Spoken() bool {
 	}
 	a.asks++
 	a.listening = true
+	a.held = false
 	a.askedAt = a.clock.Now()
 	return true
+}
+
+// Hold pauses the answer window while the prompt is still being delivered
+// (its audio is playing) or where the transport has no notion of silence
+// (typed chat: the next message is the answer, however long it takes). An
+// answer still counts while held.
+func (a *Approval) Hold() {
+	if a.status == Pending && a.listening {
+		a.held = true
+	}
+}
+
+// Heard says the prompt finished playing: the answer window restarts from
+// now. It does not count as an ask.
+func (a *Approval) Heard() {
+	if a.status == Pending && a.listening {
+		a.held = false
+		a.askedAt = a.clock.Now()
+	}
+}
+
+// Listening reports whether a spoken answer counts now.
+func (a *Approval) Listening() bool {
+	a.Poll()
+	return a.status == Pending && a.listening
+}
+
+// Quiet stops asking: no answer counts any more and the prompt is not
+// spoken again; it waits, silently, for a tap or key until it expires
+// (e.g. after a crisis utterance, when asking again would be wrong).
+func (a *Approval) Quiet() {
+	a.listening = false
+	a.held = false
+	a.asks = max(a.asks, a.cfg.MaxAsks)
 }
 
 // NextDeadline is when Poll next has something to do: the end of the answer
 // window while listening, else the expiry.
 func (a *Approval) NextDeadline() time.Time {
-	if a.listening {
+	if a.listening && !a.held {
 		if d := a.askedAt.Add(a.cfg.AnswerWindow); d.Before(a.expires) {
 			return d
 		}
@@ -190,7 +226,7 @@ func (a *Approval) Poll() Result {
 	if !now.Before(a.expires) {
 		return a.settle(Expired, ViaClock, "")
 	}
-	if a.listening && !now.Before(a.askedAt.Add(a.cfg.AnswerWindow)) {
+	if a.listening && !a.held && !now.Before(a.askedAt.Add(a.cfg.AnswerWindow)) {
 		a.listening = false
 		return Result{Status: a.status, AskAgain: a.asks < a.cfg.MaxAsks}
 	}
@@ -256,6 +292,21 @@ func (a *Approval) Speech(text, surface string) Result {
 	}
 }
 
+// Unanswered records an utterance, heard while listening, that was not an
+// answer to the prompt at all (Answer's addressed is false: another topic).
+// It never decides: the prompt stops listening and asks again while asks
+// remain.
+func (a *Approval) Unanswered() Result {
+	if r := a.Poll(); a.status != Pending {
+		return Result{Status: r.Status, Ignored: true}
+	}
+	if !a.listening {
+		return Result{Status: a.status, Ignored: true}
+	}
+	a.listening = false
+	return Result{Status: a.status, AskAgain: a.asks < a.cfg.MaxAsks}
+}
+
 // HangUp withdraws the prompt: the session ended without a decision.
 func (a *Approval) HangUp() Result {
 	if r := a.Poll(); a.status != Pending {
@@ -266,7 +317,7 @@ func (a *Approval) HangUp() Result {
 
 func (a *Approval) settle(s Status, via, surface string) Result {
 	a.status = s
-	a.listening = false
+	a.listening, a.held = false, false
 	a.decision = Decision{ActionID: a.actionID, Status: s, Via: via, Surface: surface, At: a.clock.Now()}
 	return Result{Status: s, Decided: true}
 }

@@ -177,3 +177,75 @@ func Classify(text string) Verdict {
 		return Ambiguous
 	}
 }
+
+// answerLeads are the hedges that read as an unclear answer to the prompt
+// ("maybe", "hold on"), unlike question words and conjunctions, which start
+// a new topic ("what is the weather").
+var answerLeads = map[string]bool{
+	"maybe": true, "perhaps": true, "i guess": true, "guess": true, "not sure": true, "do not know": true,
+	"dunno": true, "i think": true, "probably": true, "possibly": true, "kind of": true, "sort of": true,
+	"kinda": true, "sorta": true, "hmm": true, "hm": true, "huh": true, "wait": true, "hold on": true,
+	"hang on": true, "one sec": true, "one second": true, "a moment": true, "a second": true, "pardon": true,
+	"sorry": true, "come again": true, "say again": true, "repeat": true, "let me think": true,
+	"could be": true, "whatever": true, "do not mind": true, "not really sure": true, "i do not care": true,
+	"depends": true, "not yet sure": true, "actually": true,
+}
+
+// answerFillers are words an answer may carry around its yes or no
+// without becoming a new topic ("yes please send it now").
+var answerFillers = map[string]bool{
+	"please": true, "thanks": true, "thank": true, "you": true, "it": true, "that": true, "this": true,
+	"just": true, "now": true, "right": true, "away": true, "the": true, "a": true, "i": true, "we": true,
+	"me": true, "um": true, "uh": true, "er": true, "erm": true, "oh": true, "ah": true, "well": true,
+	"so": true, "and": true, "then": true, "to": true, "vera": true, "thanks.": true, "already": true,
+	"one": true, "is": true, "them": true, "him": true, "her": true, "in": true, "let": true,
+}
+
+// Answer limits: an answer is short, starts with its signal and carries
+// little else.
+const (
+	maxAnswerTokens = 10
+	maxAnswerLead   = 1 // tokens before the first signal ("oh yes", "um no")
+	maxAnswerOther  = 2 // tokens that are neither signal nor filler
+)
+
+// Answer reads an utterance heard while a prompt is waiting. addressed
+// says whether it reads as an answer to the prompt at all: short, opening
+// with a yes, a no or an answering hedge, and carrying little else. Only
+// an addressed utterance gets a verdict other than Ambiguous (Classify's);
+// anything else is a new topic for the conversation, never a yes — so "I
+// need to call my mom" does not approve a call, and "what's the weather"
+// is not taken for an unclear answer.
+func Answer(text string) (v Verdict, addressed bool) {
+	toks := tokens(text)
+	if len(toks) == 0 || len(toks) > maxAnswerTokens {
+		return Ambiguous, false
+	}
+	lead, other := -1, 0
+	for i := 0; i < len(toks); {
+		k, n, p := kNeutral, 1, toks[i]
+		for m := min(maxPhrase, len(toks)-i); m >= 1; m-- {
+			if kk, ok := phrases[strings.Join(toks[i:i+m], " ")]; ok {
+				k, n, p = kk, m, strings.Join(toks[i:i+m], " ")
+				break
+			}
+		}
+		signal := k == kYes || k == kNo || k == kNegator || (k == kHedge && answerLeads[p])
+		switch {
+		case signal:
+			if lead < 0 {
+				lead = i
+			}
+		case k == kNeutral && n > 1: // "no problem", "thank you"
+		case k == kHedge: // a question word or condition: counts as content
+			other++
+		case !answerFillers[p]:
+			other++
+		}
+		i += n
+	}
+	if lead < 0 || lead > maxAnswerLead || other > maxAnswerOther {
+		return Ambiguous, false
+	}
+	return Classify(text), true
+}

@@ -15,6 +15,8 @@ const (
 	MaxTokenChars  = 2048
 	MaxSurfaces    = 8
 	MaxReasonChars = 500
+	// MaxTitleChars bounds a session title (session.rename).
+	MaxTitleChars  = 200
 	maxDeviceChars = 64
 	maxRegionChars = 16
 )
@@ -83,6 +85,13 @@ type ActionDecline struct {
 	Surface string `json:"surface,omitempty"`
 }
 
+// SessionRename is the person's own rename of the session; an empty
+// title clears it. A user's rename or clear always wins over an automatic
+// title. Title is required (send "" to clear).
+type SessionRename struct {
+	Title *string `json:"title"`
+}
+
 // PlaybackStarted says the client started playing the reply's audio.
 type PlaybackStarted struct {
 	TurnID string `json:"turn_id"`
@@ -101,6 +110,7 @@ func (*ActionApprove) EventType() Type   { return TypeActionApprove }
 func (*ActionDecline) EventType() Type   { return TypeActionDecline }
 func (*PlaybackStarted) EventType() Type { return TypePlaybackStarted }
 func (*ResponseCancel) EventType() Type  { return TypeResponseCancel }
+func (*SessionRename) EventType() Type   { return TypeSessionRename }
 
 func (h *Hello) Validate() error {
 	if err := checkID("device", h.Device, maxDeviceChars, true); err != nil {
@@ -190,6 +200,19 @@ func (e *ActionDecline) Validate() error {
 }
 
 func (e *PlaybackStarted) Validate() error { return checkID("turn_id", e.TurnID, MaxIDChars, true) }
+
+func (e *SessionRename) Validate() error {
+	if e.Title == nil {
+		return invalid("title", ErrMissing, `required ("" clears the title)`)
+	}
+	if !utf8.ValidString(*e.Title) {
+		return invalid("title", ErrInvalidValue, "must be valid UTF-8")
+	}
+	if n := utf8.RuneCountInString(*e.Title); n > MaxTitleChars {
+		return invalid("title", ErrTooLong, "%d characters, at most %d", n, MaxTitleChars)
+	}
+	return nil
+}
 
 func (e *ResponseCancel) Validate() error { return checkID("turn_id", e.TurnID, MaxIDChars, false) }
 

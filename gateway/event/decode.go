@@ -87,6 +87,7 @@ var clientTypes = map[Type]func() Client{
 	TypeActionDecline:   func() Client { return new(ActionDecline) },
 	TypePlaybackStarted: func() Client { return new(PlaybackStarted) },
 	TypeResponseCancel:  func() Client { return new(ResponseCancel) },
+	TypeSessionRename:   func() Client { return new(SessionRename) },
 }
 
 // fieldsOf lists the JSON field names of each client payload, computed once.

@@ -27,6 +27,9 @@ func TestDecodeAccepts(t *testing.T) {
 		{`{"type":"action.decline","action_id":"a1","reason":"not now"}`, &ActionDecline{ActionID: "a1", Reason: "not now"}},
 		{`{"type":"playback.started","turn_id":"t1"}`, &PlaybackStarted{TurnID: "t1"}},
 		{`{"type":"response.cancel"}`, &ResponseCancel{}},
+		{`{"type":"session.rename","title":"Loot"}`, &SessionRename{Title: ptr("Loot")}},
+		{`{"type":"session.rename","title":""}`, &SessionRename{Title: ptr("")}},
+		{`{"type":"session.rename","title":"` + strings.Repeat("ü", MaxTitleChars) + `"}`, &SessionRename{Title: ptr(strings.Repeat("ü", MaxTitleChars))}},
 		{`{"type":"input.text","text":"` + strings.Repeat("é", MaxTextChars) + `"}`, &InputText{Text: strings.Repeat("é", MaxTextChars)}},
 	}
 	for _, c := range cases {
@@ -42,6 +45,8 @@ func TestDecodeAccepts(t *testing.T) {
 		}
 	}
 }
+
+func ptr(s string) *string { return &s }
 
 func TestDecodeRejects(t *testing.T) {
 	cases := []struct {
@@ -74,6 +79,11 @@ func TestDecodeRejects(t *testing.T) {
 		{"seq without token", `{"type":"hello","device":"d","last_seq":3}`, ErrInvalidValue, "last_seq"},
 		{"negative seq", `{"type":"hello","device":"d","resume_token":"x","last_seq":-1}`, ErrInvalidValue, "last_seq"},
 		{"duplicate surface", `{"type":"hello","device":"d","surfaces":["hud","hud"]}`, ErrInvalidValue, "surfaces"},
+		{"rename no title", `{"type":"session.rename"}`, ErrMissing, "title"},
+		{"rename null title", `{"type":"session.rename","title":null}`, ErrMissing, "title"},
+		{"rename title number", `{"type":"session.rename","title":7}`, ErrWrongType, "title"},
+		{"rename title too long", `{"type":"session.rename","title":"` + strings.Repeat("a", MaxTitleChars+1) + `"}`, ErrTooLong, "title"},
+		{"rename extra field", `{"type":"session.rename","title":"x","by":"auto"}`, ErrUnknownField, "by"},
 		{"huge", `{"type":"input.text","text":"` + strings.Repeat("a", MaxEventBytes) + `"}`, ErrTooLarge, ""},
 	}
 	for _, c := range cases {

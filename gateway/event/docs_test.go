@@ -13,6 +13,7 @@ import (
 // serverPayloads maps every server event type to its payload type.
 var serverPayloads = map[Type]func() any{
 	TypeSessionCreated:    func() any { return new(SessionCreated) },
+	TypeSessionTitle:      func() any { return new(SessionTitle) },
 	TypeNotice:            func() any { return new(Notice) },
 	TypeSpeechStarted:     func() any { return new(Speech) },
 	TypeSpeechStopped:     func() any { return new(Speech) },

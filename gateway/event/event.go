@@ -14,6 +14,7 @@ type Type string
 // Server → client event types.
 const (
 	TypeSessionCreated    Type = "session.created"
+	TypeSessionTitle      Type = "session.title"
 	TypeNotice            Type = "notice"
 	TypeSpeechStarted     Type = "input.speech_started"
 	TypeSpeechStopped     Type = "input.speech_stopped"
@@ -43,6 +44,7 @@ const (
 	TypeActionDecline   Type = "action.decline"
 	TypePlaybackStarted Type = "playback.started"
 	TypeResponseCancel  Type = "response.cancel"
+	TypeSessionRename   Type = "session.rename"
 )
 
 // Envelope is the header every server event carries beside its payload.
@@ -93,6 +95,22 @@ type SessionCreated struct {
 	ReplayFrom int64         `json:"replay_from"`
 	Device     string        `json:"device"`
 	Surfaces   []SurfaceInfo `json:"surfaces"`
+	// Title is the session's current title ("" when it has none).
+	Title string `json:"title"`
+}
+
+// Who named a session (SessionTitle.By).
+const (
+	TitleByUser = "user"
+	TitleByAuto = "auto"
+)
+
+// SessionTitle says the session's title changed: By is "user" (the
+// person's own rename or clear, Title "") or "auto" (named after the first
+// turn). Every surface shows it, including a window title.
+type SessionTitle struct {
+	Title string `json:"title"`
+	By    string `json:"by"`
 }
 
 // SurfaceInfo describes one display surface of the session's device.
@@ -140,6 +158,9 @@ type ReplyDone struct {
 	Model    string `json:"model,omitempty"`
 	Provider string `json:"provider,omitempty"`
 	Level    string `json:"safety_level"`
+	// Generated is true when the session itself wrote the reply (a consent
+	// question, its acknowledgement, an action's result) and no model did.
+	Generated bool `json:"generated,omitempty"`
 }
 
 // ReplyAudio marks the start or end of reply audio playout.
@@ -270,18 +291,25 @@ type Action struct {
 	ExpiresAt int64           `json:"expires_at,omitempty"`
 }
 
-// ActionProposed carries a newly proposed action.
+// ActionProposed carries a newly proposed action and, per visual surface,
+// its approve/decline prompt laid out in pages (controls "approve" and
+// "decline" on the last page, focus on "decline"). A surface shows a
+// prompt only while no safety card is on it.
 type ActionProposed struct {
-	TurnID string `json:"turn_id"`
-	Action Action `json:"action"`
+	TurnID   string        `json:"turn_id"`
+	Action   Action        `json:"action"`
+	Surfaces []CardSurface `json:"surfaces,omitempty"`
 }
 
 // ActionUpdated reports a new status of an action: approved, declined,
-// expired or failed.
+// expired or failed (the approval could not be carried out); after
+// approved, the partner's result: succeeded or failed. Via says how a
+// decision was made (tap, key, speech, text, expiry, hangup).
 type ActionUpdated struct {
 	ActionID string `json:"action_id"`
 	Status   string `json:"status"`
 	Reason   string `json:"reason,omitempty"`
+	Via      string `json:"via,omitempty"`
 }
 
 // ErrorType is one of the Partner API's error types.

@@ -1,11 +1,13 @@
 package session
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
 
 	"github.com/veraneural/vera-gateway/devices"
+	"github.com/veraneural/vera-gateway/gateway/consent"
 	"github.com/veraneural/vera-gateway/gateway/event"
 	"github.com/veraneural/vera-gateway/safety"
 )
@@ -26,8 +28,9 @@ type surfaceAcks struct {
 
 // activeCard is the card a key press pages through, per surface.
 type activeCard struct {
-	card event.SafetyCard
-	page map[string]int // surface → 1-based page shown
+	card    event.SafetyCard
+	page    map[string]int  // surface → 1-based page shown
+	cleared map[string]bool // surfaces where the person closed it (Done)
 }
 
 // sendCard lays the assessment out for every visual surface and emits
@@ -75,7 +78,12 @@ func (s *Session) sendCard(turnID string, a safety.Assessment) {
 	defer s.mu.Unlock()
 	ca := &cardAcks{card: card, surfaces: map[string]*surfaceAcks{}}
 	s.cards[cardID] = ca
-	s.active = &activeCard{card: card, page: map[string]int{}}
+	s.active = &activeCard{card: card, page: map[string]int{}, cleared: map[string]bool{}}
+	if o := s.offer; o != nil {
+		// The card covers the prompt; the prompt shows again once the
+		// person closes the card (key), never before.
+		clear(o.shown)
+	}
 	s.emitLocked(event.TypeSafetyCard, card)
 	region := s.region
 	for _, sf := range surfaces {
@@ -182,30 +190,90 @@ func (s *Session) Acked(cardID string) map[string][]bool {
 	return out
 }
 
-// key pages the active card on a surface for devices that forward keys
-// instead of paging locally, with the glasses pager's rules: next/prev move
-// a page and emit display.card; select on the last page is Done and clears
-// the surface (display.clear), elsewhere it pages forward; back goes to the
-// previous page and, on page 1, does nothing (a safety card is sticky).
-func (s *Session) key(k *event.InputKey) error {
+// key applies input.key. A safety card on the surface always takes the
+// key first (a prompt never covers it): next/prev page it and emit
+// display.card; select on the last page is Done and clears the surface
+// (display.clear), elsewhere it pages forward; back goes to the previous
+// page and, on page 1, does nothing (a safety card is sticky). Once the
+// card is closed, the offered action's prompt shows and takes the keys:
+// next/prev/select page through a longer prompt; on its last page next
+// and prev move the focus between Approve and Decline, select activates
+// the focused control (focus starts on Decline, so a stray select never
+// approves) and back goes to the previous page without deciding.
+func (s *Session) key(ctx context.Context, k *event.InputKey) error {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	ac := s.active
-	if ac == nil {
+	ac, o := s.active, s.offer
+	surface := k.Surface
+	if surface == "" {
+		switch {
+		case ac != nil && len(ac.card.Surfaces) > 0:
+			surface = ac.card.Surfaces[0].Surface
+		case len(s.surfaces) > 0:
+			surface = s.surfaces[0].ID
+		}
+	}
+	if ac != nil && !ac.cleared[surface] {
+		if cardOn(ac.card, surface) {
+			err := s.cardKeyLocked(ac, surface, k.Key)
+			s.mu.Unlock()
+			return err
+		}
+		if o == nil || len(o.st.promptPages(surface)) == 0 {
+			s.mu.Unlock()
+			return fmt.Errorf("%w %q", ErrUnknownSurface, surface)
+		}
+	}
+	if o == nil {
+		s.mu.Unlock()
 		return nil
 	}
-	surface := k.Surface
-	if surface == "" && len(ac.card.Surfaces) > 0 {
-		surface = ac.card.Surfaces[0].Surface
+	pages := o.st.promptPages(surface)
+	if len(pages) == 0 {
+		s.mu.Unlock()
+		return fmt.Errorf("%w %q", ErrUnknownSurface, surface)
 	}
+	n, cur := len(pages), min(max(o.shown[surface], 1), len(pages))
+	var decided *Decision
+	switch {
+	case k.Key == event.KeyBack:
+		cur = max(cur-1, 1)
+	case cur < n && k.Key == event.KeyPrev:
+		cur = max(cur-1, 1)
+	case cur < n: // next or select on an earlier page
+		cur++
+	default:
+		r, err := o.ap.Key(k.Key, surface)
+		if err != nil {
+			s.mu.Unlock()
+			if errors.Is(err, consent.ErrSettled) {
+				return fmt.Errorf("%w %q", ErrUnknownAction, o.st.a.ID)
+			}
+			return fmt.Errorf("session: prompt key: %w", err)
+		}
+		if r.Decided {
+			decided = &Decision{Approved: r.Status == consent.Approved, Via: ViaKey, Surface: surface}
+		}
+	}
+	if decided == nil {
+		o.shown[surface] = cur
+		s.emitLocked(event.TypeDisplayCard, event.DisplayCard{CardID: promptCardID(o.st.a.ID), Kind: "prompt",
+			Surface: surface, Page: focusPage(pages[cur-1], focusControl(o.ap))})
+	}
+	id := o.st.a.ID
+	s.mu.Unlock()
+	if decided != nil {
+		return s.settleAction(ctx, id, *decided)
+	}
+	return nil
+}
+
+// cardKeyLocked pages the safety card on surface.
+func (s *Session) cardKeyLocked(ac *activeCard, surface, key string) error {
 	var cs *event.CardSurface
 	for i := range ac.card.Surfaces {
 		if ac.card.Surfaces[i].Surface == surface {
 			cs = &ac.card.Surfaces[i]
 		}
-	}
-	if cs == nil {
-		return fmt.Errorf("%w %q", ErrUnknownSurface, surface)
 	}
 	n := len(cs.Pages)
 	if n == 0 {
@@ -213,7 +281,7 @@ func (s *Session) key(k *event.InputKey) error {
 	}
 	cur := ac.page[surface]
 	next := cur
-	switch k.Key {
+	switch key {
 	case event.KeyNext:
 		next = min(cur+1, n)
 	case event.KeyPrev, event.KeyBack:
@@ -221,6 +289,10 @@ func (s *Session) key(k *event.InputKey) error {
 	case event.KeySelect:
 		if cur == n {
 			s.emitLocked(event.TypeDisplayClear, event.DisplayClear{CardID: ac.card.CardID, Surface: surface})
+			ac.cleared[surface] = true
+			if o := s.offer; o != nil {
+				s.showPromptLocked(o, surface) // the prompt waited behind the card
+			}
 			return nil
 		}
 		next = cur + 1

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/veraneural/vera-gateway/gateway/consent"
 	"github.com/veraneural/vera-gateway/safety"
 )
 
@@ -44,6 +45,10 @@ type Config struct {
 	// DisclosureEvery repeats the disclosure in a continuing session (at
 	// most safety.MaxDisclosureInterval).
 	DisclosureEvery time.Duration `yaml:"disclosure_every"`
+	// Consent bounds the approve/decline prompts of proposed actions:
+	// their expiry, the answer window after a spoken offer, and how often an
+	// offer is asked.
+	Consent consent.Config `yaml:"consent"`
 }
 
 // DefaultConfig returns production defaults.
@@ -60,6 +65,7 @@ func DefaultConfig() Config {
 		DefaultDevice:   "browser",
 		MaxSessions:     10000,
 		DisclosureEvery: safety.MaxDisclosureInterval,
+		Consent:         consent.DefaultConfig(),
 	}
 }
 
@@ -92,6 +98,9 @@ func (c Config) Validate() error {
 		return bad("max_sessions", "must be >= 1")
 	case c.DisclosureEvery <= 0 || c.DisclosureEvery > safety.MaxDisclosureInterval:
 		return bad("disclosure_every", "must be in (0, 3h]")
+	}
+	if err := c.Consent.Validate(); err != nil {
+		return fmt.Errorf("session.%w: %w", err, ErrConfig)
 	}
 	return nil
 }

@@ -81,6 +81,15 @@ type CardLayout interface {
 	LayoutSafety(cardID string, a safety.Assessment, p devices.Profile, s devices.Surface) ([]event.Page, error)
 }
 
+// PromptLayout lays an action's approve/decline prompt out in pages for one
+// visual surface: the title and n/N on every page, the controls "approve"
+// and "decline" on the last page with focus on "decline". A CardLayout that
+// also implements it lays prompts out too; otherwise, or when it fails,
+// PlainLayout does.
+type PromptLayout interface {
+	LayoutPrompt(cardID string, a Action, p devices.Profile, s devices.Surface) ([]event.Page, error)
+}
+
 // ActionHandler carries out an approved action or records a declined one
 // upstream (the Partner API's approve/result calls). Optional.
 type ActionHandler interface {
@@ -88,14 +97,24 @@ type ActionHandler interface {
 	Decline(ctx context.Context, sessionID string, a Action, d Decision) error
 }
 
-// How a decision was made (Decision.Via). Only ViaTap, ViaKey and ViaSpeech
-// can approve; expiry and hang-up only ever decline.
+// How a decision was made (Decision.Via). Only ViaTap, ViaKey, ViaSpeech
+// and ViaText can approve; expiry and hang-up only ever decline.
 const (
-	ViaTap    = "tap"
-	ViaKey    = "key"
+	ViaTap = "tap"
+	ViaKey = "key"
+	// ViaSpeech: a clear spoken answer (a voice transcript, SubmitTurn) to
+	// the spoken offer.
 	ViaSpeech = "speech"
+	// ViaText: a clear typed answer (input.text) to the offer in chat.
+	ViaText   = "text"
 	ViaExpiry = "expiry"
 	ViaHangUp = "hangup"
+)
+
+// Decision.Surface of answers to the offer: spoken, or typed in chat.
+const (
+	SurfaceVoice = "voice"
+	SurfaceChat  = "chat"
 )
 
 // Decision records who settled an action, where, how and when, for the
@@ -104,8 +123,9 @@ type Decision struct {
 	Approved bool
 	// Via is one of the Via* constants.
 	Via string
-	// Surface is where the person decided ("phone", "glasses", "browser",
-	// "voice"); empty for expiry and hang-up.
+	// Surface is where the person decided: the client's surface for taps
+	// ("phone", "glasses", "browser"), the key's surface, SurfaceVoice or
+	// SurfaceChat for answers; empty for expiry and hang-up.
 	Surface string
 	At      time.Time
 	// Reason is the client's short decline reason (never transcript text).
@@ -171,7 +191,10 @@ func (l *LocalSafety) Merge(engine, local safety.Assessment) safety.Assessment {
 }
 
 // TurnObserver sees a turn's output in wire order, each call right after
-// the matching event was emitted: a voice pipeline speaks the safety card
+// the matching event was emitted. It sees every turn the person started
+// (a consent answer too); replies the session starts on its own (an
+// offer asked again, an action's result) are events only
+// (reply.done with generated: true). a voice pipeline speaks the safety card
 // and then the reply from it, so audio can never precede the card. Calls
 // come from the session's turn goroutine, outside session locks; they must
 // not block for long.

@@ -32,6 +32,13 @@ func (g *GlassesLayout) LayoutSafety(cardID string, a safety.Assessment, p devic
 	if err != nil {
 		return nil, fmt.Errorf("session: safety card %s: %w", cardID, err)
 	}
+	return g.layout(card, p, sf)
+}
+
+// layout lays any card out for one surface and converts its display-op
+// pages to event pages unchanged.
+func (g *GlassesLayout) layout(card glasses.Card, p devices.Profile, sf devices.Surface) ([]event.Page, error) {
+	cardID := card.ID
 	l, err := g.Engine.LayoutSurface(card, p.ID, sf)
 	if err != nil {
 		return nil, fmt.Errorf("session: lay out %s on %s/%s: %w", cardID, p.ID, sf.ID, err)

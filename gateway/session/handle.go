@@ -24,17 +24,19 @@ func (s *Session) Handle(ctx context.Context, ev event.Client) error {
 	var err error
 	switch e := ev.(type) {
 	case *event.InputText:
-		s.submit(e.Text)
+		s.submitInput(turnInput{text: e.Text, via: ViaText})
 	case *event.DisplayAck:
 		err = s.ack(e)
 	case *event.InputKey:
-		err = s.key(e)
+		err = s.key(ctx, e)
 	case *event.ActionApprove:
 		err = s.settleAction(ctx, e.ActionID, Decision{Approved: true, Via: ViaTap, Surface: e.Surface})
 	case *event.ActionDecline:
 		err = s.settleAction(ctx, e.ActionID, Decision{Via: ViaTap, Surface: e.Surface, Reason: e.Reason})
 	case *event.PlaybackStarted:
 		// Voice transports measure latency from it; chat has no audio.
+	case *event.SessionRename:
+		s.Rename(*e.Title)
 	case *event.ResponseCancel:
 		s.cancelTurn(e.TurnID)
 	case *event.Hello:
@@ -84,65 +86,3 @@ func (s *Session) HandleJSON(ctx context.Context, data []byte) error {
 // ErrAlreadyAttached: a resume hello arrived on a connection that already
 // carries a session.
 var ErrAlreadyAttached = errors.New("connection already has a session")
-
-func (s *Session) propose(turnID string, acts []Action) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, a := range acts {
-		if a.ID == "" {
-			continue
-		}
-		s.actions[a.ID] = &actionState{a: a, status: "proposed"}
-		ea := event.Action{ID: a.ID, Type: a.Type, Title: a.Title, Summary: a.Summary, Input: a.Input, Status: "proposed"}
-		if !a.ExpiresAt.IsZero() {
-			ea.ExpiresAt = a.ExpiresAt.UnixMilli()
-		}
-		s.emitLocked(event.TypeActionProposed, event.ActionProposed{TurnID: turnID, Action: ea})
-	}
-}
-
-// settleAction approves or declines a proposed action, only once, and only
-// before it expires; the ActionHandler carries it upstream.
-func (s *Session) settleAction(ctx context.Context, id string, d Decision) error {
-	s.mu.Lock()
-	st := s.actions[id]
-	if st == nil || st.status != "proposed" {
-		s.mu.Unlock()
-		return fmt.Errorf("%w %q", ErrUnknownAction, id)
-	}
-	if !st.a.ExpiresAt.IsZero() && !s.clock.Now().Before(st.a.ExpiresAt) {
-		st.status = "expired"
-		s.emitLocked(event.TypeActionUpdated, event.ActionUpdated{ActionID: id, Status: "expired"})
-		s.mu.Unlock()
-		return nil
-	}
-	st.status = "pending"
-	a := st.a
-	if d.At.IsZero() {
-		d.At = s.clock.Now()
-	}
-	s.mu.Unlock()
-
-	status := "declined"
-	if d.Approved {
-		status = "approved"
-	}
-	var err error
-	if h := s.deps.Actions; h != nil {
-		if d.Approved {
-			err = h.Approve(ctx, s.id, a, d)
-		} else {
-			err = h.Decline(ctx, s.id, a, d)
-		}
-	}
-	upd := event.ActionUpdated{ActionID: id, Status: status, Reason: d.Reason}
-	if err != nil {
-		s.log_.Warn("session: action upstream failed", "action", id, "err", err)
-		upd = event.ActionUpdated{ActionID: id, Status: "failed", Reason: "the action could not be completed"}
-	}
-	s.mu.Lock()
-	st.status = upd.Status
-	s.emitLocked(event.TypeActionUpdated, upd)
-	s.mu.Unlock()
-	return nil
-}

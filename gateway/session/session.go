@@ -39,6 +39,7 @@ type Session struct {
 	ctx    context.Context // cancelled by Close; parent of every turn
 	cancel context.CancelFunc
 	inputs chan turnInput
+	gens   chan genReply  // session-written replies, run in turn order
 	wg     sync.WaitGroup // the worker and in-flight timer callbacks
 
 	closedOnce sync.Once // runs Deps.OnClosed
@@ -60,12 +61,12 @@ type Session struct {
 	cards    map[string]*cardAcks
 	active   *activeCard // the card on display for input.key
 	actions  map[string]*actionState
+	order    []string // ids of proposed actions not yet offered, oldest first
+	offer    *offer   // the action offered for an answer, if any
+	audio    bool     // a voice transport is attached (speech or reply audio seen)
+	title    string
+	titled   bool // named once (automatically, or by the person) — SetTitle no longer applies
 	timers   map[Timer]struct{}
-}
-
-type actionState struct {
-	a      Action
-	status string
 }
 
 // New creates a session for owner with the device negotiated from hello
@@ -98,6 +99,7 @@ func New(cfg Config, deps Deps, owner Owner, hello *event.Hello) (*Session, erro
 		log_: deps.Logger.With("session", id), clock: deps.Clock,
 		ctx: ctx, cancel: cancel,
 		inputs:  make(chan turnInput, cfg.MaxQueued),
+		gens:    make(chan genReply, maxGens),
 		log:     replayLog{maxEvents: cfg.ReplayEvents, maxBytes: cfg.ReplayBytes},
 		wake:    make(chan struct{}),
 		cards:   map[string]*cardAcks{},
@@ -198,7 +200,7 @@ func (s *Session) createdLocked(resumed bool, from int64) event.SessionCreated {
 			AckTimeoutMS: int64(s.profile.AckTimeoutMS)})
 	}
 	return event.SessionCreated{ResumeToken: s.resumeToken, ResumeWindowMS: s.cfg.ResumeWindow.Milliseconds(),
-		Resumed: resumed, ReplayFrom: from, Device: s.profile.ID, Surfaces: info}
+		Resumed: resumed, ReplayFrom: from, Device: s.profile.ID, Surfaces: info, Title: s.title}
 }
 
 // ID returns the session id.
@@ -266,6 +268,7 @@ func (s *Session) Emit(t event.Type, payload any) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.emitLocked(t, payload)
+	s.transportEventLocked(t, payload)
 }
 
 // EmitError sends an error event.
@@ -300,7 +303,12 @@ func (s *Session) emitLocked(t event.Type, payload any) {
 // timers and joins every goroutine the session started.
 func (s *Session) Close(ctx context.Context) error {
 	s.mu.Lock()
+	var withdrawn []Action
+	at := s.clock.Now()
 	if !s.closed {
+		// Pending actions are declined, never approved, by a hang-up; the
+		// events go out before the session stops emitting.
+		withdrawn = s.withdrawLocked()
 		s.closed = true
 		if s.stream != nil {
 			s.stream.failLocked(ErrClosed)
@@ -312,6 +320,13 @@ func (s *Session) Close(ctx context.Context) error {
 		clear(s.timers)
 	}
 	s.mu.Unlock()
+	if h := s.deps.Actions; h != nil {
+		for _, a := range withdrawn {
+			if err := h.Decline(ctx, s.id, a, Decision{Via: ViaHangUp, At: at}); err != nil {
+				s.log_.Warn("session: action decline on hang-up failed", "action", a.ID, "err", err)
+			}
+		}
+	}
 	s.cancel()
 	done := make(chan struct{})
 	go func() { s.wg.Wait(); close(done) }()

@@ -542,7 +542,9 @@ func TestActions(t *testing.T) {
 	until(t, st, event.TypeNotice)
 	_ = s.Handle(context.Background(), &event.InputText{Text: "remind me"})
 	evs := until(t, st, event.TypeReplyDone)
-	if got := strings.Join(types(evs), ","); got != "transcript.final,reply.delta,caption,action.proposed,action.proposed,action.proposed,reply.done" {
+	// The first action is offered as the reply's last sentence, with its
+	// prompt card shown on the surface.
+	if got := strings.Join(types(evs), ","); got != "transcript.final,reply.delta,action.proposed,action.proposed,action.proposed,display.card,reply.delta,caption,reply.done" {
 		t.Fatalf("turn events %s", got)
 	}
 	ctx := context.Background()
@@ -556,6 +558,9 @@ func TestActions(t *testing.T) {
 	want := []string{"act_1/approved", "act_2/declined", "error", "act_3/expired"}
 	for _, w := range want {
 		e := next(t, st)
+		for e.Type != event.TypeActionUpdated && e.Type != event.TypeError {
+			e = next(t, st)
+		}
 		got := string(e.Type)
 		if e.Type == event.TypeActionUpdated {
 			got = e.str("action_id") + "/" + e.str("status")

@@ -16,7 +16,19 @@ type turnInput struct {
 	// id, when set, is the turn id the transport already used for this
 	// turn's speech and transcript events (voice); otherwise one is made.
 	id string
+	// via is how the person gave the text: ViaSpeech (a transcript),
+	// ViaText (typed), or "" for text that did not come from the person
+	// (an inbox message), which is never an answer to an offer.
+	via string
 }
+
+// genReply writes a session-generated reply (an offer asked again, an
+// action's result) when its turn comes; "" emits nothing.
+type genReply func(turnID string) string
+
+// maxGens bounds session-generated replies waiting for the worker; one
+// more than that is dropped with a warning (each action has at most a few).
+const maxGens = 32
 
 // turnState is the turn in progress; guarded by Session.mu.
 type turnState struct {
@@ -46,9 +58,53 @@ func (s *Session) submitInput(in turnInput) {
 	}
 }
 
-// Submit starts a turn from user text that did not arrive as input.text
-// (a voice transcript); the busy policy applies as for input.text.
+// Submit starts a turn from text that did not come from the person on
+// this session (a partner's inbox message); the busy policy applies as for
+// input.text. It is never taken as an answer to an offered action. Voice
+// transcripts use SubmitTurn.
 func (s *Session) Submit(text string) { s.submit(text) }
+
+// generate queues a session-generated reply behind the turn in progress;
+// it never cancels a turn.
+func (s *Session) generate(g genReply) {
+	s.mu.Lock()
+	closed := s.closed
+	s.mu.Unlock()
+	if closed {
+		return
+	}
+	select {
+	case s.gens <- g:
+	default:
+		s.log_.Warn("session: generated reply dropped", "queued", maxGens)
+	}
+}
+
+// runGen emits a session-generated reply as a turn of its own:
+// reply.delta, caption and reply.done with generated: true. The history
+// keeps it as an assistant message.
+func (s *Session) runGen(g genReply) {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	s.turnN++
+	turnID := fmt.Sprintf("turn_%d", s.turnN)
+	s.mu.Unlock()
+	text := g(turnID)
+	if text == "" {
+		return
+	}
+	s.Emit(event.TypeReplyDelta, event.ReplyDelta{TurnID: turnID, Delta: text})
+	s.Emit(event.TypeCaption, event.Caption{TurnID: turnID, Speaker: "vera", Text: text, Final: true})
+	s.mu.Lock()
+	s.history = append(s.history, Message{Role: "assistant", Text: text})
+	s.lastTurn = turnID
+	s.trimHistoryLocked()
+	s.emitLocked(event.TypeReplyDone, event.ReplyDone{TurnID: turnID, Text: text, Level: safety.LevelNone.String(), Generated: true})
+	s.mu.Unlock()
+}
 
 // interruptCause carries what the person actually heard when a transport
 // interrupts a reply (barge-in).
@@ -112,6 +168,8 @@ func (s *Session) worker() {
 			return
 		case in := <-s.inputs:
 			s.runTurn(in)
+		case g := <-s.gens:
+			s.runGen(g)
 		}
 	}
 }
@@ -163,6 +221,13 @@ func (s *Session) runTurn(in turnInput) {
 	if local.DisplayRequired {
 		s.sendCard(turnID, local)
 		shown = &local
+	}
+	// An answer to the offered action is settled here and not sent to the
+	// model; a flagged utterance is never an answer (consentTurn).
+	flagged := local.DisplayRequired || local.Level >= safety.LevelElevated
+	if reply, ok := s.consentTurn(ctx, turnID, in, flagged); ok {
+		s.finishAnswer(turnID, in.text, reply)
+		return
 	}
 
 	g := &gate{}
@@ -261,8 +326,19 @@ func (s *Session) runTurn(in turnInput) {
 	if text == "" {
 		text = g.sent.String()
 	}
-	s.Emit(event.TypeCaption, event.Caption{TurnID: turnID, Speaker: "vera", Text: text, Final: true})
+	// Proposed actions, then the offer (or the question asked again) as the
+	// reply's last sentence, so a voice session speaks it; never in a turn
+	// that showed a safety card.
 	s.propose(turnID, reply.ProposedActions)
+	if q := s.afterReply(turnID, shown != nil); q != "" {
+		if text != "" {
+			q = " " + q
+		}
+		s.emitDelta(turnID, q)
+		g.sent.WriteString(q)
+		text += q
+	}
+	s.Emit(event.TypeCaption, event.Caption{TurnID: turnID, Speaker: "vera", Text: text, Final: true})
 	s.remember(turnID, in.text, text)
 	// reply.done is the last event of a turn.
 	s.Emit(event.TypeReplyDone, event.ReplyDone{TurnID: turnID, Text: text, Model: reply.Model, Provider: reply.Provider, Level: level.String()})
@@ -279,6 +355,19 @@ func (s *Session) runTurn(in turnInput) {
 	}
 }
 
+// finishAnswer ends a turn that answered the offer: the session's reply
+// (acknowledgement and the next offer, or the question again) goes out as
+// the turn's reply, marked generated, and the observer sees the turn.
+func (s *Session) finishAnswer(turnID, user, reply string) {
+	s.emitDelta(turnID, reply)
+	s.Emit(event.TypeCaption, event.Caption{TurnID: turnID, Speaker: "vera", Text: reply, Final: true})
+	s.remember(turnID, user, reply)
+	s.Emit(event.TypeReplyDone, event.ReplyDone{TurnID: turnID, Text: reply, Level: safety.LevelNone.String(), Generated: true})
+	if o := s.deps.Observer; o != nil {
+		o.ReplyDone(s, turnID, reply)
+	}
+}
+
 // remember appends a turn to the bounded history.
 func (s *Session) remember(turnID, user, assistant string) {
 	s.mu.Lock()
@@ -288,6 +377,10 @@ func (s *Session) remember(turnID, user, assistant string) {
 	if assistant != "" {
 		s.history = append(s.history, Message{Role: "assistant", Text: assistant})
 	}
+	s.trimHistoryLocked()
+}
+
+func (s *Session) trimHistoryLocked() {
 	if n := len(s.history) - s.cfg.HistoryMessages; n > 0 {
 		s.history = append([]Message(nil), s.history[n:]...)
 	}
