@@ -4,11 +4,18 @@
 //
 // Idle → (p ≥ Threshold) candidate → (speech held ≥ MinSpeechMs with
 // p ≥ ExitThreshold) speaking: SpeechStarted, whose AudioStart includes
-// PrefixPaddingMs of audio before the first speech frame. Speaking → (p below
-// ExitThreshold for SilenceDurationMs, or the turn reached MaxTurnMs)
+// PrefixPaddingMs of audio before the first speech frame. Speaking → (no
+// speech evidence for SilenceDurationMs, or the turn reached MaxTurnMs)
 // SpeechStopped, whose SpeechEnd is the true end of speech: the end of the
-// last frame at or above ExitThreshold, not the end of the hangover. The
-// SpeechStopped event carries the turn's audio from AudioStart to SpeechEnd.
+// last frame of speech evidence, not the end of the hangover. Speech
+// evidence is the unsmoothed probability (ProcessRaw's raw) at or above
+// Threshold while p is at or above ExitThreshold, in a run of at least
+// EndRunMs or with p at or above Threshold as well, so the silence is
+// counted from the back-dated end of speech (the smoother's lag is not
+// added to it), and isolated noise or breath frames neither extend the turn
+// nor move its end. The decision is therefore SilenceDurationMs after
+// SpeechEnd, rounded up to the frame. The SpeechStopped event carries the
+// turn's audio from AudioStart to SpeechEnd.
 // While the assistant is speaking (SetAssistantSpeaking), user speech that
 // lasts BargeInMs emits OverlapSpeech once per turn, for barge-in.
 //

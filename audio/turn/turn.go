@@ -25,13 +25,21 @@ type Config struct {
 	MaxTurnMs         int     `yaml:"max_turn_ms"`
 	// BargeInMs of user speech while the assistant speaks raises OverlapSpeech.
 	BargeInMs int `yaml:"barge_in_ms"`
+	// EndRunMs is the shortest run of raw speech evidence (frames with the
+	// raw probability at or above Threshold) that counts as speech once a
+	// turn is under way, unless the smoothed probability is at or above
+	// Threshold too. Shorter blips (a noise burst, a click, a breath) inside
+	// the silence neither extend the turn nor move its end. 0: every frame
+	// counts.
+	EndRunMs int `yaml:"end_run_ms"`
 }
 
 // DefaultConfig returns 0.5/0.35, 300 ms prefix, 100 ms min speech, 500 ms
-// silence, 30 s max turn, 300 ms barge-in.
+// silence, 30 s max turn, 300 ms barge-in, 50 ms end run (measured with
+// BenchmarkEndOfTurnEval; see BENCHMARKS.md, "End-of-turn delay").
 func DefaultConfig() Config {
 	return Config{Threshold: 0.5, ExitThreshold: 0.35, PrefixPaddingMs: 300, MinSpeechMs: 100,
-		SilenceDurationMs: 500, MaxTurnMs: 30000, BargeInMs: 300}
+		SilenceDurationMs: 500, MaxTurnMs: 30000, BargeInMs: 300, EndRunMs: 50}
 }
 
 // Validate reports the first invalid key.
@@ -51,6 +59,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("audio.turn.max_turn_ms: must be in [1000,600000], got %d: %w", c.MaxTurnMs, ErrConfig)
 	case c.BargeInMs < 0 || c.BargeInMs > 10000:
 		return fmt.Errorf("audio.turn.barge_in_ms: must be in [0,10000], got %d: %w", c.BargeInMs, ErrConfig)
+	case c.EndRunMs < 0 || c.EndRunMs >= c.SilenceDurationMs:
+		return fmt.Errorf("audio.turn.end_run_ms: must be in [0, silence_duration_ms), got %d: %w", c.EndRunMs, ErrConfig)
 	}
 	return nil
 }
@@ -110,7 +120,7 @@ const (
 type Detector struct {
 	cfg                             Config
 	prefix, minSpeech, silence, max int64
-	bargeIn                         int64
+	bargeIn, endRun                 int64
 
 	now   int64 // samples fed so far
 	st    state
@@ -120,10 +130,13 @@ type Detector struct {
 	turn  []int16 // audio of the current turn from AudioStart
 
 	audioStart, speechStart, lastSpeechEnd int64
-	assistant                              bool
-	overlap                                int64
-	overlapSent                            bool
-	events                                 [3]Event
+	// runStart is where the current run of raw speech evidence began; -1
+	// outside a run.
+	runStart    int64
+	assistant   bool
+	overlap     int64
+	overlapSent bool
+	events      [3]Event
 }
 
 // New returns a detector.
@@ -133,7 +146,8 @@ func New(cfg Config) (*Detector, error) {
 	}
 	ms := func(v int) int64 { return int64(v) * SampleRate / 1000 }
 	d := &Detector{cfg: cfg, prefix: ms(cfg.PrefixPaddingMs), minSpeech: ms(cfg.MinSpeechMs),
-		silence: ms(cfg.SilenceDurationMs), max: ms(cfg.MaxTurnMs), bargeIn: ms(cfg.BargeInMs)}
+		silence: ms(cfg.SilenceDurationMs), max: ms(cfg.MaxTurnMs), bargeIn: ms(cfg.BargeInMs),
+		endRun: ms(cfg.EndRunMs), runStart: -1}
 	d.ring = make([]int16, d.prefix)
 	d.turn = make([]int16, 0, d.prefix+ms(2000))
 	return d, nil
@@ -144,6 +158,7 @@ func (d *Detector) Reset() {
 	d.now, d.st, d.rpos, d.rfull = 0, idle, 0, 0
 	d.turn = d.turn[:0]
 	d.overlap, d.overlapSent = 0, false
+	d.runStart = -1
 }
 
 // Now is the sample time after the last frame.
@@ -170,10 +185,12 @@ func (d *Detector) Process(frame []int16, p float32) ([]Event, error) {
 	return d.ProcessRaw(frame, p, p)
 }
 
-// ProcessRaw is Process for a smoothed probability p (which drives the state
-// machine) plus the frame's unsmoothed probability raw (vad.Features.Raw),
-// which places the true end of speech without the smoother's lag: SpeechEnd
-// is the end of the last frame where both were at or above ExitThreshold.
+// ProcessRaw is Process for a smoothed probability p (which starts turns)
+// plus the frame's unsmoothed probability raw (vad.Features.Raw), which ends
+// them without the smoother's lag: SpeechEnd is the end of the last frame of
+// speech evidence (raw at or above Threshold and p at or above ExitThreshold,
+// in a run of at least EndRunMs or with p at or above Threshold), and the
+// turn stops SilenceDurationMs after it.
 func (d *Detector) ProcessRaw(frame []int16, p, raw float32) ([]Event, error) {
 	if len(frame) == 0 || len(frame) > maxFrame {
 		return nil, fmt.Errorf("turn: frame of %d samples (want 1..%d): %w", len(frame), maxFrame, ErrFrame)
@@ -181,9 +198,19 @@ func (d *Detector) ProcessRaw(frame []int16, p, raw float32) ([]Event, error) {
 	if p != p || raw != raw {
 		return nil, fmt.Errorf("turn: NaN probability: %w", ErrFrame)
 	}
-	speechEnd := p >= d.cfg.ExitThreshold && raw >= d.cfg.Threshold
 	start := d.now
 	end := start + int64(len(frame))
+	// Speech evidence for the end of turn: a raw run long enough, or one the
+	// smoothed probability confirms.
+	speechEnd := p >= d.cfg.ExitThreshold && raw >= d.cfg.Threshold
+	if speechEnd {
+		if d.runStart < 0 {
+			d.runStart = start
+		}
+		speechEnd = end-d.runStart >= d.endRun || p >= d.cfg.Threshold
+	} else {
+		d.runStart = -1
+	}
 	ev := d.events[:0]
 
 	switch d.st {
@@ -227,7 +254,12 @@ func (d *Detector) ProcessRaw(frame []int16, p, raw float32) ([]Event, error) {
 			d.turn = append(d.turn, frame...)
 		}
 		switch {
-		case p < d.cfg.ExitThreshold && end-d.lastSpeechEnd >= d.silence:
+		// The silence counts from the last speech evidence, not from where
+		// the smoothed probability falls. A run still too short to judge
+		// that began inside the silence defers the decision until it
+		// qualifies (the turn goes on) or breaks off (the turn ends, with
+		// the same back-dated end).
+		case end-d.lastSpeechEnd >= d.silence && (d.runStart < 0 || d.runStart-d.lastSpeechEnd >= d.silence):
 			ev = d.stop(ev, end, d.lastSpeechEnd, false)
 		case end-d.speechStart >= d.max:
 			ev = d.stop(ev, end, end, true)

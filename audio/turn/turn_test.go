@@ -195,6 +195,7 @@ func TestConfigValidate(t *testing.T) {
 		"silence_duration_ms": func(c *Config) { c.SilenceDurationMs = 0 },
 		"max_turn_ms":         func(c *Config) { c.MaxTurnMs = 10 },
 		"barge_in_ms":         func(c *Config) { c.BargeInMs = -5 },
+		"end_run_ms":          func(c *Config) { c.EndRunMs = c.SilenceDurationMs },
 	}
 	for key, f := range cases {
 		c := DefaultConfig()

@@ -24,7 +24,9 @@
 // averaged over SmoothFrames (120 ms by default: the evidence of a syllable
 // carries across the short gaps inside words and phrases) and the output
 // decays over at most ReleaseFrames. Features.Raw keeps the unsmoothed
-// probability, which the turn detector uses to place the true end of speech.
+// probability, which the turn detector uses to place the true end of speech;
+// it is 0 where the band SNRs have fallen to the floor (RawFloorDb), so the
+// modulation and pitch windows' memory does not push the end 30–50 ms late.
 // Only relative features are used: the input level does not matter above a
 // digital-silence guard (SilenceDbfs). Weights were fitted with
 // "vera-eval vad -fit" and checked leave-one-clip-out; see BENCHMARKS.md ("Audio core").

@@ -75,12 +75,19 @@ type Config struct {
 	NoiseWindowMs int `yaml:"noise_window_ms"`
 	// SilenceDbfs: frames quieter than this (RMS, dBFS) score 0.
 	SilenceDbfs float32 `yaml:"silence_dbfs"`
+	// RawFloorDb: a frame whose mean band-group SNR (snr_low..snr_top) is
+	// below this has Features.Raw 0. Right after speech stops, the
+	// modulation and voicing features still carry it for 30–50 ms; the
+	// band energies do not. 0 disables. It does not touch the smoothed
+	// probability.
+	RawFloorDb float32 `yaml:"raw_floor_db"`
 }
 
 // DefaultConfig returns the tuned defaults.
 func DefaultConfig() Config {
 	clean, noisy := DefaultWeights()
-	return Config{Weights: clean, NoisyWeights: noisy, ReleaseFrames: 8, SmoothFrames: 12, NoiseWindowMs: 2000, SilenceDbfs: -75}
+	return Config{Weights: clean, NoisyWeights: noisy, ReleaseFrames: 8, SmoothFrames: 12, NoiseWindowMs: 2000, SilenceDbfs: -75,
+		RawFloorDb: 3.5}
 }
 
 // Validate reports the first invalid key.
@@ -108,6 +115,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("audio.vad.noise_window_ms: must be a multiple of 500 in [500,10000], got %d: %w", c.NoiseWindowMs, ErrConfig)
 	case !(c.SilenceDbfs >= -120 && c.SilenceDbfs <= -20):
 		return fmt.Errorf("audio.vad.silence_dbfs: must be in [-120,-20], got %v: %w", c.SilenceDbfs, ErrConfig)
+	case !(c.RawFloorDb >= 0 && c.RawFloorDb <= 30):
+		return fmt.Errorf("audio.vad.raw_floor_db: must be in [0,30], got %v: %w", c.RawFloorDb, ErrConfig)
 	}
 	return nil
 }
@@ -360,6 +369,12 @@ func (v *VAD) ProcessFeatures(frame []int16) (float32, Features, error) {
 		v.zs += (z - v.zs) / float32(v.cfg.SmoothFrames)
 	}
 	f.Raw = float32(1 / (1 + math.Exp(-float64(z))))
+	if (f.X[0]+f.X[1]+f.X[2]+f.X[3])/4 < v.cfg.RawFloorDb {
+		// The bands are at their noise floor: whatever the modulation and
+		// voicing windows still carry from the speech just ended, this
+		// frame holds none (Raw marks where speech really ends).
+		f.Raw = 0
+	}
 	z = v.zs
 	p := float32(1 / (1 + math.Exp(-float64(z))))
 	if f.Silent {

@@ -202,6 +202,7 @@ func TestConfigValidate(t *testing.T) {
 		"audio.vad.smooth_frames":      func(c *Config) { c.SmoothFrames = 0 },
 		"audio.vad.noise_window_ms":    func(c *Config) { c.NoiseWindowMs = 700 },
 		"audio.vad.silence_dbfs":       func(c *Config) { c.SilenceDbfs = 0 },
+		"audio.vad.raw_floor_db":       func(c *Config) { c.RawFloorDb = -1 },
 	}
 	for key, f := range cases {
 		c := DefaultConfig()
