@@ -96,6 +96,7 @@ var contractions = strings.NewReplacer(
 	"cannot", "can not", "shouldn't", "should not", "let's", "let us", "lets", "let us", "i'm", "i am",
 	"that's", "that is", "thats", "that is", "it's", "it is", "i'll", "i will", "i'd", "i would",
 	"isn't", "is not", "aren't", "are not", "ain't", "is not",
+	"what's", "what is", "how's", "how is", "where's", "where is", "who's", "who is", "when's", "when is",
 )
 
 // tokens lowercases s, expands contractions and splits on anything but
@@ -197,7 +198,7 @@ var answerFillers = map[string]bool{
 	"please": true, "thanks": true, "thank": true, "you": true, "it": true, "that": true, "this": true,
 	"just": true, "now": true, "right": true, "away": true, "the": true, "a": true, "i": true, "we": true,
 	"me": true, "um": true, "uh": true, "er": true, "erm": true, "oh": true, "ah": true, "well": true,
-	"so": true, "and": true, "then": true, "to": true, "vera": true, "thanks.": true, "already": true,
+	"so": true, "and": true, "then": true, "to": true, "vera": true, "already": true,
 	"one": true, "is": true, "them": true, "him": true, "her": true, "in": true, "let": true,
 }
 

@@ -316,3 +316,122 @@ func BenchmarkClassify(b *testing.B) {
 		consent.Classify("yeah, go ahead and send it to Sam please")
 	}
 }
+
+func TestAnswerAddressed(t *testing.T) {
+	cases := []struct {
+		in        string
+		v         consent.Verdict
+		addressed bool
+	}{
+		{"yes", consent.Yes, true},
+		{"Yes, go ahead.", consent.Yes, true},
+		{"oh yes please", consent.Yes, true},
+		{"yeah send it to Sam", consent.Yes, true},
+		{"yes send the message to Sam", consent.Yes, true},
+		{"no", consent.No, true},
+		{"no thanks", consent.No, true},
+		{"um, not now", consent.No, true},
+		{"don't send it", consent.No, true},
+		{"maybe", consent.Ambiguous, true},
+		{"hmm, I'm not sure", consent.Ambiguous, true},
+		{"hold on", consent.Ambiguous, true},
+		{"yes but wait", consent.Ambiguous, true},
+		{"no, what's the weather", consent.Ambiguous, true},
+		{"sure?", consent.Ambiguous, true},
+		// Not answers: a new topic is never a yes.
+		{"", consent.Ambiguous, false},
+		{"what's the weather like", consent.Ambiguous, false},
+		{"I need to call my mom", consent.Ambiguous, false},
+		{"great, I had a great day at work today", consent.Ambiguous, false},
+		{"fine, I'm tired of all this", consent.Ambiguous, false},
+		{"ok so what do you think about dinner tonight", consent.Ambiguous, false},
+		{"tell me a joke", consent.Ambiguous, false},
+		{"yes yes yes yes yes yes yes yes yes yes yes", consent.Ambiguous, false},
+		{"how are you", consent.Ambiguous, false},
+	}
+	for _, c := range cases {
+		v, addressed := consent.Answer(c.in)
+		if v != c.v || addressed != c.addressed {
+			t.Errorf("Answer(%q) = %s, %v; want %s, %v", c.in, v, addressed, c.v, c.addressed)
+		}
+	}
+}
+
+// FuzzAnswer: Answer never panics, and its yes is always Classify's yes
+// (Answer only ever narrows what counts as a yes).
+func FuzzAnswer(f *testing.F) {
+	for _, s := range []string{"yes", "no thanks", "maybe", "I need to call my mom", "", "don't cancel", "yes?"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		v, addressed := consent.Answer(s)
+		if v == consent.Yes && (!addressed || consent.Classify(s) != consent.Yes) {
+			t.Fatalf("Answer(%q) = yes, addressed %v, Classify %s", s, addressed, consent.Classify(s))
+		}
+		if !addressed && v != consent.Ambiguous {
+			t.Fatalf("Answer(%q) = %s without addressing the prompt", s, v)
+		}
+	})
+}
+
+func TestHoldKeepsListeningHeardRestarts(t *testing.T) {
+	a, clk := newApproval(t)
+	a.Spoken()
+	a.Hold()
+	clk.Advance(time.Hour) // the question is still playing (or typed chat)
+	if !a.Listening() || a.Poll().AskAgain {
+		t.Fatal("a held prompt stopped listening")
+	}
+	a.Heard()
+	if d := a.NextDeadline(); !d.Equal(clk.Now().Add(consent.DefaultConfig().AnswerWindow)) {
+		t.Fatalf("deadline %v after Heard at %v", d, clk.Now())
+	}
+	clk.Advance(consent.DefaultConfig().AnswerWindow)
+	if r := a.Poll(); !r.AskAgain || a.Listening() || a.Status() != consent.Pending {
+		t.Fatalf("silence after Heard: %+v", r)
+	}
+	if a.Asks() != 1 {
+		t.Fatalf("Hold/Heard counted as asks: %d", a.Asks())
+	}
+}
+
+func TestUnansweredAsksAgainNeverDecides(t *testing.T) {
+	a, _ := newApproval(t)
+	for i := 0; i < consent.DefaultConfig().MaxAsks; i++ {
+		if !a.Spoken() {
+			t.Fatalf("ask %d refused", i+1)
+		}
+		r := a.Unanswered()
+		if r.Decided || a.Status() != consent.Pending || r.AskAgain != (i+1 < consent.DefaultConfig().MaxAsks) {
+			t.Fatalf("ask %d: %+v", i+1, r)
+		}
+	}
+	if a.Spoken() {
+		t.Fatal("asked beyond the bound")
+	}
+	if r := a.Unanswered(); !r.Ignored {
+		t.Fatalf("not listening, yet %+v", r)
+	}
+}
+
+func TestQuietStopsAskingButKeysStillWork(t *testing.T) {
+	a, _ := newApproval(t)
+	a.Spoken()
+	a.Quiet()
+	if a.Listening() || a.Spoken() {
+		t.Fatal("a quiet prompt still listens or asks")
+	}
+	if r := a.Speech("yes", "voice"); !r.Ignored || a.Status() != consent.Pending {
+		t.Fatalf("speech after Quiet: %+v", r)
+	}
+	if r, err := a.Key(consent.KeySelect, "display"); err != nil || a.Status() != consent.Declined || !r.Decided {
+		t.Fatalf("select on a quiet prompt: %+v %v %s", r, err, a.Status())
+	}
+}
+
+func BenchmarkAnswer(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		consent.Answer("yeah go ahead and send it to Sam please")
+	}
+}

@@ -16,6 +16,13 @@
 //   - A decision is final and recorded once (who decided by what means, on
 //     which surface, when — never the words).
 //
+// Answer tells an answer from a new topic: only a short utterance that
+// opens with a yes, a no or an answering hedge is an answer at all, so "I
+// need to call my mom" never approves a call. Hold and Heard pause and
+// restart the answer window while the prompt is still playing (or for
+// typed chat, where there is no silence); Unanswered and Quiet never
+// decide.
+//
 // The package is pure: no goroutines, no I/O; time comes from an injected
 // clock and the owner calls Poll at NextDeadline.
 package consent

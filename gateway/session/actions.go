@@ -95,6 +95,9 @@ func (s *Session) propose(turnID string, acts []Action) {
 		return
 	}
 	now := s.clock.Now()
+	if len(s.actions) >= maxKeptActions {
+		s.pruneActionsLocked()
+	}
 	for _, l := range ls {
 		a := l.a
 		if old := s.actions[a.ID]; old != nil {
@@ -114,6 +117,24 @@ func (s *Session) propose(turnID string, acts []Action) {
 		ea := event.Action{ID: a.ID, Type: a.Type, Title: a.Title, Summary: a.Summary, Input: a.Input,
 			Status: StatusProposed, ExpiresAt: exp.UnixMilli()}
 		s.emitLocked(event.TypeActionProposed, event.ActionProposed{TurnID: turnID, Action: ea, Surfaces: l.pages})
+	}
+}
+
+// maxKeptActions bounds the actions a long session remembers; beyond it,
+// settled ones that can no longer change are forgotten.
+const maxKeptActions = 256
+
+// pruneActionsLocked forgets actions whose story is over: declined,
+// expired, failed, or approved with the result reported. Pending actions
+// and approved ones awaiting their result stay.
+func (s *Session) pruneActionsLocked() {
+	for id, st := range s.actions {
+		switch {
+		case st.status == StatusProposed, st.status == statusSettling:
+		case st.status == StatusApproved && st.result == "":
+		default:
+			delete(s.actions, id)
+		}
 	}
 }
 

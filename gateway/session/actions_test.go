@@ -798,3 +798,23 @@ func TestGlassesPromptLayoutEveryProfile(t *testing.T) {
 		}
 	}
 }
+
+func TestSettledActionsAreForgottenApprovedKept(t *testing.T) {
+	r := newRig(t, devices.Browser)
+	ctx := context.Background()
+	r.s.Propose("", act("keep", "Remind me"))
+	_ = r.s.Handle(ctx, &event.ActionApprove{ActionID: "keep"})
+	for i := 0; i < 300; i++ {
+		id := fmt.Sprintf("act_%d", i)
+		r.s.Propose("", act(id, "Text Sam"))
+		if err := r.s.Handle(ctx, &event.ActionDecline{ActionID: id}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := r.s.ReportResult("act_0", "succeeded"); !errors.Is(err, session.ErrUnknownAction) {
+		t.Fatalf("an old declined action is still kept: %v", err)
+	}
+	if err := r.s.ReportResult("keep", "succeeded"); err != nil {
+		t.Fatalf("the approved action awaiting its result was dropped: %v", err)
+	}
+}

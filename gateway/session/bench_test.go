@@ -2,6 +2,8 @@ package session_test
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"testing"
 
 	"github.com/veraneural/vera-gateway/devices"
@@ -50,5 +52,47 @@ func benchTurn(b *testing.B, text string, card bool) {
 				b.Fatal(err)
 			}
 		}
+	}
+}
+
+// BenchmarkSpokenAnswer is one action offered and answered: Propose (its
+// prompt laid out for the Meta display, the offer as a reply of its own),
+// then a transcript "no thanks" settled without a model turn.
+func BenchmarkSpokenAnswer(b *testing.B) {
+	m, err := session.NewManager(session.DefaultConfig(), session.Deps{Converser: echo(), Safety: keywordSafety{}, Layout: session.PlainLayout{}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer m.Close(context.Background())
+	s, st, err := m.Open(owner, &event.Hello{Device: devices.MetaRayBanDisplay})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	readUntil := func(t event.Type) {
+		for {
+			raw, err := st.Next(ctx)
+			if err != nil {
+				b.Fatal(err)
+			}
+			var e event.Envelope
+			if err := json.Unmarshal(raw, &e); err != nil {
+				b.Fatal(err)
+			}
+			if e.Type == t {
+				return
+			}
+		}
+	}
+	readUntil(event.TypeNotice)
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		i++
+		id := fmt.Sprintf("act_%d", i)
+		s.Propose("", session.Action{ID: id, Type: "reminder", Title: "Remind me to call Sam at 6 pm", Summary: "A reminder today at 18:00."})
+		readUntil(event.TypeReplyDone) // the offer
+		s.SubmitTurn(fmt.Sprintf("v%d", i), "no thanks")
+		readUntil(event.TypeReplyDone) // "Okay, I won't."
 	}
 }

@@ -22,6 +22,32 @@
 //     timeout is re-sent and a notice goes to the phone surface; it is never
 //     withdrawn by the gateway.
 //
+// Actions (VERA proposes; the person approves), kept here so chat and voice
+// behave alike:
+//   - Every proposed action expires (Config.Consent.Expiry at most) and is
+//     offered one at a time: its question is the last sentence of a reply
+//     (a voice session speaks it) and its prompt card is laid out per
+//     surface with focus on Decline.
+//   - Only an explicit act approves: action.approve, select on the
+//     focused Approve control, or an answer — the person's next transcript
+//     (SubmitTurn) or typed input.text — that consent.Answer reads as an
+//     answer and consent.Classify as a clear yes. Silence, unclear answers,
+//     expiry and hang-up never approve; text the person did not give
+//     (Submit: an inbox message) is never an answer.
+//   - The local detector assesses every utterance before it can count as
+//     an answer; one it flags (elevated or crisis) is never an answer: its
+//     card goes out first, it is a normal turn, and the offer falls silent.
+//   - A safety card takes a surface and its keys before any prompt; a
+//     prompt waits behind it and never delays it. A turn with a safety card
+//     carries no offer.
+//
+// Replies the session writes itself (an offer asked again, an answer
+// acknowledged, an action's result) run on the turn worker, in order with
+// the turns, as reply.delta/caption/reply.done with generated: true.
+//
+// Titles follow the extension API's setTitle: SetTitle names a session
+// only if it never had a name; the person's Rename (or clear) always wins.
+//
 // Outbound policy: events go to the replay log, never to a blocking queue.
 // The attached Stream reads the log at its own pace; when the log evicts an
 // event the stream has not yet read (the consumer is slower than
