@@ -49,6 +49,7 @@ func BenchmarkEndOfTurnEval(b *testing.B) {
 			b.Logf("%-70s %s", k, res[k])
 			if strings.HasSuffix(k, "|all|all") {
 				b.Logf("   splits: %v", res[k].splitAt)
+				b.Logf("   outliers: %v", res[k].late)
 			}
 		}
 		for _, v := range vars {

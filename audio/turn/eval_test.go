@@ -160,9 +160,10 @@ func speechPower(pcm []int16, segs []span) float64 {
 	return e / float64(n)
 }
 
-// espeakPhrase synthesises text at 16 kHz, trimmed to its first and last
-// sample above ±4 (espeak's own leading and trailing silence), scaled so the
-// phrase peaks at -6 dBFS.
+// espeakPhrase synthesises text at 16 kHz, scaled to peak at -6 dBFS and
+// trimmed to its first and last sample within 40 dB of that peak: espeak's
+// own leading and trailing silence go, and so does the breath tail some
+// variants add (50–70 dB down), so the phrase ends where its speech does.
 func espeakPhrase(t testing.TB, dir, voice string, speed int, text string) []int16 {
 	t.Helper()
 	raw := filepath.Join(dir, "p.wav")
@@ -177,23 +178,27 @@ func espeakPhrase(t testing.TB, dir, voice string, speed int, text string) []int
 	if err != nil {
 		t.Fatal(err)
 	}
-	first, last := -1, -1
-	var peak int
-	for i, s := range pcm {
-		a := int(s)
-		if a < 0 {
-			a = -a
+	abs := func(s int16) int {
+		if s < 0 {
+			return -int(s)
 		}
-		if a > 4 {
+		return int(s)
+	}
+	var peak int
+	for _, s := range pcm {
+		peak = max(peak, abs(s))
+	}
+	if peak == 0 {
+		t.Fatalf("espeak-ng %q: no audio", text)
+	}
+	first, last := -1, -1
+	for i, s := range pcm {
+		if abs(s)*100 > peak {
 			if first < 0 {
 				first = i
 			}
 			last = i
 		}
-		peak = max(peak, a)
-	}
-	if first < 0 {
-		t.Fatalf("espeak-ng %q: no audio", text)
 	}
 	pcm = pcm[first : last+1]
 	g := 16422.0 / float64(peak)
@@ -362,6 +367,7 @@ type tally struct {
 	missed  int
 	extra   int // detected turns overlapping no expected turn
 	splitAt []string
+	late    []string // turns ended more than 250 ms late or 100 ms early
 }
 
 // score matches detected turns to expected ones by overlap.
@@ -403,6 +409,9 @@ func (ty *tally) score(c clip, lead int64, det []detected, silence int64, cond s
 			continue // this end was not detected as an end
 		}
 		ty.delays = append(ty.delays, float64(last.at-x.e-silence)*1000/rate)
+		if dl := float64(last.at-x.e-silence) * 1000 / rate; dl > 250 || dl < -100 {
+			ty.late = append(ty.late, fmt.Sprintf("%s %s@%dms:%+.0f", c.name, cond, (x.e-lead)*1000/rate, dl))
+		}
 		ty.endErr = append(ty.endErr, float64(last.end-x.e)*1000/rate)
 	}
 }
