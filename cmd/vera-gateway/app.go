@@ -100,8 +100,12 @@ func (a *app) build(cfg fileConfig, getenv func(string) string) (err error) {
 	if err != nil {
 		return err
 	}
-	conv.validate, conv.log = a.ext.tools.Validate, log.With("pkg", "actions")
+	conv.validate, conv.log, conv.tools = a.ext.tools.Validate, log.With("pkg", "actions"), a.ext.tools.OpenAI
 	reg.MustRegister(conv.violations)
+	a.ext.engineApprove = conv.approveUpstream
+	a.ext.setTitle = func(id, title string) string { return string(a.sessions.SetTitle(id, title)) }
+	a.ext.titles = newTitler(a.router.Oneshot, a.ext.setTitle, log.With("pkg", "titles"))
+	reg.MustRegister(a.ext.titles.outcomes)
 	// voices is assigned below; the sessions' unacknowledged-card hook
 	// reaches it through this variable (nil until then, and nil-safe).
 	var voices *voice.Factory

@@ -38,10 +38,27 @@ type converser struct {
 	// the reply is held, so the engine's resources are never late.
 	streamSafe bool
 
-	mu      sync.Mutex // mu guards threads and order
+	// tools returns the partner's tools for providers that take them
+	// (tools.Registry.OpenAI); nil offers none.
+	tools func(partner string) []tools.OpenAITool
+
+	mu      sync.Mutex // mu guards threads, order, origins and originOrder
 	threads map[string]*router.Thread
 	order   []string
+	// origins are the VERA engine models that proposed live actions, by
+	// action id: only the engine that proposed an action can carry it out
+	// once the person approves. Bounded FIFO (actions expire in 24 h).
+	origins     map[string]actionOrigin
+	originOrder []string
 }
+
+// actionOrigin is the engine model that proposed an action, in a session.
+type actionOrigin struct {
+	sessionID, model string
+}
+
+// maxOrigins bounds the engine actions remembered for approval.
+const maxOrigins = 100_000
 
 // maxProposedActions is the Partner API's limit per reply.
 const maxProposedActions = 3
@@ -60,8 +77,8 @@ func newConverser(r *router.Router, cfg router.Config) *converser {
 			safe = false
 		}
 	}
-	return &converser{r: r, streamSafe: safe, threads: map[string]*router.Thread{}, log: slog.New(slog.DiscardHandler),
-		violations: newViolations()}
+	return &converser{r: r, streamSafe: safe, threads: map[string]*router.Thread{}, origins: map[string]actionOrigin{},
+		log: slog.New(slog.DiscardHandler), violations: newViolations()}
 }
 
 func newViolations() *prometheus.CounterVec {
@@ -115,6 +132,7 @@ func (c *converser) Converse(ctx context.Context, req session.ConverseRequest, o
 	first := true
 	rep, err := c.r.Converse(ctx, router.ConverseRequest{
 		Slot: router.SlotConverse, Thread: c.thread(req.SessionID, endUser), History: hist, Text: req.Text,
+		Tools: c.offered(req.PartnerID),
 	}, func(d string) error {
 		if first && c.streamSafe {
 			// No engine safety will come: the session's local assessment
@@ -130,7 +148,58 @@ func (c *converser) Converse(ctx context.Context, req session.ConverseRequest, o
 	}
 	out := session.Reply{Message: rep.Message, Safety: rep.Safety, Model: rep.Model, Provider: rep.Provider}
 	out.ProposedActions = c.actions(req.PartnerID, rep)
+	if rep.Provider == router.ProviderVERA {
+		c.remember(req.SessionID, rep.Model, out.ProposedActions)
+	}
 	return out, nil
+}
+
+// offered maps the partner's tools to the router's form.
+func (c *converser) offered(partner string) []router.Tool {
+	if c.tools == nil {
+		return nil
+	}
+	ts := c.tools(partner)
+	out := make([]router.Tool, len(ts))
+	for i, t := range ts {
+		out[i] = router.Tool{Name: t.Function.Name, Description: t.Function.Description, Parameters: t.Function.Parameters}
+	}
+	return out
+}
+
+// remember records that model (a VERA engine) proposed acts in sessionID.
+func (c *converser) remember(sessionID, model string, acts []session.Action) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, a := range acts {
+		if _, ok := c.origins[a.ID]; !ok {
+			if len(c.originOrder) >= maxOrigins {
+				delete(c.origins, c.originOrder[0])
+				c.originOrder = c.originOrder[1:]
+			}
+			c.originOrder = append(c.originOrder, a.ID)
+		}
+		c.origins[a.ID] = actionOrigin{sessionID: sessionID, model: model}
+	}
+}
+
+// approveUpstream tells the VERA engine that proposed action actionID in
+// sessionID that the person approved it (Router.ApproveAction: retried,
+// one Idempotency-Key per action). It reports false, doing nothing, for
+// actions no engine proposed (tool calls, inbox admissions).
+func (c *converser) approveUpstream(ctx context.Context, sessionID, actionID string) (bool, error) {
+	c.mu.Lock()
+	o, ok := c.origins[actionID]
+	if ok && o.sessionID == sessionID {
+		// Taken: an action is approved at most once; the order slice
+		// entry ages out by itself.
+		delete(c.origins, actionID)
+	}
+	c.mu.Unlock()
+	if !ok || o.sessionID != sessionID {
+		return false, nil
+	}
+	return true, c.r.ApproveAction(ctx, o.model, actionID)
 }
 
 // actions keeps what the person may be asked to approve: at most three per

@@ -17,6 +17,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/veraneural/vera-gateway/gateway"
+	"github.com/veraneural/vera-gateway/gateway/audit"
 	"github.com/veraneural/vera-gateway/gateway/event"
 	"github.com/veraneural/vera-gateway/gateway/inbox"
 	"github.com/veraneural/vera-gateway/gateway/session"
@@ -43,10 +44,26 @@ type extensions struct {
 	turns      *webhook.TurnReporter
 	tools      *tools.Registry
 	inbox      *inbox.Inbox
+	audit      *audit.Log
 	sessions   func() *session.Manager
+	// engineApprove carries an approval to the VERA engine that proposed
+	// the action (converser.approveUpstream); false: no engine did. Nil
+	// approves nothing upstream.
+	engineApprove func(ctx context.Context, sessionID, actionID string) (bool, error)
+	// titles names sessions after their first turn; nil names none.
+	titles *titler
+	// setTitle is the sessions' setTitle (set, named, not_found).
+	setTitle func(sessionID, title string) string
 
-	mu      sync.Mutex // mu guards spawned and approved
+	mu sync.Mutex // mu guards owners, spawned, replied and approved
+	// owners of the open sessions, by id, from OnOpened to OnClosed: a
+	// hang-up declines pending actions after the manager forgot the
+	// session, and those declines are still audited and published.
+	owners  map[string]session.Owner
 	spawned map[string]bool
+	// replied are sessions that finished a turn already: only the first
+	// turn of a session is named.
+	replied map[string]bool
 	// approved are actions the person approved, waiting for the partner's
 	// result report, by action id.
 	approved map[string]*approvedAction
@@ -57,8 +74,8 @@ type extensions struct {
 }
 
 func newExtensions(cfg fileConfig, reg prometheus.Registerer, log *slog.Logger, sessions func() *session.Manager) (_ *extensions, err error) {
-	x := &extensions{log: log, sessions: sessions, spawned: map[string]bool{}, approved: map[string]*approvedAction{},
-		stop: make(chan struct{})}
+	x := &extensions{log: log, sessions: sessions, owners: map[string]session.Owner{}, spawned: map[string]bool{}, replied: map[string]bool{},
+		approved: map[string]*approvedAction{}, stop: make(chan struct{})}
 	defer func() {
 		if err != nil {
 			x.close(context.Background())
@@ -70,7 +87,7 @@ func newExtensions(cfg fileConfig, reg prometheus.Registerer, log *slog.Logger, 
 			return nil, fmt.Errorf("store: %w", err)
 		}
 		path = filepath.Join(x.tmpDir, "vera.db")
-		log.Warn("store.path is not set: inbox messages and webhook deliveries will not survive a restart")
+		log.Warn("store.path is not set: inbox messages, webhook deliveries and the decision audit will not survive a restart")
 	}
 	if x.db, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: 5 * time.Second}); err != nil {
 		return nil, fmt.Errorf("store.path: open %s: %w", path, err)
@@ -108,6 +125,16 @@ func newExtensions(cfg fileConfig, reg prometheus.Registerer, log *slog.Logger, 
 	}); err != nil {
 		return nil, fmt.Errorf("inbox: %w", err)
 	}
+	astore, err := audit.NewBoltStore(x.db)
+	if err != nil {
+		return nil, fmt.Errorf("audit: %w", err)
+	}
+	if x.audit, err = audit.New(cfg.Audit, astore, audit.Options{Logger: log.With("pkg", "audit")}); err != nil {
+		return nil, fmt.Errorf("audit: %w", err)
+	}
+	if err := x.audit.Prune(); err != nil {
+		log.Warn("audit prune failed", "err", err)
+	}
 	x.wg.Add(1)
 	go x.expireLoop()
 	return x, nil
@@ -115,8 +142,11 @@ func newExtensions(cfg fileConfig, reg prometheus.Registerer, log *slog.Logger, 
 
 // routes are the extensions' HTTP endpoints.
 func (x *extensions) routes() []gateway.Route {
-	return append(x.tools.Routes(), x.inbox.Route(), gateway.Route{Method: http.MethodPost, Path: "/v1/actions/{id}/result",
-		Scope: gateway.ScopeActionsWrite, Idempotent: true, Handler: http.HandlerFunc(x.handleResult)})
+	return append(x.tools.Routes(), x.inbox.Route(), x.audit.Route(),
+		gateway.Route{Method: http.MethodPost, Path: "/v1/actions/{id}/result",
+			Scope: gateway.ScopeActionsWrite, Idempotent: true, Handler: http.HandlerFunc(x.handleResult)},
+		gateway.Route{Method: http.MethodPut, Path: "/v1/sessions/{id}/title",
+			Scope: gateway.ScopeConversationsWrite, Handler: http.HandlerFunc(x.handleTitle)})
 }
 
 // approvedAction is an approved action awaiting its result.
@@ -165,8 +195,14 @@ func (x *extensions) handleResult(w http.ResponseWriter, r *http.Request) {
 	a.reported = true
 	act := *a
 	x.mu.Unlock()
+	x.record(act.partner, audit.Record{ActionID: id, ActionType: act.typ, SessionID: act.sessionID, EndUserID: act.endUser,
+		Decision: audit.DecisionResult, Via: "partner", Status: b.Status})
+	// The session shows the result and confirms it to the person (spoken
+	// in a voice call, captioned and shown in chat).
 	if s, ok := x.sessions().Get(act.sessionID); ok {
-		s.Emit(event.TypeActionUpdated, event.ActionUpdated{ActionID: id, Status: b.Status})
+		if err := s.ReportResult(id, b.Status); err != nil && !errors.Is(err, session.ErrClosed) {
+			x.log.Warn("action result not shown in the session", "session", act.sessionID, "action", id, "err", err)
+		}
 	}
 	ev, err := webhook.NewEvent(webhook.TypeActionResult, time.Now(), webhook.ActionEvent{ActionID: id, ActionType: act.typ,
 		SessionID: act.sessionID, EndUserID: act.endUser, Status: b.Status, Result: b.Result})
@@ -220,19 +256,29 @@ func (x *extensions) expireLoop() {
 			return
 		case <-t.C:
 			x.inbox.Expire()
+			if err := x.audit.Prune(); err != nil {
+				x.log.Warn("audit prune failed", "err", err)
+			}
 		}
 	}
 }
 
 // opened and closed follow sessions' lives for the inbox and the turn
 // counts of turn_finished.
-func (x *extensions) opened(s *session.Session) { x.inbox.SessionReady(s.ID()) }
+func (x *extensions) opened(s *session.Session) {
+	x.mu.Lock()
+	x.owners[s.ID()] = s.Owner()
+	x.mu.Unlock()
+	x.inbox.SessionReady(s.ID())
+}
 
 func (x *extensions) closed(s *session.Session) {
 	x.inbox.SessionClosed(s.ID())
 	x.turns.Forget(s.ID())
 	x.mu.Lock()
+	delete(x.owners, s.ID())
 	delete(x.spawned, s.ID())
+	delete(x.replied, s.ID())
 	x.mu.Unlock()
 }
 
@@ -248,6 +294,8 @@ func (x *extensions) ReplyDone(s *session.Session, turnID, text string) {
 	x.mu.Lock()
 	spawned := x.spawned[s.ID()]
 	delete(x.spawned, s.ID())
+	first := !x.replied[s.ID()]
+	x.replied[s.ID()] = true
 	x.mu.Unlock()
 	prompt := ""
 	if !spawned {
@@ -264,40 +312,90 @@ func (x *extensions) ReplyDone(s *session.Session, turnID, text string) {
 		Spawned: spawned, Outcome: webhook.OutcomeCompleted, Prompt: prompt, Reply: text}); err != nil {
 		x.log.Warn("turn_finished not queued", "session", s.ID(), "turn", turnID, "err", err)
 	}
+	// The extension API's vera.titles: the first turn, if the person
+	// started it, names the session — off the turn path.
+	if first && !spawned && x.titles != nil && prompt != "" {
+		x.titles.name(s.ID(), prompt)
+	}
 }
 
-// Approve and Decline make extensions the sessions' ActionHandler: inbox
-// admissions go to the inbox, every other decision to the partner's
-// webhooks (no message text, only who decided and what).
+// Approve and Decline make extensions the sessions' ActionHandler. Every
+// decision is audited (ids, decision, via, surface, time; never text).
+// Inbox admissions go to the inbox. An action the VERA engine proposed is
+// approved at the engine first: if the engine does not accept it, the
+// error makes the session show the action failed, and the partner is not
+// told it was approved. Then the partner's webhooks get action.approved.
 func (x *extensions) Approve(ctx context.Context, sessionID string, a session.Action, d session.Decision) error {
-	if inbox.IsAdmission(a.ID) {
-		return x.inbox.Admit(sessionID, a.ID)
-	}
-	if s, ok := x.sessions().Get(sessionID); ok {
-		o := s.Owner()
-		x.mu.Lock()
-		if len(x.approved) >= maxApproved {
-			x.dropOldestApprovedLocked()
-		}
-		x.approved[a.ID] = &approvedAction{partner: o.PartnerID, sessionID: sessionID, endUser: o.EndUserID, typ: a.Type, at: time.Now()}
-		x.mu.Unlock()
-	}
-	return x.publishAction(sessionID, a, webhook.TypeActionApproved, d)
-}
-
-func (x *extensions) Decline(ctx context.Context, sessionID string, a session.Action, d session.Decision) error {
-	if inbox.IsAdmission(a.ID) {
-		return x.inbox.Refuse(sessionID, a.ID)
-	}
-	return x.publishAction(sessionID, a, webhook.TypeActionDeclined, d)
-}
-
-func (x *extensions) publishAction(sessionID string, a session.Action, typ string, d session.Decision) error {
-	s, ok := x.sessions().Get(sessionID)
+	owner, ok := x.owner(sessionID)
 	if !ok {
 		return fmt.Errorf("actions: session %s is gone", sessionID)
 	}
-	o := s.Owner()
+	rec := audit.Record{ActionID: a.ID, ActionType: a.Type, SessionID: sessionID, EndUserID: owner.EndUserID,
+		Decision: audit.DecisionApproved, Via: d.Via, Surface: d.Surface, At: d.At}
+	if inbox.IsAdmission(a.ID) {
+		x.record(owner.PartnerID, rec)
+		return x.inbox.Admit(sessionID, a.ID)
+	}
+	if x.engineApprove != nil {
+		if _, err := x.engineApprove(ctx, sessionID, a.ID); err != nil {
+			rec.Status = "failed"
+			x.record(owner.PartnerID, rec)
+			x.log.Warn("engine did not accept the approval", "session", sessionID, "action", a.ID, "err", err)
+			return fmt.Errorf("actions: engine approve %s: %w", a.ID, err)
+		}
+	}
+	x.record(owner.PartnerID, rec)
+	x.mu.Lock()
+	if len(x.approved) >= maxApproved {
+		x.dropOldestApprovedLocked()
+	}
+	x.approved[a.ID] = &approvedAction{partner: owner.PartnerID, sessionID: sessionID, endUser: owner.EndUserID, typ: a.Type, at: time.Now()}
+	x.mu.Unlock()
+	return x.publishAction(owner, sessionID, a, webhook.TypeActionApproved, d)
+}
+
+// Decline records a decline, an expiry (Via expiry: action.expired, never
+// action.declined) or a hang-up mid-prompt (a decline via hangup).
+func (x *extensions) Decline(ctx context.Context, sessionID string, a session.Action, d session.Decision) error {
+	owner, ok := x.owner(sessionID)
+	if !ok {
+		return fmt.Errorf("actions: session %s is gone", sessionID)
+	}
+	decision, typ := audit.DecisionDeclined, webhook.TypeActionDeclined
+	if d.Via == session.ViaExpiry {
+		decision, typ = audit.DecisionExpired, webhook.TypeActionExpired
+	}
+	x.record(owner.PartnerID, audit.Record{ActionID: a.ID, ActionType: a.Type, SessionID: sessionID, EndUserID: owner.EndUserID,
+		Decision: decision, Via: d.Via, Surface: d.Surface, At: d.At})
+	if inbox.IsAdmission(a.ID) {
+		return x.inbox.Refuse(sessionID, a.ID)
+	}
+	return x.publishAction(owner, sessionID, a, typ, d)
+}
+
+func (x *extensions) owner(sessionID string) (session.Owner, bool) {
+	x.mu.Lock()
+	o, ok := x.owners[sessionID]
+	x.mu.Unlock()
+	if ok {
+		return o, true
+	}
+	s, ok := x.sessions().Get(sessionID)
+	if !ok {
+		return session.Owner{}, false
+	}
+	return s.Owner(), true
+}
+
+// record audits one decision. A store failure is logged, not returned:
+// the person's decision stands either way.
+func (x *extensions) record(partner string, r audit.Record) {
+	if _, err := x.audit.Record(partner, r); err != nil {
+		x.log.Error("decision not audited", "action", r.ActionID, "decision", r.Decision, "err", err)
+	}
+}
+
+func (x *extensions) publishAction(o session.Owner, sessionID string, a session.Action, typ string, d session.Decision) error {
 	ev, err := webhook.NewEvent(typ, d.At, webhook.ActionEvent{ActionID: a.ID, ActionType: a.Type,
 		SessionID: sessionID, EndUserID: o.EndUserID, Surface: d.Surface, Via: d.Via, Reason: d.Reason})
 	if err != nil {
@@ -324,6 +422,9 @@ func (x *extensions) close(ctx context.Context) { x.closeOnce.Do(func() { x.doCl
 func (x *extensions) doClose(ctx context.Context) {
 	close(x.stop)
 	x.wg.Wait()
+	if x.titles != nil {
+		x.titles.close()
+	}
 	var errs []error
 	if x.dispatcher != nil {
 		errs = append(errs, x.dispatcher.Close(ctx))

@@ -25,6 +25,7 @@ import (
 
 	"github.com/veraneural/vera-gateway/devices"
 	"github.com/veraneural/vera-gateway/gateway"
+	"github.com/veraneural/vera-gateway/gateway/audit"
 	"github.com/veraneural/vera-gateway/gateway/chat"
 	"github.com/veraneural/vera-gateway/gateway/inbox"
 	"github.com/veraneural/vera-gateway/gateway/router"
@@ -75,6 +76,8 @@ type fileConfig struct {
 	Tools           tools.Config       `yaml:"tools"`
 	Inbox           inbox.Config       `yaml:"inbox"`
 	Store           storeConfig        `yaml:"store"`
+	// Audit bounds the decision audit log (GET /v1/audit/decisions).
+	Audit audit.Config `yaml:"audit"`
 }
 
 type admissionConfig struct {
@@ -90,7 +93,8 @@ func defaultFileConfig() fileConfig {
 		RTC: rtc.DefaultConfig(), Safety: safety.DefaultConfig(), Glasses: glasses.DefaultConfig(),
 		Devices: devices.DefaultConfig(), Voice: voice.DefaultConfig(),
 		Admission:       admissionConfig{MaxVoiceSessions: 500, RetryAfterSeconds: 5},
-		WebhookDelivery: webhook.DefaultConfig(), Tools: tools.DefaultConfig(), Inbox: inbox.DefaultConfig()}
+		WebhookDelivery: webhook.DefaultConfig(), Tools: tools.DefaultConfig(), Inbox: inbox.DefaultConfig(),
+		Audit: audit.DefaultConfig()}
 }
 
 // validate checks every section, so one start-up lists every bad key.
@@ -105,6 +109,7 @@ func (c *fileConfig) validate() error {
 		{"rtc", c.RTC.Validate()}, {"safety", c.Safety.Validate()}, {"glasses", c.Glasses.Validate()},
 		{"devices", c.Devices.Validate()}, {"voice", c.Voice.Validate()},
 		{"webhook_delivery", c.WebhookDelivery.Validate()}, {"tools", c.Tools.Validate()}, {"inbox", c.Inbox.Validate()},
+		{"audit", c.Audit.Validate()},
 	} {
 		if sec.err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", sec.name, sec.err))
