@@ -245,7 +245,8 @@ func (s *Session) silent(o *offer) {
 func (s *Session) reask(o *offer, turnID, lead string) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.offer != o || !s.askLocked(o, turnID) {
+	// Not when an answer meanwhile asked again already (o is listening).
+	if s.offer != o || o.ap.Listening() || !s.askLocked(o, turnID) {
 		return ""
 	}
 	return lead + question(o.st.a)

@@ -108,8 +108,13 @@ func act(id, title string) session.Action {
 // newRig opens a session on device whose first turn proposes acts.
 func newRig(t *testing.T, device string, acts ...session.Action) *rig {
 	t.Helper()
+	return newRigSafety(t, keywordSafety{}, device, acts...)
+}
+
+func newRigSafety(t *testing.T, sl session.SafetyLayer, device string, acts ...session.Action) *rig {
+	t.Helper()
 	r := &rig{t: t, conv: &proposer{acts: acts}, dec: &decisions{}, clk: sessiontest.NewClock(t0), cfg: session.DefaultConfig()}
-	m, err := session.NewManager(r.cfg, session.Deps{Converser: r.conv, Safety: keywordSafety{}, Layout: session.PlainLayout{},
+	m, err := session.NewManager(r.cfg, session.Deps{Converser: r.conv, Safety: sl, Layout: session.PlainLayout{},
 		Clock: r.clk, Actions: r.dec})
 	if err != nil {
 		t.Fatal(err)
@@ -816,5 +821,28 @@ func TestSettledActionsAreForgottenApprovedKept(t *testing.T) {
 	}
 	if err := r.s.ReportResult("keep", "succeeded"); err != nil {
 		t.Fatalf("the approved action awaiting its result was dropped: %v", err)
+	}
+}
+
+// TestRealDetectorGuardsAnswers: with the production detector, a yes that
+// carries a crisis is never an approval, and its card comes first.
+func TestRealDetectorGuardsAnswers(t *testing.T) {
+	ls, err := session.NewLocalSafety("US")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, in := range []string{"yes, and I want to die", "yes go ahead, I'm going to kill myself tonight", "sure, I don't want to be alive anymore"} {
+		t.Run(in, func(t *testing.T) {
+			r := newRigSafety(t, ls, devices.Phone, act("act_1", "Send the message"))
+			r.say("v1", "remind me")
+			evs := r.say("v2", in)
+			ci, di := index(evs, event.TypeSafetyCard), index(evs, event.TypeReplyDelta)
+			if ci < 0 || di < 0 || ci > di {
+				t.Fatalf("card at %d, first delta at %d: %v", ci, di, types(evs))
+			}
+			if len(updates(evs)) != 0 || r.dec.approvals() != 0 {
+				t.Fatalf("approved on a crisis utterance: %v %v", updates(evs), r.dec.list())
+			}
+		})
 	}
 }

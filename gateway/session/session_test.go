@@ -580,6 +580,8 @@ func TestConfigValidate(t *testing.T) {
 		"session.replay_events":    func(c *session.Config) { c.ReplayEvents = 1 },
 		"session.disclosure_every": func(c *session.Config) { c.DisclosureEvery = 4 * time.Hour },
 		"session.resume_window":    func(c *session.Config) { c.ResumeWindow = 0 },
+		"session.consent.max_asks": func(c *session.Config) { c.Consent.MaxAsks = 0 },
+		"session.consent.expiry":   func(c *session.Config) { c.Consent.Expiry = 48 * time.Hour },
 	} {
 		c := session.DefaultConfig()
 		mut(&c)
