@@ -297,3 +297,28 @@ func TestHTTPListIsPartnerScoped(t *testing.T) {
 		}
 	}
 }
+
+// TestFilterMatchesExactly: filters match whole values, also ones with
+// quotes or HTML characters, and never a prefix or another field.
+func TestFilterMatchesExactly(t *testing.T) {
+	db := openDB(t, filepath.Join(t.TempDir(), "vera.db"))
+	defer db.Close()
+	l := newLog(t, db, audit.DefaultConfig(), &clock{now: t0})
+	for _, r := range []audit.Record{rec("a1", `s"<1>`, audit.DecisionApproved), rec("a2", "s4", audit.DecisionApproved),
+		rec("a3", "s42", audit.DecisionApproved), rec("s4", "s9", audit.DecisionApproved)} {
+		if _, err := l.Record("pa", r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for q, want := range map[audit.Query]string{
+		{SessionID: `s"<1>`}:              "a1/approved",
+		{SessionID: "s4"}:                 "a2/approved",
+		{ActionID: "s4"}:                  "s4/approved",
+		{SessionID: "s9", ActionID: "s4"}: "s4/approved",
+		{SessionID: "s"}:                  "",
+	} {
+		if got, _, err := l.List("pa", q); err != nil || ids(got) != want {
+			t.Errorf("List(%+v) = %s, %v; want %s", q, ids(got), err, want)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
@@ -123,8 +124,14 @@ func (s *BoltStore) List(partner string, q Query) ([]Record, bool, error) {
 		if b == nil || q.After == ^uint64(0) {
 			return nil
 		}
+		sess, act := fieldNeedle("session_id", q.SessionID), fieldNeedle("action_id", q.ActionID)
 		c := b.Cursor()
 		for k, v := c.Seek(seqKey(q.After + 1)); k != nil; k, v = c.Next() {
+			// Skip most non-matching records without decoding them; the
+			// decoded record is checked below all the same.
+			if (sess != nil && !bytes.Contains(v, sess)) || (act != nil && !bytes.Contains(v, act)) {
+				continue
+			}
 			var r Record
 			if err := json.Unmarshal(v, &r); err != nil {
 				return fmt.Errorf("record %x: %w", k, err)
@@ -171,4 +178,18 @@ func (s *BoltStore) Prune(cutoff time.Time) (int, error) {
 		return n, fmt.Errorf("%w: prune: %w", ErrStore, err)
 	}
 	return n, nil
+}
+
+// fieldNeedle is how field:value appears in a stored record's JSON
+// (encoding/json writes no spaces and escapes quotes inside strings, so
+// the needle cannot match inside another value); nil for an empty value.
+func fieldNeedle(field, value string) []byte {
+	if value == "" {
+		return nil
+	}
+	v, err := json.Marshal(value)
+	if err != nil {
+		return nil
+	}
+	return append([]byte(`"`+field+`":`), v...)
 }
