@@ -1,6 +1,7 @@
 package router
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -195,4 +196,42 @@ func TestActionTitle(t *testing.T) {
 			t.Errorf("actionTitle(%q, %q) = %q, want %q", c.desc, c.name, got, c.want)
 		}
 	}
+}
+
+// FuzzToolCalls: any sequence of streamed chunks assembles into proposals
+// without a panic, and every proposal names an offered tool, carries one
+// JSON object as input and a title within bounds.
+func FuzzToolCalls(f *testing.F) {
+	f.Add([]byte(toolDelta(0, "call_a", "send_message", `{"to":`) + "\n" + toolDelta(0, "", "", `"sam"}`)))
+	f.Add([]byte(`{"choices":[{"delta":{"tool_calls":[{"id":"x","function":{"name":"book_slot","arguments":"[1]"}}]}}]}`))
+	f.Add([]byte(`{"choices":[{"delta":{"tool_calls":[{"index":-1,"function":{"name":"send_message","arguments":"{}"}},{"index":7}]}}]}`))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		tc := newToolCalls([]Tool{sendTool, bookTool})
+		for line := range bytes.SplitSeq(in, []byte("\n")) {
+			var chunk chatChunk
+			if json.Unmarshal(line, &chunk) != nil {
+				continue
+			}
+			for _, ch := range chunk.Choices {
+				for _, d := range ch.Delta.ToolCalls {
+					tc.add(d)
+				}
+			}
+		}
+		acts := tc.actions(time.Unix(0, 0), nil)
+		if len(acts) > maxToolCalls {
+			t.Fatalf("%d actions", len(acts))
+		}
+		for _, a := range acts {
+			if a.Type != sendTool.Name && a.Type != bookTool.Name {
+				t.Fatalf("action for a tool never offered: %q", a.Type)
+			}
+			if !isJSONObject(a.Input) {
+				t.Fatalf("input %q is not a JSON object", a.Input)
+			}
+			if a.Title == "" || len([]rune(a.Title)) > maxActionTitle {
+				t.Fatalf("title %q", a.Title)
+			}
+		}
+	})
 }
