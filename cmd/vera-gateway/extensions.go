@@ -18,6 +18,7 @@ import (
 
 	"github.com/veraneural/vera-gateway/gateway"
 	"github.com/veraneural/vera-gateway/gateway/audit"
+	"github.com/veraneural/vera-gateway/gateway/boltstore"
 	"github.com/veraneural/vera-gateway/gateway/event"
 	"github.com/veraneural/vera-gateway/gateway/inbox"
 	"github.com/veraneural/vera-gateway/gateway/session"
@@ -89,8 +90,8 @@ func newExtensions(cfg fileConfig, reg prometheus.Registerer, log *slog.Logger, 
 		path = filepath.Join(x.tmpDir, "vera.db")
 		log.Warn("store.path is not set: inbox messages, webhook deliveries and the decision audit will not survive a restart")
 	}
-	if x.db, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: 5 * time.Second}); err != nil {
-		return nil, fmt.Errorf("store.path: open %s: %w", path, err)
+	if x.db, err = boltstore.Open(path); err != nil {
+		return nil, fmt.Errorf("store.path: %w", err)
 	}
 
 	endpoints := map[string][]webhook.Endpoint{}

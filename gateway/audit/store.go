@@ -8,6 +8,8 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/veraneural/vera-gateway/gateway/boltstore"
 )
 
 // Store keeps records durably, partitioned by partner. A Redis store
@@ -38,20 +40,10 @@ type BoltStore struct {
 
 // NewBoltStore uses an open database that its caller owns and closes.
 func NewBoltStore(db *bolt.DB) (*BoltStore, error) {
-	err := db.Update(func(tx *bolt.Tx) error {
-		_, err := tx.CreateBucketIfNotExists(bucketDecisions)
-		return err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("%w: create bucket: %w", ErrStore, err)
+	if err := boltstore.Buckets(db, string(bucketDecisions)); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrStore, err)
 	}
 	return &BoltStore{db: db}, nil
-}
-
-func seqKey(seq uint64) []byte {
-	var k [8]byte
-	binary.BigEndian.PutUint64(k[:], seq)
-	return k[:]
 }
 
 // Append implements Store.
@@ -73,7 +65,7 @@ func (s *BoltStore) Append(partner string, r Record, cutoff time.Time, maxRecord
 		if err != nil {
 			return err
 		}
-		if err := b.Put(seqKey(seq), v); err != nil {
+		if err := b.Put(boltstore.SeqKey(seq), v); err != nil {
 			return err
 		}
 		_, err = trim(b, cutoff, maxRecords)
@@ -126,7 +118,7 @@ func (s *BoltStore) List(partner string, q Query) ([]Record, bool, error) {
 		}
 		sess, act := fieldNeedle("session_id", q.SessionID), fieldNeedle("action_id", q.ActionID)
 		c := b.Cursor()
-		for k, v := c.Seek(seqKey(q.After + 1)); k != nil; k, v = c.Next() {
+		for k, v := c.Seek(boltstore.SeqKey(q.After + 1)); k != nil; k, v = c.Next() {
 			// Skip most non-matching records without decoding them; the
 			// decoded record is checked below all the same.
 			if (sess != nil && !bytes.Contains(v, sess)) || (act != nil && !bytes.Contains(v, act)) {

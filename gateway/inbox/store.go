@@ -1,12 +1,13 @@
 package inbox
 
 import (
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/veraneural/vera-gateway/gateway/boltstore"
 )
 
 // Message is one queued inbox message.
@@ -43,7 +44,7 @@ type BoltStore struct {
 // OpenBoltStore opens (creating) the bbolt file at path for the store alone;
 // Close closes it.
 func OpenBoltStore(path string) (*BoltStore, error) {
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second})
+	db, err := boltstore.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("inbox: open store: %w", err)
 	}
@@ -58,12 +59,8 @@ func OpenBoltStore(path string) (*BoltStore, error) {
 
 // NewBoltStore uses an open database that its caller owns and closes.
 func NewBoltStore(db *bolt.DB) (*BoltStore, error) {
-	err := db.Update(func(tx *bolt.Tx) error {
-		_, err := tx.CreateBucketIfNotExists(bucketMessages)
-		return err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("inbox: create bucket: %w", err)
+	if err := boltstore.Buckets(db, string(bucketMessages)); err != nil {
+		return nil, fmt.Errorf("inbox: %w", err)
 	}
 	return &BoltStore{db: db}, nil
 }
@@ -74,12 +71,6 @@ func (s *BoltStore) Close() error {
 		return nil
 	}
 	return s.db.Close()
-}
-
-func seqKey(seq uint64) []byte {
-	var k [8]byte
-	binary.BigEndian.PutUint64(k[:], seq)
-	return k[:]
 }
 
 // Add implements Store.
@@ -95,7 +86,7 @@ func (s *BoltStore) Add(m Message) (Message, error) {
 		if err != nil {
 			return err
 		}
-		return b.Put(seqKey(seq), v)
+		return b.Put(boltstore.SeqKey(seq), v)
 	})
 	if err != nil {
 		return Message{}, fmt.Errorf("inbox: store: %w", err)
@@ -105,7 +96,7 @@ func (s *BoltStore) Add(m Message) (Message, error) {
 
 // Remove implements Store.
 func (s *BoltStore) Remove(seq uint64) error {
-	err := s.db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketMessages).Delete(seqKey(seq)) })
+	err := s.db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketMessages).Delete(boltstore.SeqKey(seq)) })
 	if err != nil {
 		return fmt.Errorf("inbox: store: %w", err)
 	}

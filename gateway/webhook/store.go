@@ -1,12 +1,13 @@
 package webhook
 
 import (
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/veraneural/vera-gateway/gateway/boltstore"
 )
 
 // Delivery is one event on its way to one endpoint.
@@ -66,7 +67,7 @@ type BoltStore struct {
 // OpenBoltStore opens (creating) the bbolt file at path for the store alone;
 // Close closes it.
 func OpenBoltStore(path string) (*BoltStore, error) {
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second})
+	db, err := boltstore.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("webhook: open store: %w", err)
 	}
@@ -81,16 +82,8 @@ func OpenBoltStore(path string) (*BoltStore, error) {
 
 // NewBoltStore uses an open database that its caller owns and closes.
 func NewBoltStore(db *bolt.DB) (*BoltStore, error) {
-	err := db.Update(func(tx *bolt.Tx) error {
-		for _, b := range [][]byte{bucketPending, bucketFailed} {
-			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("webhook: create buckets: %w", err)
+	if err := boltstore.Buckets(db, string(bucketPending), string(bucketFailed)); err != nil {
+		return nil, fmt.Errorf("webhook: %w", err)
 	}
 	return &BoltStore{db: db}, nil
 }
@@ -101,12 +94,6 @@ func (s *BoltStore) Close() error {
 		return nil
 	}
 	return s.db.Close()
-}
-
-func seqKey(seq uint64) []byte {
-	var k [8]byte
-	binary.BigEndian.PutUint64(k[:], seq)
-	return k[:]
 }
 
 // Add implements Store.
@@ -126,7 +113,7 @@ func (s *BoltStore) Add(ds []Delivery, maxPending int) error {
 			if err != nil {
 				return fmt.Errorf("webhook: store: %w", err)
 			}
-			if err := b.Put(seqKey(seq), v); err != nil {
+			if err := b.Put(boltstore.SeqKey(seq), v); err != nil {
 				return fmt.Errorf("webhook: store: %w", err)
 			}
 		}
@@ -167,26 +154,26 @@ func (s *BoltStore) Due(now time.Time, max int) ([]Delivery, time.Time, error) {
 func (s *BoltStore) Reschedule(d Delivery) error {
 	return s.db.Update(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketPending)
-		if b.Get(seqKey(d.Seq)) == nil {
+		if b.Get(boltstore.SeqKey(d.Seq)) == nil {
 			return nil // already gone: nothing to reschedule
 		}
 		v, err := json.Marshal(d)
 		if err != nil {
 			return fmt.Errorf("webhook: store: %w", err)
 		}
-		return b.Put(seqKey(d.Seq), v)
+		return b.Put(boltstore.SeqKey(d.Seq), v)
 	})
 }
 
 // Done implements Store.
 func (s *BoltStore) Done(seq uint64) error {
-	return s.db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketPending).Delete(seqKey(seq)) })
+	return s.db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketPending).Delete(boltstore.SeqKey(seq)) })
 }
 
 // Fail implements Store.
 func (s *BoltStore) Fail(d Delivery, keep int) error {
 	return s.db.Update(func(tx *bolt.Tx) error {
-		if err := tx.Bucket(bucketPending).Delete(seqKey(d.Seq)); err != nil {
+		if err := tx.Bucket(bucketPending).Delete(boltstore.SeqKey(d.Seq)); err != nil {
 			return err
 		}
 		f := tx.Bucket(bucketFailed)
@@ -195,7 +182,7 @@ func (s *BoltStore) Fail(d Delivery, keep int) error {
 			if err != nil {
 				return fmt.Errorf("webhook: store: %w", err)
 			}
-			if err := f.Put(seqKey(d.Seq), v); err != nil {
+			if err := f.Put(boltstore.SeqKey(d.Seq), v); err != nil {
 				return err
 			}
 		}
