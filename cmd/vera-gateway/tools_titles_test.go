@@ -235,3 +235,37 @@ func counterValue(t *testing.T, c prometheus.Counter) float64 {
 	}
 	return m.GetCounter().GetValue()
 }
+
+// TestSpawnedFirstTurnIsNotNamed: as in vera.titles, only a first turn the
+// person started names the session: after an inbox message opened the
+// conversation, later turns do not name it either.
+func TestSpawnedFirstTurnIsNotNamed(t *testing.T) {
+	a, srv := startApp(t, testFileConfig())
+	s, st, err := a.sessions.Open(session.Owner{PartnerID: "dev", EndUserID: "u_1"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Detach()
+	resp, err := http.Post(srv.URL+"/v1/sessions/"+s.ID()+"/messages", "application/json",
+		strings.NewReader(`{"text":"Your ride is here","source":"rides/dispatch"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 202 {
+		t.Fatalf("inbox = %d", resp.StatusCode)
+	}
+	done := func(typ string, _ map[string]any) bool { return typ == string(event.TypeReplyDone) }
+	nextEvent(t, st, done)
+	s.Submit("I feel anxious about my exam tomorrow")
+	nextEvent(t, st, done)
+	a.ext.titles.close() // joins any naming call in flight
+	for _, o := range []string{titleSet, titleNamed, titleNotFound, "failed", "skipped"} {
+		if v := counterValue(t, a.ext.titles.outcomes.WithLabelValues(o)); v != 0 {
+			t.Fatalf("titles %s = %v, want no naming at all", o, v)
+		}
+	}
+	if s.Title() != "" {
+		t.Fatalf("named %q", s.Title())
+	}
+}
