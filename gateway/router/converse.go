@@ -64,7 +64,11 @@ func (r *Router) Converse(ctx context.Context, req ConverseRequest, onDelta func
 		key:      req.IdempotencyKey,
 		streamed: true,
 		tokens: func(m *model) int {
-			return estimateTokens(req.SystemPrompt, msgs, outputTokens(req.MaxTokens, m.cfg))
+			n := estimateTokens(req.SystemPrompt, msgs, outputTokens(req.MaxTokens, m.cfg))
+			if m.cfg.Provider == ProviderOpenAI {
+				n += toolTokens(req.Tools) // only providers that take tools are sent them
+			}
+			return n
 		},
 	}, func(ctx context.Context, m *model, c *call) error {
 		tr := textRequest{System: req.SystemPrompt, Messages: msgs, MaxTokens: outputTokens(req.MaxTokens, m.cfg), Thread: req.Thread, Tools: req.Tools}

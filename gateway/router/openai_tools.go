@@ -156,3 +156,13 @@ func actionTitle(t Tool) string {
 	}
 	return b.String()
 }
+
+// toolTokens estimates what offered tools add to a request (names,
+// descriptions and schemas travel in it), with estimateTokens' rate.
+func toolTokens(ts []Tool) int {
+	n := 0
+	for _, t := range ts {
+		n += tokensPerMessage + (len(t.Name)+len(t.Description)+len(t.Parameters)+bytesPerToken-1)/bytesPerToken
+	}
+	return n
+}

@@ -235,3 +235,23 @@ func FuzzToolCalls(f *testing.F) {
 		}
 	})
 }
+
+// TestToolsCountAgainstContextWindow: offered tools travel in the request,
+// so a model whose window cannot hold them with the turn is skipped.
+func TestToolsCountAgainstContextWindow(t *testing.T) {
+	ts := &toolServer{events: []string{`{"choices":[{"delta":{"content":"ok"},"finish_reason":"stop"}]}`}}
+	s, _ := server(t, ts.handler)
+	small := openAIModel("small", s.URL)
+	small.ContextWindow, small.MaxOutputTokens = 100, 20
+	big := openAIModel("big", s.URL)
+	r, _, _ := testRouter(t, converseSlot(small, big), nil)
+	big1 := Tool{Name: "lookup", Description: strings.Repeat("a long description ", 20), Parameters: json.RawMessage(`{"type":"object"}`)}
+	rep, err := r.Converse(tctx(t), ConverseRequest{Text: "hi", Tools: []Tool{big1}}, nil)
+	if err != nil || rep.Model != "big" {
+		t.Fatalf("with tools: model %q, %v; want the small model skipped", rep.Model, err)
+	}
+	rep, err = r.Converse(tctx(t), ConverseRequest{Text: "hi"}, nil)
+	if err != nil || rep.Model != "small" {
+		t.Fatalf("without tools: model %q, %v", rep.Model, err)
+	}
+}
