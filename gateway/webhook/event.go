@@ -47,9 +47,10 @@ type ActionEvent struct {
 	SessionID  string `json:"session_id,omitempty"`
 	EndUserID  string `json:"end_user_id,omitempty"`
 	// Surface is where the decision was made (glasses, phone, browser,
-	// voice); empty for expiry and results.
+	// voice); empty for expiry, hang-up and results.
 	Surface string `json:"surface,omitempty"`
-	// Via is how: tap, key or speech.
+	// Via is how: tap, key or speech; expiry on action.expired, hangup on
+	// an action.declined the end of the session caused.
 	Via string `json:"via,omitempty"`
 	// Reason says why an action was declined or expired.
 	Reason string `json:"reason,omitempty"`
