@@ -3,6 +3,7 @@ package jitter
 import (
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/veraneural/vera-gateway/audio/codec"
 )
@@ -44,12 +45,18 @@ type Config struct {
 	// MaxConcealFrames bounds consecutive PLC frames in an underrun before the
 	// buffer plays silence instead.
 	MaxConcealFrames int `yaml:"max_conceal_frames"`
+	// ShrinkWindowMs (Adaptive only): when the buffered span stayed at
+	// least one frame above the target for this long, one frame is skipped,
+	// preferably a quiet one, so delay gained in a burst (a stall, a loss,
+	// a jitter spike) drains back at most one frame per window. 0 disables.
+	ShrinkWindowMs int `yaml:"shrink_window_ms"`
 }
 
-// DefaultConfig returns a 60 ms adaptive target within [20, 300] ms.
+// DefaultConfig returns an adaptive target within [20, 300] ms (60 ms until
+// the first packets are measured) that shrinks back over 1 s windows.
 func DefaultConfig() Config {
 	return Config{ClockRate: 48000, TargetDelayMs: 60, MinDelayMs: 20, MaxDelayMs: 300,
-		Adaptive: true, Slots: 64, MaxConcealFrames: 5}
+		Adaptive: true, Slots: 64, MaxConcealFrames: 5, ShrinkWindowMs: 1000}
 }
 
 // Validate reports the first invalid key.
@@ -67,6 +74,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("audio.jitter.slots: must be a power of two >= 4 and >= 2*max_delay_ms/20, got %d: %w", c.Slots, ErrConfig)
 	case c.MaxConcealFrames < 0:
 		return fmt.Errorf("audio.jitter.max_conceal_frames: must be >= 0, got %d: %w", c.MaxConcealFrames, ErrConfig)
+	case c.ShrinkWindowMs != 0 && (c.ShrinkWindowMs < codec.FrameMs || c.ShrinkWindowMs > 60000):
+		return fmt.Errorf("audio.jitter.shrink_window_ms: must be 0 or in [%d,60000], got %d: %w", codec.FrameMs, c.ShrinkWindowMs, ErrConfig)
 	}
 	return nil
 }
@@ -104,6 +113,7 @@ type Stats struct {
 	Corrupt    uint64 // packets rejected by Push or failing to decode
 	Underruns  uint64 // Pulls with nothing buffered while playing
 	Resets     uint64 // stream restarts after a sequence jump beyond Slots
+	Skipped    uint64 // frames skipped to shrink the delay back to the target
 	// TargetDelayMs is the current target; JitterMs the RFC 3550 estimate.
 	TargetDelayMs int
 	JitterMs      float64
@@ -134,9 +144,34 @@ type Buffer struct {
 	lastArrival, lastTs int64
 	jitter              float64 // ticks
 	target              int64   // ticks
+	haveBase            bool
+	base, peak          float64 // ticks: minimum transit (arrival − ts) and peak delay above it
+
+	// Shrinking: the smallest span seen in the current window of pulls, the
+	// pulls counted, and how long a due shrink has waited for a quiet frame.
+	minSpan       int64
+	windowPulls   int
+	shrinkWindow  int // pulls per window; 0 when shrinking is off
+	shrinkPending int // pulls since a shrink became due; 0 when none is
+	floorDb       float32
 
 	stats Stats
 }
+
+// Shrink tuning: a frame within quietDb of the running floor is quiet; a due
+// shrink that found no quiet frame within maxPendingPulls (2 s) skips the
+// next frame anyway.
+const (
+	// The transit minimum may creep up by 0.1 % of a frame per packet (clock
+	// drift between sender and receiver); the peak delay decays by 1 % of a
+	// frame per packet (10 ms per second of audio).
+	baseRisePerPacket  = 0.001
+	peakDecayPerPacket = 0.01
+
+	quietDb         = 6
+	floorRiseDb     = 0.05 // dB per frame: the floor follows a louder room by 2.5 dB/s
+	maxPendingPulls = 100
+)
 
 // New returns a buffer that decodes with dec (one per stream).
 func New(cfg Config, dec Decoder) (*Buffer, error) {
@@ -149,6 +184,9 @@ func New(cfg Config, dec Decoder) (*Buffer, error) {
 	b := &Buffer{cfg: cfg, dec: dec, frame: int64(cfg.ClockRate * codec.FrameMs / 1000),
 		mask: int64(cfg.Slots - 1), slots: make([]slot, cfg.Slots),
 		data: make([]byte, cfg.Slots*codec.MaxPacketBytes)}
+	if cfg.Adaptive && cfg.ShrinkWindowMs > 0 {
+		b.shrinkWindow = cfg.ShrinkWindowMs / codec.FrameMs
+	}
 	b.Reset()
 	return b, nil
 }
@@ -159,8 +197,15 @@ func (b *Buffer) Reset() {
 	b.started, b.playing, b.haveArrival = false, false, false
 	b.concealRun = 0
 	b.jitter = 0
+	b.haveBase, b.peak = false, 0
 	b.target = b.ms(b.cfg.TargetDelayMs)
 	b.stats = Stats{}
+	b.resetShrink()
+	b.floorDb = 0
+}
+
+func (b *Buffer) resetShrink() {
+	b.minSpan, b.windowPulls, b.shrinkPending = 1<<62, 0, 0
 }
 
 func (b *Buffer) ms(ms int) int64 { return int64(ms) * int64(b.cfg.ClockRate) / 1000 }
@@ -175,10 +220,12 @@ func (b *Buffer) Stats() Stats {
 
 func (b *Buffer) restart(seq uint16, ts uint32) {
 	clear(b.slots)
+	b.resetShrink()
 	b.started, b.playing = true, false
 	b.hiExt, b.hiTs = int64(seq), int64(ts)
 	b.nextExt, b.playTs = b.hiExt, b.hiTs
 	b.haveArrival = false
+	b.haveBase, b.peak = false, 0
 }
 
 // Push offers one packet. arrival is the receive time in RTP clock ticks on
@@ -235,12 +282,27 @@ func (b *Buffer) updateJitter(ts, arrival int64) {
 		b.jitter += (d - b.jitter) / 16
 	}
 	b.haveArrival, b.lastArrival, b.lastTs = true, arrival, ts
+	// Peak delay: how much later than the quickest packet any recent one
+	// arrived (transit minus its running minimum), decaying linearly so a
+	// one-off stall is forgotten over tens of seconds while recurring ones
+	// keep the margin.
+	transit := float64(arrival - ts)
+	if !b.haveBase || transit < b.base {
+		b.base, b.haveBase = transit, true
+	} else {
+		b.base += float64(b.frame) * baseRisePerPacket
+	}
+	b.peak = max(transit-b.base, b.peak-float64(b.frame)*peakDecayPerPacket)
 	if !b.cfg.Adaptive {
 		return
 	}
-	// One frame of packetisation plus three jitter deviations, in whole frames.
-	t := b.frame + int64(3*b.jitter)
-	t = (t + b.frame - 1) / b.frame * b.frame
+	// One frame of packetisation plus the larger of three jitter deviations
+	// (about the largest deviation for uniform jitter) and the peak delay,
+	// in whole frames, rounding up only beyond a 2 ms tolerance: a fraction
+	// of a millisecond must not add a frame to every clean stream.
+	t := b.frame + int64(max(3*b.jitter, b.peak))
+	tol := int64(b.cfg.ClockRate / 500)
+	t = max(t-tol+b.frame-1, b.frame) / b.frame * b.frame
 	t = max(b.ms(b.cfg.MinDelayMs), min(t, b.ms(b.cfg.MaxDelayMs)))
 	b.target = t
 }
@@ -313,6 +375,7 @@ func (b *Buffer) Pull(pcm []int16) (FrameKind, error) {
 		}
 		return kind, nil
 	}
+	span := b.hiTs + b.frame - b.playTs // buffered ahead, the frame due now included
 	s := &b.slots[b.nextExt&b.mask]
 	if gap := s.ts - b.playTs; gap > 0 && gap <= b.ms(b.cfg.MaxDelayMs) {
 		// Timestamp gap with contiguous sequence numbers (DTX): fill it. A
@@ -331,7 +394,68 @@ func (b *Buffer) Pull(pcm []int16) (FrameKind, error) {
 	}
 	b.concealRun = 0
 	b.stats.Decoded++
+	if b.shrinkWindow > 0 {
+		b.shrink(span, pcm)
+	}
 	return Decoded, nil
+}
+
+// shrink runs after a frame was decoded into pcm with span buffered at the
+// pull. When every pull of a window had at least one frame more than the
+// target, the next quiet frame (or, after maxPendingPulls, the next frame)
+// is skipped: pcm is replaced by the frame after it, decoded in its place.
+func (b *Buffer) shrink(span int64, pcm []int16) {
+	quiet := b.quiet(pcm)
+	b.minSpan = min(b.minSpan, span)
+	b.windowPulls++
+	if b.shrinkPending == 0 && b.windowPulls >= b.shrinkWindow {
+		if b.minSpan >= b.target+b.frame {
+			b.shrinkPending = 1
+		}
+		b.minSpan, b.windowPulls = 1<<62, 0
+	}
+	if b.shrinkPending == 0 {
+		return
+	}
+	if span < b.target+b.frame {
+		b.shrinkPending = 0 // the surplus is gone (jitter grew, a burst ended)
+		return
+	}
+	b.shrinkPending++
+	if !quiet && b.shrinkPending <= maxPendingPulls {
+		return
+	}
+	// Skip only onto the next contiguous packet; anything else (a gap, DTX)
+	// waits for the next pull.
+	if !b.present(b.nextExt) || b.slots[b.nextExt&b.mask].ts != b.playTs {
+		return
+	}
+	s := &b.slots[b.nextExt&b.mask]
+	if b.dec.DecodeFrame(b.payload(b.nextExt), pcm) != nil {
+		return // pcm may be damaged, but the frame due was decoded: conceal next time
+	}
+	s.used = false
+	b.nextExt++
+	b.playTs += b.frame
+	b.stats.Skipped++
+	b.shrinkPending = 0
+	b.quiet(pcm)
+}
+
+// quiet tracks the floor of the decoded frames' energy and reports whether
+// pcm is within quietDb of it.
+func (b *Buffer) quiet(pcm []int16) bool {
+	var e float64
+	for _, v := range pcm {
+		e += float64(v) * float64(v)
+	}
+	db := float32(10 * math.Log10(e/float64(len(pcm))+1))
+	if b.stats.Decoded <= 1 || db < b.floorDb {
+		b.floorDb = db
+	} else {
+		b.floorDb += floorRiseDb
+	}
+	return db <= b.floorDb+quietDb
 }
 
 func (b *Buffer) underrun(pcm []int16) (FrameKind, error) {

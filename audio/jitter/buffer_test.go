@@ -265,6 +265,7 @@ func TestConfigValidate(t *testing.T) {
 		"target_delay_ms":    func(c *Config) { c.TargetDelayMs = 1 },
 		"slots":              func(c *Config) { c.Slots = 48 },
 		"max_conceal_frames": func(c *Config) { c.MaxConcealFrames = -1 },
+		"shrink_window_ms":   func(c *Config) { c.ShrinkWindowMs = 5 },
 	} {
 		c := DefaultConfig()
 		f(&c)

@@ -15,8 +15,14 @@
 // numbers (DTX) therefore costs no loss. Duplicates and packets older than the
 // play point are dropped. The buffered span is bounded: above MaxDelayMs the
 // oldest frames are dropped. The target delay is fixed or, when Adaptive,
-// follows the RFC 3550 interarrival jitter estimate within
-// [MinDelayMs, MaxDelayMs].
+// one frame plus the larger of three RFC 3550 interarrival jitter estimates
+// and the peak delay of recent packets over the quickest (decaying by 10 ms
+// per second), within [MinDelayMs, MaxDelayMs]: a clean stream plays each
+// packet at the first pull after it arrives. Delay gained in a burst (an
+// underrun after a stall, a loss or a jitter spike) drains back: when the
+// buffered span stayed a frame above the target for ShrinkWindowMs, one
+// frame is skipped, a quiet one (within 6 dB of the decoded floor) if one
+// comes within 2 s, counted in Stats.Skipped.
 //
 // Packets must each hold one 20 ms Opus frame (the WebRTC default); a packet
 // of another duration fails DecodeFrame and is concealed and counted Corrupt.
