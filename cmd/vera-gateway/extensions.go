@@ -369,9 +369,21 @@ func (x *extensions) Decline(ctx context.Context, sessionID string, a session.Ac
 	x.record(owner.PartnerID, audit.Record{ActionID: a.ID, ActionType: a.Type, SessionID: sessionID, EndUserID: owner.EndUserID,
 		Decision: decision, Via: d.Via, Surface: d.Surface, At: d.At})
 	if inbox.IsAdmission(a.ID) {
+		if !refusesAdmission(d) {
+			// Nobody said no: the messages stay held (durably) and are
+			// asked about again when the session is back, until they expire.
+			return nil
+		}
 		return x.inbox.Refuse(sessionID, a.ID)
 	}
 	return x.publishAction(owner, sessionID, a, typ, d)
+}
+
+// refusesAdmission reports whether a declined inbox admission was the
+// person's own no (tap, key, speech, text). An expiry or a hang-up — and a
+// draining gateway hangs every session up — must not drop held messages.
+func refusesAdmission(d session.Decision) bool {
+	return d.Via != session.ViaExpiry && d.Via != session.ViaHangUp
 }
 
 func (x *extensions) owner(sessionID string) (session.Owner, bool) {

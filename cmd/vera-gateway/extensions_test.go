@@ -284,3 +284,20 @@ func TestConverserActionsContract(t *testing.T) {
 		t.Fatalf("kept %v, want a1,a3 (a4 over the limit, a2 fails its schema)", ids)
 	}
 }
+
+// TestAdmissionOnlyRefusedByThePerson: held inbox messages are dropped only
+// when the person declines their source; a hang-up (every session of a
+// draining gateway) or an expiry keeps them for the next time.
+func TestAdmissionOnlyRefusedByThePerson(t *testing.T) {
+	for _, c := range []struct {
+		via  string
+		want bool
+	}{
+		{session.ViaTap, true}, {session.ViaKey, true}, {session.ViaSpeech, true}, {session.ViaText, true},
+		{session.ViaHangUp, false}, {session.ViaExpiry, false},
+	} {
+		if got := refusesAdmission(session.Decision{Via: c.via}); got != c.want {
+			t.Errorf("via %q: refuses = %v, want %v", c.via, got, c.want)
+		}
+	}
+}
