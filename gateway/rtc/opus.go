@@ -17,8 +17,50 @@ const (
 // Sender: 16 kHz input, one packet per 20 ms frame. Not goroutine-safe: one
 // per Sender, used under the Sender's lock.
 type pcmEncoder struct {
-	enc *codec.Encoder
-	buf []byte
+	enc    *codec.Encoder
+	buf    []byte
+	params EncoderParams
+}
+
+// EncoderParams are the settings of a Sender's Opus encoder (rtc config
+// encoder_bitrate, encoder_complexity). Audio pre-encoded by EncodePCM with
+// the same params is what the Sender would send for that PCM from a fresh
+// encoder, so a fixed phrase can be encoded once and played with PlayOpus
+// by every session.
+type EncoderParams struct {
+	Bitrate    int
+	Complexity int
+}
+
+// EncodePCM encodes 16 kHz mono PCM into 20 ms Opus packets with a fresh
+// encoder; a short last frame is padded with silence. The packets share one
+// backing array and are safe to share read-only.
+func EncodePCM(p EncoderParams, pcm []int16) ([][]byte, error) {
+	e, err := newPCMEncoder(p.Bitrate, p.Complexity)
+	if err != nil {
+		return nil, err
+	}
+	n := (len(pcm) + PCMFrame - 1) / PCMFrame
+	lens := make([]int, n)
+	var all []byte
+	frame := make([]int16, PCMFrame)
+	for i := range n {
+		clear(frame)
+		copy(frame, pcm[i*PCMFrame:])
+		pkt, err := e.encode(frame)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, pkt...)
+		lens[i] = len(pkt)
+	}
+	frames := make([][]byte, n)
+	off := 0
+	for i, l := range lens {
+		frames[i] = all[off : off+l : off+l]
+		off += l
+	}
+	return frames, nil
 }
 
 func newPCMEncoder(bitrate, complexity int) (*pcmEncoder, error) {
@@ -35,7 +77,7 @@ func newPCMEncoder(bitrate, complexity int) (*pcmEncoder, error) {
 	if enc.FrameSamples() != PCMFrame {
 		return nil, fmt.Errorf("rtc: opus encoder frame is %d samples, want %d", enc.FrameSamples(), PCMFrame)
 	}
-	return &pcmEncoder{enc: enc, buf: make([]byte, codec.MaxPacketBytes)}, nil
+	return &pcmEncoder{enc: enc, buf: make([]byte, codec.MaxPacketBytes), params: EncoderParams{Bitrate: bitrate, Complexity: complexity}}, nil
 }
 
 // encode returns one Opus packet for a 320-sample frame; the slice is

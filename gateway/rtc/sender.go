@@ -152,6 +152,15 @@ func (s *Sender) Active() bool {
 	return s.opusSrc != nil || s.pcmSrc != nil
 }
 
+// EncoderParams are the settings the Sender encodes PCM sources with
+// (zero when it has no encoder).
+func (s *Sender) EncoderParams() EncoderParams {
+	if s.enc == nil {
+		return EncoderParams{}
+	}
+	return s.enc.params
+}
+
 // SentFrames is the total number of audio frames put on the wire.
 func (s *Sender) SentFrames() int64 {
 	s.mu.Lock()

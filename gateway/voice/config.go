@@ -29,6 +29,11 @@ type Config struct {
 	Language string `yaml:"language"`
 	// SpeakQueue bounds sentences waiting for synthesis.
 	SpeakQueue int `yaml:"speak_queue"`
+	// PhraseCache is how many fixed phrases (the spoken AI disclosure, per
+	// text and encoder settings) are kept synthesised and Opus-encoded for
+	// all sessions, least recently used evicted; 0 synthesises them per
+	// session.
+	PhraseCache int `yaml:"phrase_cache"`
 	// RecordDir, when set, records every session into RecordDir/<session
 	// id>/ (record.go). Empty: off. It records people's voices.
 	RecordDir string `yaml:"record_dir"`
@@ -40,7 +45,7 @@ func DefaultConfig() Config {
 	c.DecodeRate = 16000
 	return Config{
 		Jitter: jitter.DefaultConfig(), Codec: c, VAD: vad.DefaultConfig(), Turn: turn.DefaultConfig(),
-		ResumeAfterMs: 2000, PartialEveryMs: 300, EchoGuard: true, Language: "en", SpeakQueue: 64,
+		ResumeAfterMs: 2000, PartialEveryMs: 300, EchoGuard: true, Language: "en", SpeakQueue: 64, PhraseCache: 8,
 	}
 }
 
@@ -67,6 +72,9 @@ func (c Config) Validate() error {
 	}
 	if c.SpeakQueue < 1 {
 		errs = append(errs, errors.New("speak_queue: must be at least 1"))
+	}
+	if c.PhraseCache < 0 || c.PhraseCache > 64 {
+		errs = append(errs, errors.New("phrase_cache: must be in [0, 64]"))
 	}
 	wrap("record_dir", checkRecordDir(c.RecordDir))
 	return errors.Join(errs...)

@@ -32,6 +32,16 @@
 // one delay, at a steady distance below it, is echo; input standing well
 // above the expected echo is someone talking over it.
 //
+// Fixed phrases: the spoken AI disclosure is synthesised and Opus-encoded
+// once per (text, encoder settings) by the factory's phrase cache (config
+// phrase_cache entries, least recently used evicted) and its 20 ms packets
+// are shared read-only by every session (played with Sender.PlayOpus; the
+// echo guard gets the phrase's PCM as its reference). Concurrent first
+// requests synthesise once. The disclosure is still sent as an event and
+// spoken at every session start: when the cache cannot supply it, the
+// session speaks it the ordinary way. Metrics: playout_frames_total counts
+// encoded against cached frames.
+//
 // Resume: a hello with a resume token, before the connection's first turn,
 // moves the connection onto that conversation and streams every event after
 // the hello's last_seq. A connection that vanishes (DTLS close, ICE failed)

@@ -8,6 +8,14 @@ import "github.com/prometheus/client_golang/prometheus"
 // (speech_stopped → final transcript), llm_ttft (transcript → first reply
 // text), tts_ttfb (speak request → first audio), e2e_latency (true end of
 // speech → first reply audio frame on the wire).
+//
+// Capacity series: session_setup_seconds (offer received → ICE and DTLS
+// connected and the events channel open), sessions_setup_failed_total
+// (closed before that), playout_frames_total{source} (outbound 20 ms frames
+// Opus-encoded by the session, "encoded", or played from a phrase encoded
+// once for all sessions, "cached"), phrase_cache_total{result} and
+// phrase_synthesis_seconds (the fixed phrases' cache), listen_wait_seconds
+// (a turn's wait to open a recogniser, mostly for a pooled decoder).
 type Metrics struct {
 	Frame              prometheus.Histogram
 	EndOfTurnDelay     prometheus.Histogram
@@ -18,6 +26,22 @@ type Metrics struct {
 	Sessions           prometheus.Gauge
 	BargeIns           *prometheus.CounterVec
 	RecordDropped      prometheus.Counter
+
+	SessionSetup       prometheus.Histogram
+	SessionSetupFailed prometheus.Counter
+	PlayoutFrames      *prometheus.CounterVec
+	PhraseCache        *prometheus.CounterVec
+	PhraseSynthesis    prometheus.Histogram
+	ListenWait         prometheus.Histogram
+
+	framesEncoded, framesCached prometheus.Counter // PlayoutFrames' children, resolved once
+}
+
+// frameBuckets resolve 5 µs to 41 ms in doublings (a frame's work is tens of
+// µs), then the overload range up to 1 s, so that a p99 over the 20 ms frame
+// budget is a number rather than "past the last bucket".
+func frameBuckets() []float64 {
+	return append(prometheus.ExponentialBuckets(5e-6, 2, 14), .06, .08, .1, .15, .2, .25, .5, 1)
 }
 
 // NewMetrics creates the series and registers them with reg (nil: not
@@ -30,7 +54,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
 		Frame: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: "vera", Subsystem: "voice", Name: "frame_seconds",
 			Help:    "Processing time of one inbound 20 ms frame: jitter buffer, Opus decode, VAD and turn detector.",
-			Buckets: prometheus.ExponentialBuckets(5e-6, 2, 14)}),
+			Buckets: frameBuckets()}),
 		EndOfTurnDelay:     lat("end_of_turn_delay", "True end of speech to input.speech_stopped (includes the configured silence)."),
 		TranscriptionDelay: lat("transcription_delay", "input.speech_stopped to the final transcript."),
 		LLMTTFT:            lat("llm_ttft", "Final transcript to the first reply text released to the client."),
@@ -43,9 +67,25 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			[]string{"outcome"}),
 		RecordDropped: prometheus.NewCounter(prometheus.CounterOpts{Namespace: "vera", Subsystem: "voice", Name: "record_dropped_total",
 			Help: "Packets and events record mode dropped because its writer fell behind (audio never waits for it)."}),
+		SessionSetup: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: "vera", Subsystem: "voice", Name: "session_setup_seconds",
+			Help:    "Offer received to the connection ready for media and events (ICE and DTLS connected, events channel open).",
+			Buckets: []float64{.05, .1, .2, .3, .5, .75, 1, 1.5, 2, 3, 5, 10, 20, 30}}),
+		SessionSetupFailed: prometheus.NewCounter(prometheus.CounterOpts{Namespace: "vera", Subsystem: "voice", Name: "sessions_setup_failed_total",
+			Help: "Voice sessions that closed before the connection was ready (ICE failed, DTLS, events channel never opened, idle timeout)."}),
+		PlayoutFrames: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "vera", Subsystem: "voice", Name: "playout_frames_total",
+			Help: "Outbound 20 ms frames by source: encoded (Opus-encoded by the session's sender) or cached (a fixed phrase encoded once and shared)."},
+			[]string{"source"}),
+		PhraseCache: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "vera", Subsystem: "voice", Name: "phrase_cache_total",
+			Help: "Requests for a fixed phrase (the spoken AI disclosure): hit (already encoded, or being encoded by another session) or miss (synthesised and encoded now)."},
+			[]string{"result"}),
+		PhraseSynthesis: lat("phrase_synthesis", "Synthesis and Opus encoding of one fixed phrase for the cache."),
+		ListenWait:      lat("listen_wait", "Speech start to the turn's recogniser open (includes waiting for a pooled decoder)."),
 	}
+	m.framesEncoded = m.PlayoutFrames.WithLabelValues("encoded")
+	m.framesCached = m.PlayoutFrames.WithLabelValues("cached")
 	if reg != nil {
-		reg.MustRegister(m.Frame, m.EndOfTurnDelay, m.TranscriptionDelay, m.LLMTTFT, m.TTSTTFB, m.E2ELatency, m.Sessions, m.BargeIns, m.RecordDropped)
+		reg.MustRegister(m.Frame, m.EndOfTurnDelay, m.TranscriptionDelay, m.LLMTTFT, m.TTSTTFB, m.E2ELatency, m.Sessions, m.BargeIns, m.RecordDropped,
+			m.SessionSetup, m.SessionSetupFailed, m.PlayoutFrames, m.PhraseCache, m.PhraseSynthesis, m.ListenWait)
 	}
 	return m
 }

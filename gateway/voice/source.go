@@ -17,6 +17,14 @@ type speechSource struct {
 	// stopped).
 	played chan struct{}
 
+	// A pre-encoded phrase (newPhraseSource) plays opus, one packet per
+	// PCMFrame samples of buf, and hands each frame's PCM to tap; sources
+	// of synthesised reply text leave them nil and are encoded by the
+	// Sender. counts, if set, counts frames by kind.
+	opus   [][]byte
+	tap    func(pcm []int16, ts uint32)
+	counts *Metrics
+
 	mu    sync.Mutex // guards the fields below
 	buf   []int16
 	read  int
@@ -97,7 +105,37 @@ func (s *speechSource) ReadFrame(dst []int16) (int, error) {
 	if first && s.onFirst != nil {
 		s.onFirst()
 	}
+	if s.counts != nil {
+		s.counts.framesEncoded.Inc()
+	}
 	return n, nil
+}
+
+// NextOpus implements rtc.OpusSource for a pre-encoded phrase: the packet
+// of the next frame, which no session encodes.
+func (s *speechSource) NextOpus() ([]byte, error) {
+	s.mu.Lock()
+	i := s.read / rtc.PCMFrame
+	if i >= len(s.opus) {
+		s.mu.Unlock()
+		return nil, io.EOF
+	}
+	pkt := s.opus[i]
+	pcm := s.buf[min(s.read, len(s.buf)):min(s.read+rtc.PCMFrame, len(s.buf))]
+	s.read += rtc.PCMFrame
+	first := !s.first
+	s.first = true
+	s.mu.Unlock()
+	if first && s.onFirst != nil {
+		s.onFirst()
+	}
+	if s.tap != nil {
+		s.tap(pcm, 0)
+	}
+	if s.counts != nil {
+		s.counts.framesCached.Inc()
+	}
+	return pkt, nil
 }
 
 // heard returns the reply text the person heard when played samples of

@@ -57,6 +57,8 @@ type Factory struct {
 
 	mu   sync.Mutex               // mu guards live
 	live map[string]*voiceSession // by conversation session id
+
+	phrases *phraseCache // nil: fixed phrases are synthesised per session
 }
 
 // NewFactory validates cfg and deps.
@@ -73,7 +75,12 @@ func NewFactory(cfg Config, deps Deps) (*Factory, error) {
 	if deps.Metrics == nil {
 		deps.Metrics = NewMetrics(nil)
 	}
-	return &Factory{cfg: cfg, deps: deps, live: map[string]*voiceSession{}}, nil
+	deps.Listener = timedListener{l: deps.Listener, wait: deps.Metrics.ListenWait}
+	f := &Factory{cfg: cfg, deps: deps, live: map[string]*voiceSession{}}
+	if cfg.PhraseCache > 0 {
+		f.phrases = newPhraseCache(deps.Speaker, cfg.PhraseCache, deps.Metrics)
+	}
+	return f, nil
 }
 
 // OnUnacked is the session.Deps.OnUnacked hook for voice: when a safety
@@ -240,6 +247,9 @@ type speakItem struct {
 	// protected: the disclosure or spoken safety resources (barge-in does
 	// not cut them; they are not reply text).
 	protected bool
+	// phrase: a fixed text spoken alone (the disclosure), played from the
+	// factory's phrase cache when it has one.
+	phrase bool
 }
 
 // OnRTP implements rtc.AudioSink.
@@ -336,6 +346,7 @@ func (s *voiceSession) Closed(reason error) {
 		}
 	}
 	s.listenDone.Wait()
+	s.countSetupFailure()
 	s.stopRecording()
 	s.streamMu.Lock()
 	st := s.stream
@@ -653,7 +664,7 @@ func (s *voiceSession) eventPump() {
 		switch ev.Type {
 		case event.TypeNotice:
 			if ev.Kind == "ai_disclosure" {
-				s.enqueue(speakItem{turnID: "notice", text: ev.Text, last: true, protected: true})
+				s.enqueue(speakItem{turnID: "notice", text: ev.Text, last: true, protected: true, phrase: true})
 			}
 		case event.TypeSafetyCard:
 			if s.session().Profile().MustSpeakSafety() {
@@ -708,6 +719,7 @@ func (s *voiceSession) speaker() {
 	defer s.wg.Done()
 	select {
 	case <-s.conn.Ready():
+		s.setupDone()
 	case <-s.ctx.Done():
 		return
 	}
@@ -724,7 +736,10 @@ func (s *voiceSession) speaker() {
 		if skip {
 			continue
 		}
-		src := s.sourceFor(it.turnID)
+		if it.phrase && it.last && s.playPhrase(it) {
+			continue
+		}
+		src := s.sourceFor(it.turnID, nil)
 		if it.text != "" {
 			src.beginSentence(it.text, it.protected)
 			asked := time.Now()
@@ -756,9 +771,11 @@ func (s *voiceSession) speaker() {
 // sourceFor returns the playing source of turnID, or starts a new one
 // once the previous one has played out: the gateway never talks over
 // itself, and a newer Play would cut the older source short.
-func (s *voiceSession) sourceFor(turnID string) *speechSource {
+//
+// With ph set the new source plays the phrase's pre-encoded frames.
+func (s *voiceSession) sourceFor(turnID string, ph *phrase) *speechSource {
 	s.playMu.Lock()
-	if s.play != nil && s.playTurn == turnID && !s.play.finished() {
+	if ph == nil && s.play != nil && s.playTurn == turnID && !s.play.finished() {
 		src := s.play
 		s.playMu.Unlock()
 		return src
@@ -777,7 +794,10 @@ func (s *voiceSession) sourceFor(turnID string) *speechSource {
 
 	s.playMu.Lock()
 	tt := s.turns[turnID]
-	src := &speechSource{played: make(chan struct{})}
+	src := &speechSource{played: make(chan struct{}), counts: s.m}
+	if ph != nil {
+		src = newPhraseSource(ph, s.phraseTap(), s.m)
+	}
 	src.onFirst = func() {
 		s.session().Emit(event.TypeReplyAudioStarted, event.ReplyAudio{TurnID: turnID})
 		if tt != nil && !tt.speechEnd.IsZero() {
@@ -786,7 +806,7 @@ func (s *voiceSession) sourceFor(turnID string) *speechSource {
 	}
 	s.play, s.playTurn, s.last = src, turnID, src
 	s.playMu.Unlock() // PlayPCM may end an older source, whose onDone takes playMu
-	s.conn.Sender().PlayPCM(src, func(rtc.Playout) {
+	done := func(rtc.Playout) {
 		close(src.played)
 		s.playMu.Lock()
 		if s.play == src {
@@ -797,7 +817,12 @@ func (s *voiceSession) sourceFor(turnID string) *speechSource {
 		s.playMu.Lock()
 		delete(s.turns, turnID)
 		s.playMu.Unlock()
-	})
+	}
+	if ph != nil {
+		s.conn.Sender().PlayOpus(src, done)
+	} else {
+		s.conn.Sender().PlayPCM(src, done)
+	}
 	return src
 }
 
