@@ -68,7 +68,22 @@ type loadReport struct {
 	FrameP99Ms           *float64 `json:"frame_p99_ms"`
 	FrameP99Overflow     bool     `json:"frame_p99_overflow,omitempty"` // p99 is past the last finite bucket: frame_p99_ms is a lower bound
 	Frames               float64  `json:"frames"`                       // frame observations in the window
-	MetricsError         string   `json:"metrics_error,omitempty"`
+
+	// From the gateway's capacity series, over the whole run (first read
+	// before the first session, last at the end of the window): session
+	// setup (offer → ready), sessions that closed before ready, outbound
+	// frames Opus-encoded per session vs played from the shared phrase
+	// cache. Listen wait (turn → recogniser open) is over the window.
+	SetupMs             histDist `json:"setup_ms"`
+	GatewaySetupFailed  *float64 `json:"gateway_sessions_setup_failed"`
+	FramesEncoded       *float64 `json:"playout_frames_encoded"`
+	FramesCached        *float64 `json:"playout_frames_cached"`
+	FramesEncodedWindow *float64 `json:"playout_frames_encoded_window"`
+	FramesCachedWindow  *float64 `json:"playout_frames_cached_window"`
+	ListenWaitMs        histDist `json:"listen_wait_ms"`
+	MetricsError        string   `json:"metrics_error,omitempty"`
+
+	Soak *soakReport `json:"soak,omitempty"`
 }
 
 // closeWait bounds one session's hang-up and peer close.
@@ -130,7 +145,7 @@ type loadRun struct {
 // runSession dials, plays the clips in a loop until stop, hangs up and
 // analyses what it saw. ready is called once, when the session is up or has
 // failed to come up.
-func (lr *loadRun) runSession(ctx context.Context, idx int, ready func()) sessionOutcome {
+func (lr *loadRun) runSession(ctx context.Context, idx int, ready func(), hangup <-chan struct{}) sessionOutcome {
 	o := lr.o
 	readyOnce := sync.OnceFunc(ready)
 	defer readyOnce()
@@ -184,9 +199,11 @@ func (lr *loadRun) runSession(ctx context.Context, idx int, ready func()) sessio
 	}
 	pctx, pcancel := context.WithCancel(ctx)
 	defer pcancel()
-	go func() { // ends with pcancel (deferred) or stop
+	go func() { // ends with pcancel (deferred), stop or this session's hang-up
 		select {
 		case <-lr.stop:
+			pcancel()
+		case <-hangup:
 			pcancel()
 		case <-pctx.Done():
 		}
@@ -293,6 +310,9 @@ func runLoad(ctx context.Context, o options, stdout, stderr io.Writer, progress 
 	defer hc.CloseIdleConnections()
 	lr := &loadRun{o: o, clips: clips, hc: hc, stop: make(chan struct{})}
 	cpu0 := cpuSeconds()
+	sctx, scancel := context.WithTimeout(ctx, 5*time.Second)
+	mStart, mStartErr := scrapeMetrics(sctx, hc, murl)
+	scancel()
 
 	var bar *progressbar.ProgressBar
 	total := o.warmup + o.duration + time.Duration(float64(o.sessions)/o.ramp*float64(time.Second))
@@ -301,7 +321,7 @@ func runLoad(ctx context.Context, o options, stdout, stderr io.Writer, progress 
 			progressbar.OptionShowElapsedTimeOnFinish(), progressbar.OptionSetPredictTime(false), progressbar.OptionClearOnFinish())
 	}
 	started := time.Now()
-	outcomes := make([]sessionOutcome, o.sessions)
+	slots := make([]*slot, o.sessions)
 	var wg sync.WaitGroup
 	var readyWG sync.WaitGroup
 	readyWG.Add(o.sessions)
@@ -331,7 +351,8 @@ ramp:
 				break ramp
 			}
 		}
-		wg.Go(func() { outcomes[i] = lr.runSession(ctx, i, readyWG.Done) })
+		slots[i] = newSlot()
+		wg.Go(func() { slots[i].run(ctx, lr, i, readyWG.Done) })
 	}
 	tick.Stop()
 	allReady := make(chan struct{})
@@ -356,11 +377,24 @@ ramp:
 		wt.Stop()
 	}
 	// Steady window: all sessions up (or failed).
-	sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
+	sctx, scancel = context.WithTimeout(context.Background(), 5*time.Second)
 	lr.windowStart.Store(time.Now().UnixNano())
 	m0, m0err := scrapeMetrics(sctx, hc, murl)
 	scancel()
 	cpuW0 := cpuSeconds()
+	profWait := func() error { return nil }
+	if o.pprofOut != "" {
+		// One second short of the window so the profile ends inside it.
+		profWait = startProfile(ctx, hc, o.pprofURL, o.duration-time.Second, o.pprofOut)
+	}
+	var soak *soakRun
+	var churn <-chan time.Time
+	if o.soak {
+		soak = newSoakRun(o, m0)
+		ct := time.NewTicker(o.churn)
+		defer ct.Stop()
+		churn = ct.C
+	}
 	end := time.NewTimer(o.duration)
 wait:
 	for {
@@ -371,6 +405,9 @@ wait:
 			break wait
 		case <-upd.C:
 			refresh("steady")
+		case <-churn:
+			soak.churn(ctx, hc, murl, slots)
+			refresh("churn")
 		}
 	}
 	end.Stop()
@@ -381,10 +418,29 @@ wait:
 	close(lr.stop)
 	refresh("hangup")
 	wg.Wait()
+	if err := profWait(); err != nil {
+		fmt.Fprintln(stderr, "vera-replay:", err)
+	}
 	if bar != nil {
 		_ = bar.Finish()
 	}
-	rep := buildReport(o, outcomes, m0, m1, errors.Join(m0err, m1err))
+	var outcomes []sessionOutcome
+	for _, sl := range slots {
+		if sl != nil {
+			outcomes = append(outcomes, sl.outcomes...)
+		}
+	}
+	rep := buildReport(o, outcomes, m0, m1, errors.Join(mStartErr, m0err, m1err))
+	rep.SetupMs = histMs(mStart, m1, setupHist)
+	rep.GatewaySetupFailed = delta(mStart, m1, setupFailed)
+	rep.FramesEncoded = delta(mStart, m1, playoutFrames+`{source="encoded"}`)
+	rep.FramesCached = delta(mStart, m1, playoutFrames+`{source="cached"}`)
+	rep.FramesEncodedWindow = delta(m0, m1, playoutFrames+`{source="encoded"}`)
+	rep.FramesCachedWindow = delta(m0, m1, playoutFrames+`{source="cached"}`)
+	rep.ListenWaitMs = histMs(m0, m1, listenWaitHist)
+	if soak != nil {
+		rep.Soak = soak.finish(ctx, hc, murl, mStart, m1)
+	}
 	rep.ClientCPUSeconds = round3(cpuSeconds() - cpu0)
 	rep.ClientCPUWindow = round3(cpuW1 - cpuW0)
 	if m0 != nil && m1 != nil {
@@ -404,7 +460,7 @@ wait:
 	} else {
 		printTable(stdout, rep)
 	}
-	if rep.SessionsFailed > 0 || rep.SessionsOK == 0 {
+	if rep.SessionsFailed > 0 || rep.SessionsOK == 0 || (rep.Soak != nil && !rep.Soak.Flat) {
 		return 1
 	}
 	return 0
@@ -511,9 +567,38 @@ func printTable(w io.Writer, r loadReport) {
 		over = " or more (past the last bucket)"
 	}
 	fmt.Fprintf(tw, "frame ms\tp50 %s  p99 %s%s  (%.0f frames)\n", f(r.FrameP50Ms, ""), f(r.FrameP99Ms, ""), over, r.Frames)
+	hd := func(h histDist) string {
+		if h.N == 0 {
+			return "n/a (0 samples)"
+		}
+		over := ""
+		if h.Overflow {
+			over = " or more"
+		}
+		return fmt.Sprintf("p50 %s  p95 %s  p99 %s%s  (n=%.0f)", f(h.P50, ""), f(h.P95, ""), f(h.P99, ""), over, h.N)
+	}
+	fmt.Fprintf(tw, "setup ms\t%s; %s closed before ready (gateway)\n", hd(r.SetupMs), f(r.GatewaySetupFailed, ""))
+	fmt.Fprintf(tw, "playout frames\t%s encoded, %s cached (run); %s encoded, %s cached (window)\n",
+		f(r.FramesEncoded, ""), f(r.FramesCached, ""), f(r.FramesEncodedWindow, ""), f(r.FramesCachedWindow, ""))
+	fmt.Fprintf(tw, "listen wait ms\t%s\n", hd(r.ListenWaitMs))
 	fmt.Fprintf(tw, "client cpu\t%.2f s total, %.2f s in window, %.3f %% of one core per session\n", r.ClientCPUSeconds, r.ClientCPUWindow, r.ClientCPUPctPerSess)
 	if r.MetricsError != "" {
 		fmt.Fprintf(tw, "metrics\t%s\n", strings.ReplaceAll(r.MetricsError, "\n", "; "))
+	}
+	if s := r.Soak; s != nil {
+		p := func(x soakPoints, scale float64) string {
+			g := func(v *float64) string {
+				if v == nil {
+					return "n/a"
+				}
+				return fmt.Sprintf("%.0f", *v/scale)
+			}
+			return fmt.Sprintf("before %s, start %s, end %s, after %s", g(x.Before), g(x.Start), g(x.End), g(x.After))
+		}
+		fmt.Fprintf(tw, "soak\tchurn %s × %d sessions, %d replaced\n", s.Churn, s.ChurnPerTick, s.Replaced)
+		fmt.Fprintf(tw, "  goroutines\t%s\n", p(s.Goroutines, 1))
+		fmt.Fprintf(tw, "  rss MiB\t%s\n", p(s.RSSBytes, 1<<20))
+		fmt.Fprintf(tw, "  verdict\t%s\n", s.Verdict)
 	}
 	_ = tw.Flush()
 }

@@ -188,6 +188,76 @@ func TestLoadAgainstGateway(t *testing.T) {
 	if num("gateway_voice_sessions") != 3 {
 		t.Fatalf("gateway_voice_sessions %v", rep["gateway_voice_sessions"])
 	}
+	// The gateway's capacity series: every session's setup, the notice
+	// played from the shared phrase cache (the replies queue behind its
+	// 12 s, so few or none are encoded in this short run), a recogniser
+	// opened for each turn in the window.
+	hist := func(k string) map[string]any {
+		h, ok := rep[k].(map[string]any)
+		if !ok {
+			t.Fatalf("%s: %v", k, rep[k])
+		}
+		return h
+	}
+	if setup := hist("setup_ms"); setup["n"] != 3.0 || setup["p50"] == nil || setup["p99"].(float64) < setup["p50"].(float64) {
+		t.Fatalf("setup_ms %v, want 3 sessions", setup)
+	}
+	if num("playout_frames_cached") < 3*50 || num("playout_frames_encoded") < 0 {
+		t.Fatalf("playout frames cached %v encoded %v: want the notice cached for all 3",
+			rep["playout_frames_cached"], rep["playout_frames_encoded"])
+	}
+	if lw := hist("listen_wait_ms"); lw["n"].(float64) < 1 {
+		t.Fatalf("listen_wait_ms %v, want the window's turns", lw)
+	}
+	if num("gateway_sessions_setup_failed") != 0 {
+		t.Fatalf("gateway_sessions_setup_failed %v", rep["gateway_sessions_setup_failed"])
+	}
+}
+
+// TestSoakAgainstGateway: a tiny soak against the real voice stack: 3
+// sessions, one replaced every 2 s for 7 s. Every session (the first three
+// and their replacements) comes up and hangs up cleanly, the report carries
+// goroutines and RSS before, at the start and end of the window and after,
+// the samples, and a verdict that matches them; and once every session has
+// hung up the process is back to its idle goroutine count.
+func TestSoakAgainstGateway(t *testing.T) {
+	url := newGateway(t)
+	in := filepath.Join("..", "..", "testdata", "voice", "gohome.16k.wav")
+	var out, errOut bytes.Buffer
+	code := run([]string{"-url", url, "-in", in, "-loopback", "-soak", "-sessions", "3", "-ramp", "10", "-duration", "7s",
+		"-churn", "2s", "-churn-pct", "30", "-period", "4s", "-json"}, &out, &errOut)
+	var rep struct {
+		SessionsOK     int            `json:"sessions_ok"`
+		SessionsFailed int            `json:"sessions_failed"`
+		Failures       map[string]int `json:"failures"`
+		Soak           *soakReport    `json:"soak"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil || rep.Soak == nil {
+		t.Fatalf("exit %d, not a soak report (%v):\n%s\n%s", code, err, out.String(), errOut.String())
+	}
+	s := rep.Soak
+	if s.Replaced < 3 || s.ChurnPerTick != 1 || len(s.Samples) < 3 {
+		t.Fatalf("replaced %d per tick %d samples %d, want ≥ 3, 1, ≥ 3", s.Replaced, s.ChurnPerTick, len(s.Samples))
+	}
+	if rep.SessionsFailed != 0 || rep.SessionsOK != 3+s.Replaced {
+		t.Fatalf("sessions ok %d failed %d (%v), want %d ok", rep.SessionsOK, rep.SessionsFailed, rep.Failures, 3+s.Replaced)
+	}
+	for name, p := range map[string]soakPoints{"goroutines": s.Goroutines, "rss": s.RSSBytes} {
+		if p.Before == nil || p.Start == nil || p.End == nil || p.After == nil || *p.Start <= 0 {
+			t.Fatalf("%s points %+v", name, p)
+		}
+	}
+	if *s.Sessions.Start != 3 || *s.Sessions.After != 0 {
+		t.Fatalf("voice sessions at start %v after %v, want 3 and 0", *s.Sessions.Start, *s.Sessions.After)
+	}
+	if *s.Goroutines.After > *s.Goroutines.Before+soakIdleSlack {
+		t.Fatalf("goroutines %v before the run, %v after it: sessions left goroutines behind", *s.Goroutines.Before, *s.Goroutines.After)
+	}
+	flat, verdict := judgeSoak(s)
+	if flat != s.Flat || verdict != s.Verdict || (code == 0) != s.Flat {
+		t.Fatalf("exit %d flat %v %q, judged again %v %q", code, s.Flat, s.Verdict, flat, verdict)
+	}
+	t.Logf("soak verdict: %s (goroutines per session %v → %v)", s.Verdict, *s.GoroutinesPer.Start, *s.GoroutinesPer.End)
 }
 
 // TestLoadReportsRefusals: sessions the gateway refuses fail with the

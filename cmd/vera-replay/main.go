@@ -19,6 +19,19 @@
 // after the steady window. Exit 1 when any session failed.
 //
 //	vera-replay -sessions 200 -ramp 20 -duration 30s -in DIR -loopback [-loss 5 -jitter-ms 30] [-json]
+//
+// The JSON object also carries the gateway's capacity series: setup_ms
+// (offer → connection ready), playout frames encoded per session vs played
+// from the shared phrase cache, and listen_wait_ms. With -pprof URL
+// -pprof-out FILE it saves the gateway's CPU profile of the measured window.
+//
+// Soak (-soak): the same, but during -duration every -churn a -churn-pct
+// share of the sessions hangs up and as many new ones join; the run stops
+// by itself after -duration and reports the gateway's goroutines and RSS
+// before the run, at the start and the end of the window and idle after
+// it, with a flat / not flat verdict (exit 1 when not flat).
+//
+//	vera-replay -soak -sessions 300 -ramp 15 -warmup 20s -duration 10m -churn 10s -in DIR -loopback -json
 package main
 
 import (
@@ -59,6 +72,14 @@ type options struct {
 	mergeGap, window         time.Duration
 	connectTimeout           time.Duration
 	metrics                  string
+	// pprofURL is the gateway's debug listener; with pprofOut set, a CPU
+	// profile of the measured window is saved there.
+	pprofURL, pprofOut string
+	// soak mode: every churn, churnPct % of the sessions hang up and as
+	// many new ones join.
+	soak     bool
+	churn    time.Duration
+	churnPct float64
 }
 
 func parse(args []string, stderr io.Writer) (options, error) {
@@ -89,11 +110,16 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	fs.DurationVar(&o.window, "eot-window", 3*time.Second, "load mode: longest wait for input.speech_stopped after the end of speech")
 	fs.DurationVar(&o.connectTimeout, "connect-timeout", 30*time.Second, "load mode: signaling + ICE + data channel deadline per session")
 	fs.StringVar(&o.metrics, "metrics", "", "load mode: gateway /metrics URL (default: from -url)")
+	fs.StringVar(&o.pprofURL, "pprof", "", "load mode: gateway debug listener base URL (e.g. http://127.0.0.1:6060); with -pprof-out, profile the measured window")
+	fs.StringVar(&o.pprofOut, "pprof-out", "", "load mode: write the gateway's CPU profile of the measured window to this file (needs -pprof)")
+	fs.BoolVar(&o.soak, "soak", false, "load mode: soak: during -duration, every -churn hang up -churn-pct % of the sessions and start as many new ones; report gateway goroutines and RSS at start and end and whether they stayed flat")
+	fs.DurationVar(&o.churn, "churn", 10*time.Second, "soak: how often sessions are replaced")
+	fs.Float64Var(&o.churnPct, "churn-pct", 10, "soak: percent of the sessions replaced each -churn (at least one)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
 	fs.Visit(func(f *flag.Flag) {
-		if f.Name == "sessions" || f.Name == "duration" {
+		if f.Name == "sessions" || f.Name == "duration" || f.Name == "soak" {
 			o.load = true
 		}
 	})
@@ -103,6 +129,15 @@ func parse(args []string, stderr io.Writer) (options, error) {
 		}
 		if o.sessions < 1 || o.ramp <= 0 || o.duration <= 0 || o.warmup < 0 || o.period < time.Second || o.mergeGap < 0 || o.window <= 0 || o.connectTimeout <= 0 {
 			return o, errors.New("load mode needs -sessions >= 1, -ramp > 0, -duration > 0, -warmup >= 0, -period >= 1s, -merge-gap >= 0, -eot-window > 0, -connect-timeout > 0")
+		}
+		if o.soak && (o.churn <= 0 || o.churnPct <= 0 || o.churnPct > 100) {
+			return o, errors.New("-soak needs -churn > 0 and -churn-pct in (0,100]")
+		}
+		if (o.pprofURL == "") != (o.pprofOut == "") {
+			return o, errors.New("-pprof and -pprof-out go together")
+		}
+		if o.pprofURL != "" && o.duration < 2*time.Second {
+			return o, errors.New("-pprof needs -duration >= 2s")
 		}
 	}
 	if o.in == "" {

@@ -14,18 +14,37 @@ import (
 	"time"
 )
 
-// frameHist is the name of the gateway's per-frame processing histogram.
-const frameHist = "vera_voice_frame_seconds"
+// Gateway series the load report reads besides the process ones.
+const (
+	frameHist      = "vera_voice_frame_seconds"               // per inbound frame
+	setupHist      = "vera_voice_session_setup_seconds"       // offer → ready
+	listenWaitHist = "vera_voice_listen_wait_seconds"         // turn → recogniser open
+	setupFailed    = "vera_voice_sessions_setup_failed_total" // closed before ready
+	playoutFrames  = "vera_voice_playout_frames_total"        // {source="encoded"|"cached"}
+)
 
 // scrape is one read of the gateway's /metrics (text exposition format).
 type scrape struct {
 	at         time.Time
-	cpu        float64 // process_cpu_seconds_total
-	rss        float64 // process_resident_memory_bytes
-	goroutines float64 // go_goroutines
-	sessions   float64 // vera_voice_sessions
-	buckets    map[float64]float64
+	cpu        float64             // process_cpu_seconds_total
+	rss        float64             // process_resident_memory_bytes
+	goroutines float64             // go_goroutines
+	sessions   float64             // vera_voice_sessions
+	buckets    map[float64]float64 // frameHist's
 	count      float64
+	// hists holds every vera_ histogram's cumulative buckets by name;
+	// values every other vera_ sample by name and labels as exposed (e.g.
+	// `vera_voice_playout_frames_total{source="cached"}`).
+	hists  map[string]map[float64]float64
+	values map[string]float64
+}
+
+// value is the sample of name with labels ("" for none), NaN when absent.
+func (s *scrape) value(series string) float64 {
+	if v, ok := s.values[series]; ok {
+		return v
+	}
+	return math.NaN()
 }
 
 // metricsURL is the /metrics of the gateway that serves sessionsURL.
@@ -57,7 +76,8 @@ func scrapeMetrics(ctx context.Context, hc *http.Client, u string) (*scrape, err
 // parseMetrics reads the few series the load report needs; others are
 // skipped. Missing series stay NaN so the report can say "not exported".
 func parseMetrics(r io.Reader, at time.Time) (*scrape, error) {
-	s := &scrape{at: at, cpu: math.NaN(), rss: math.NaN(), goroutines: math.NaN(), sessions: math.NaN(), count: math.NaN(), buckets: map[float64]float64{}}
+	s := &scrape{at: at, cpu: math.NaN(), rss: math.NaN(), goroutines: math.NaN(), sessions: math.NaN(), count: math.NaN(),
+		hists: map[string]map[float64]float64{}, values: map[string]float64{}}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
@@ -89,7 +109,11 @@ func parseMetrics(r io.Reader, at time.Time) (*scrape, error) {
 			s.sessions = v
 		case frameHist + "_count":
 			s.count = v
-		case frameHist + "_bucket":
+		}
+		if !strings.HasPrefix(name, "vera_") {
+			continue
+		}
+		if base, ok := strings.CutSuffix(name, "_bucket"); ok {
 			le, ok := labelValue(labels, "le")
 			if !ok {
 				continue
@@ -98,8 +122,19 @@ func parseMetrics(r io.Reader, at time.Time) (*scrape, error) {
 			if err != nil {
 				continue
 			}
-			s.buckets[b] = v
+			h := s.hists[base]
+			if h == nil {
+				h = map[float64]float64{}
+				s.hists[base] = h
+			}
+			h[b] = v
+			continue
 		}
+		s.values[name+labels] = v
+	}
+	s.buckets = s.hists[frameHist]
+	if s.buckets == nil {
+		s.buckets = map[float64]float64{}
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("metrics: %w", err)
@@ -120,17 +155,25 @@ func labelValue(labels, key string) (string, bool) {
 // linear interpolation inside the bucket as Prometheus' histogram_quantile
 // does. The second result is the number of observations in the delta.
 func histQuantile(a, b *scrape, q float64) (float64, float64) {
-	if a == nil || b == nil || len(b.buckets) == 0 {
+	if a == nil || b == nil {
 		return math.NaN(), 0
 	}
-	les := make([]float64, 0, len(b.buckets))
-	for le := range b.buckets {
+	return bucketQuantile(a.buckets, b.buckets, q)
+}
+
+// bucketQuantile is histQuantile over two reads of one histogram's buckets.
+func bucketQuantile(a, b map[float64]float64, q float64) (float64, float64) {
+	if len(b) == 0 {
+		return math.NaN(), 0
+	}
+	les := make([]float64, 0, len(b))
+	for le := range b {
 		les = append(les, le)
 	}
 	slices.Sort(les)
 	cum := make([]float64, len(les))
 	for i, le := range les {
-		cum[i] = b.buckets[le] - a.buckets[le]
+		cum[i] = b[le] - a[le]
 	}
 	total := cum[len(cum)-1]
 	if total <= 0 {
@@ -154,12 +197,47 @@ func histQuantile(a, b *scrape, q float64) (float64, float64) {
 }
 
 // lastFinite is the largest finite bucket bound of the frame histogram.
-func lastFinite(s *scrape) float64 {
+func lastFinite(s *scrape) float64 { return topBucket(s.buckets) }
+
+func topBucket(b map[float64]float64) float64 {
 	top := math.Inf(-1)
-	for le := range s.buckets {
+	for le := range b {
 		if !math.IsInf(le, 1) && le > top {
 			top = le
 		}
 	}
 	return top
+}
+
+// histDist is a gateway histogram's quantiles over two reads, in ms.
+type histDist struct {
+	N   float64  `json:"n"`
+	P50 *float64 `json:"p50"`
+	P95 *float64 `json:"p95"`
+	P99 *float64 `json:"p99"`
+	// Overflow: p99 is past the last finite bucket, so P99 is a lower bound.
+	Overflow bool `json:"overflow,omitempty"`
+}
+
+// histMs summarises histogram name between reads a and b (nil-safe).
+func histMs(a, b *scrape, name string) histDist {
+	if a == nil || b == nil {
+		return histDist{}
+	}
+	ha, hb := a.hists[name], b.hists[name]
+	p50, n := bucketQuantile(ha, hb, 0.50)
+	if n == 0 {
+		return histDist{}
+	}
+	p95, _ := bucketQuantile(ha, hb, 0.95)
+	p99, _ := bucketQuantile(ha, hb, 0.99)
+	return histDist{N: n, P50: ptr(p50 * 1000), P95: ptr(p95 * 1000), P99: ptr(p99 * 1000), Overflow: p99 >= topBucket(hb)}
+}
+
+// delta is series' increase between reads a and b (nil when either lacks it).
+func delta(a, b *scrape, series string) *float64 {
+	if a == nil || b == nil {
+		return nil
+	}
+	return ptr(b.value(series) - a.value(series))
 }

@@ -139,6 +139,84 @@ func TestParseMetricsAndQuantile(t *testing.T) {
 	}
 }
 
+func TestParseCapacitySeries(t *testing.T) {
+	const a = `vera_voice_session_setup_seconds_bucket{le="0.1"} 1
+vera_voice_session_setup_seconds_bucket{le="0.5"} 1
+vera_voice_session_setup_seconds_bucket{le="+Inf"} 1
+vera_voice_playout_frames_total{source="cached"} 10
+vera_voice_playout_frames_total{source="encoded"} 5
+other_total 3
+`
+	const b = `vera_voice_session_setup_seconds_bucket{le="0.1"} 3
+vera_voice_session_setup_seconds_bucket{le="0.5"} 11
+vera_voice_session_setup_seconds_bucket{le="+Inf"} 12
+vera_voice_playout_frames_total{source="cached"} 610
+vera_voice_playout_frames_total{source="encoded"} 5
+vera_voice_sessions_setup_failed_total 2
+`
+	m0, err := parseMetrics(strings.NewReader(a), time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m1, err := parseMetrics(strings.NewReader(b), time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := m0.values["other_total"]; ok {
+		t.Fatal("non-vera series kept")
+	}
+	if d := delta(m0, m1, playoutFrames+`{source="cached"}`); d == nil || *d != 600 {
+		t.Fatalf("cached delta %v", d)
+	}
+	if d := delta(m0, m1, playoutFrames+`{source="encoded"}`); d == nil || *d != 0 {
+		t.Fatalf("encoded delta %v", d)
+	}
+	if d := delta(m0, m1, setupFailed); d != nil {
+		t.Fatalf("a series missing from the first read has no delta, got %v", *d)
+	}
+	// Delta: 2 under 100 ms, 8 in (100, 500] ms, 1 above.
+	h := histMs(m0, m1, setupHist)
+	if h.N != 11 || h.P50 == nil || math.Abs(*h.P50-(100+400*(5.5-2)/8)) > 0.01 || !h.Overflow || *h.P99 != 500 {
+		t.Fatalf("setup %+v p50 %v p99 %v", h, *h.P50, *h.P99)
+	}
+	if h := histMs(m0, m1, listenWaitHist); h.N != 0 || h.P50 != nil {
+		t.Fatalf("absent histogram: %+v", h)
+	}
+	if h := histMs(nil, m1, setupHist); h.N != 0 {
+		t.Fatalf("no first read: %+v", h)
+	}
+}
+
+func TestJudgeSoak(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	base := func() *soakReport {
+		r := &soakReport{}
+		r.GoroutinesPer.Start, r.GoroutinesPer.End = f(30), f(30.5)
+		r.RSSBytes = soakPoints{Start: f(400 << 20), End: f(480 << 20)}
+		r.Goroutines = soakPoints{Before: f(13), After: f(20)}
+		return r
+	}
+	for _, c := range []struct {
+		name string
+		mod  func(*soakReport)
+		flat bool
+		want string
+	}{
+		{"flat", func(*soakReport) {}, true, "flat"},
+		{"goroutines grow", func(r *soakReport) { r.GoroutinesPer.End = f(33) }, false, "goroutines per session grew"},
+		{"rss grows", func(r *soakReport) { r.RSSBytes.End = f(600 << 20) }, false, "RSS grew 400 → 600 MiB"},
+		{"leak after", func(r *soakReport) { r.Goroutines.After = f(40) }, false, "idle goroutines 13 before, 40 after"},
+		{"not measured", func(r *soakReport) { r.RSSBytes.End = nil }, false, "RSS not measured"},
+	} {
+		r := base()
+		c.mod(r)
+		flat, verdict := judgeSoak(r)
+		if flat != c.flat || !strings.Contains(verdict, c.want) {
+			t.Errorf("%s: %v %q, want %v %q", c.name, flat, verdict, c.flat, c.want)
+		}
+	}
+}
+
 func writeWAV(t *testing.T, path string, samples []int) {
 	t.Helper()
 	f, err := os.Create(path)
