@@ -48,7 +48,14 @@
 // leaves its conversation waiting for a resume; hang-up, idle timeout and
 // shutdown end it.
 //
+// Record mode (Config.RecordDir, off by default; it stores people's
+// voices): each session writes its inbound and outbound Opus packets as Ogg
+// Opus and every event both ways as JSON lines (record.go). The hooks never
+// block the media path: a bounded queue feeds one writer goroutine, and
+// what does not fit is dropped and counted.
+//
 // Goroutines per session: the media loop (one 20 ms ticker), the event pump,
-// the speaker, and per turn a feeder and a final-transcript waiter, all
-// owned by the session and joined by Closed.
+// the speaker, per turn a feeder and a final-transcript waiter, and in
+// record mode the record writer, all owned by the session and joined by
+// Closed.
 package voice

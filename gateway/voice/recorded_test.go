@@ -460,6 +460,11 @@ func TestRegenRecorded(t *testing.T) {
 // reflects the words back), then, a second into VERA's reply, a sentence
 // over it.
 func recordBargeIn(t *testing.T, st *stack) *fixtures.Result {
+	// Both sentences are synthesised before the call: espeak-ng and sox on
+	// a busy machine would otherwise delay the speech past its moment.
+	first := concat(t, fixtures.Silence(16000, 2*time.Second), speech(t, "I would like to go home and talk to my family about my new job"))
+	over := concat(t, fixtures.Silence(16000, time.Second),
+		speech(t, "please stop talking now and listen to me because I have something important to tell you"), fixtures.Silence(16000, time.Second))
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
 	c, err := fixtures.Dial(ctx, fixtures.ClientOptions{URL: st.URL, LoopbackOnly: true, Device: "meta-rayban-display"})
@@ -472,14 +477,13 @@ func recordBargeIn(t *testing.T, st *stack) *fixtures.Result {
 		_ = c.Close(cctx)
 	}()
 	pl := &player{Client: c}
-	pl.play(t, ctx, concat(t, fixtures.Silence(16000, 2*time.Second), speech(t, "I would like to go home and talk to my family about my new job")))
+	pl.play(t, ctx, first)
 	if _, err := c.WaitEvent(ctx, func(e fixtures.Event) bool {
 		return e.Type == "reply.audio_started" && decode(t, e).TurnID == "v1"
 	}); err != nil {
 		t.Fatalf("reply audio never started: %v\n%s", err, dumpEvents(c.Events()))
 	}
-	pl.play(t, ctx, concat(t, fixtures.Silence(16000, time.Second),
-		speech(t, "please stop talking now and listen to me"), fixtures.Silence(16000, time.Second)))
+	pl.play(t, ctx, over)
 	if _, err := c.WaitEvent(ctx, func(fixtures.Event) bool { return repliesEnded(2)(c.Events()) }); err != nil {
 		t.Fatalf("barge-in session did not end: %v\n%s", err, dumpEvents(c.Events()))
 	}
