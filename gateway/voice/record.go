@@ -179,10 +179,7 @@ func (r *recording) push(it recordItem) {
 		if it.pkt != nil {
 			recordPool.Put(it.pkt)
 		}
-		r.ndrop.Add(1)
-		if r.dropped != nil {
-			r.dropped.Inc()
-		}
+		r.drop()
 	}
 }
 
@@ -191,12 +188,19 @@ func (r *recording) packet(kind recordKind, seq uint16, ts uint32, payload []byt
 		return
 	}
 	if len(payload) > recordMaxPayload {
-		r.ndrop.Add(1) // not Opus from a conforming sender; never recorded
+		r.drop() // not Opus from a conforming sender: never recorded
 		return
 	}
 	b := recordPool.Get().(*recordBuf)
 	b.n = copy(b.b[:], payload)
 	r.push(recordItem{kind: kind, seq: seq, ts: ts, pkt: b})
+}
+
+func (r *recording) drop() {
+	r.ndrop.Add(1)
+	if r.dropped != nil {
+		r.dropped.Inc()
+	}
 }
 
 // inbound records one received RTP packet's Opus payload (the caller keeps

@@ -493,3 +493,22 @@ func BenchmarkRecordPacket(b *testing.B) {
 		}
 	})
 }
+
+// TestRecordingOversizedPacket: a payload no Opus sender produces is not
+// recorded, and counted as dropped.
+func TestRecordingOversizedPacket(t *testing.T) {
+	dropped := prometheus.NewCounter(prometheus.CounterOpts{Name: "d"})
+	r, err := openRecording(t.TempDir(), "s_big", time.Now(), dropped, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.inbound(1, 0, make([]byte, recordMaxPayload+1))
+	if err := r.close(); err != nil {
+		t.Fatal(err)
+	}
+	var m dto.Metric
+	_ = dropped.Write(&m)
+	if r.ndrop.Load() != 1 || m.GetCounter().GetValue() != 1 || r.in.packets != 0 {
+		t.Errorf("dropped %d (metric %v), written %d; want 1, 1, 0", r.ndrop.Load(), m.GetCounter().GetValue(), r.in.packets)
+	}
+}
