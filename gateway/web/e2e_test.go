@@ -266,7 +266,7 @@ func TestBrowserCrisisCardOnHUD(t *testing.T) {
 	if !rep.Resumed || rep.UserBubbles != 2 {
 		t.Errorf("resume: same session %v, %d user messages shown (want 2)", rep.Resumed, rep.UserBubbles)
 	}
-	if rep.ActionState != "Status: approved" {
+	if rep.ActionState != "Approved (tapped)" {
 		t.Errorf("approve button: %q", rep.ActionState)
 	}
 	if len(rep.Latency) < 3 || !regexp.MustCompile(`first text \d+ ms, done \d+ ms`).MatchString(rep.Latency[0]) {

@@ -1,5 +1,6 @@
 // VERA web client: chat over /v1/chat, voice over WebRTC, and a glasses HUD
-// emulator that draws the display ops of safety cards. No build step.
+// emulator that draws the display ops of safety cards and action prompts.
+// No build step.
 'use strict';
 (() => {
   const $ = (id) => document.getElementById(id);
@@ -11,6 +12,11 @@
     ws: null, sessionId: '', resumeToken: '', lastSeq: 0, device: $('profile').value,
     retry: 0, pendingSends: [], turns: new Map(), cards: new Map(), announced: new Set(),
     hud: null, acksSent: [], replying: '', events: [], voice: null,
+    // actions: action id → {a, src, status}; prompt: the offered action's
+    // prompt page on the glasses surface (kept while a safety card covers
+    // it); closedCards: safety cards the server cleared; outcome: the
+    // settled action's brief note on the HUD.
+    actions: new Map(), prompt: null, closedCards: new Set(), outcome: null, keysSent: [], title: '',
   };
   window.__vera = state; // inspected by the browser test
 
@@ -71,6 +77,7 @@
     }
     switch (ev.type) {
       case 'session.created': return onCreated(ev, src);
+      case 'session.title': if (src === 'chat') setTitle(ev.title); return;
       case 'notice': return onNotice(ev);
       case 'input.speech_started': caption('You', '…'); return;
       case 'input.speech_stopped': turn(ev.turn_id).t0 = performance.now(); turn(ev.turn_id).voice = true; return;
@@ -84,7 +91,7 @@
       case 'caption': caption(ev.speaker === 'vera' ? 'VERA' : 'You', ev.text); return;
       case 'safety.card': return onSafetyCard(ev, src);
       case 'display.card': return onDisplayCard(ev, src);
-      case 'display.clear': if (state.hud && (!ev.card_id || ev.card_id === state.hud.card.card_id)) clearHud(); return;
+      case 'display.clear': return onDisplayClear(ev);
       case 'action.proposed': return onAction(ev, src);
       case 'action.updated': return onActionUpdated(ev);
       case 'error': return onError(ev, src);
@@ -99,6 +106,7 @@
     state.resumeToken = ev.resume_token;
     state.device = ev.device;
     if ($('profile').value !== ev.device) $('profile').value = ev.device;
+    setTitle(ev.title || '');
     status(`Connected · ${ev.device}${ev.resumed ? ' · resumed' : ''}`);
   }
 
@@ -108,6 +116,11 @@
     $('actions').textContent = '';
     state.turns.clear();
     state.cards.clear();
+    state.actions.clear();
+    state.prompt = null;
+    state.closedCards.clear();
+    state.outcome = null;
+    setTitle('');
     clearHud();
   }
 
@@ -307,18 +320,55 @@
     return (card.surfaces || []).find((s) => (s.pages || []).length > 0) || null;
   }
 
+  // display.card: a page of a safety card (the answer to a key) or the
+  // offered action's approve/decline prompt, both laid out by the server.
   function onDisplayCard(ev, src) {
+    if (ev.kind === 'prompt') return onPromptCard(ev, src);
     const card = state.cards.get(ev.card_id);
     if (!card) return;
     const surf = (card.surfaces || []).find((s) => s.surface === ev.surface);
     if (surf) showHud(card, surf, ev.page.n, src, false);
   }
 
+  // A prompt never covers a safety card: while one is on the HUD the
+  // prompt only waits here (the server shows it again once the person has
+  // closed the card). Prompt pages are not acknowledged: display.ack is for
+  // safety cards only.
+  function onPromptCard(ev, src) {
+    if (!ev.page || !(ev.page.ops || []).length) return;
+    const actionId = String(ev.card_id).replace(/^prompt_/, '');
+    const act = state.actions.get(actionId);
+    if (act && act.status !== 'proposed') return; // settled meanwhile
+    const laid = act && act.surfaces.find((s) => s.surface === ev.surface);
+    const canvas = $('hud-canvas');
+    state.prompt = { card_id: ev.card_id, action_id: actionId, surface: ev.surface, page: ev.page, src,
+      profile: laid ? laid.profile : state.device, width: laid ? laid.width : canvas.width,
+      height: laid ? laid.height : canvas.height };
+    if (state.hud && state.hud.kind === 'safety') return;
+    showPrompt(state.prompt);
+  }
+
+  function showPrompt(p) {
+    state.outcome = null;
+    state.hud = { kind: 'prompt', card: { card_id: p.card_id }, action_id: p.action_id, prompt: p.page, page: p.page.n,
+      surf: { surface: p.surface, profile: p.profile, width: p.width, height: p.height }, focus: -1, src: p.src,
+      seen: new Set() };
+    drawHud();
+  }
+
+  function onDisplayClear(ev) {
+    const id = ev.card_id || '';
+    if (state.prompt && (!id || id === state.prompt.card_id)) state.prompt = null;
+    else if (id) state.closedCards.add(id);
+    if (state.hud && (!id || id === state.hud.card.card_id)) clearHud();
+  }
+
   // ---- HUD emulator -----------------------------------------------------
   function showHud(card, surf, page, src, reack) {
-    if (!state.hud || state.hud.card.card_id !== card.card_id || reack) {
-      state.hud = { card, surf, page: 1, focus: -1, src, seen: new Set() };
+    if (!state.hud || state.hud.kind !== 'safety' || state.hud.card.card_id !== card.card_id || reack) {
+      state.hud = { kind: 'safety', card, surf, page: 1, focus: -1, src, seen: new Set() };
     }
+    state.outcome = null;
     state.hud.card = card;
     state.hud.surf = surf;
     state.hud.page = Math.min(Math.max(page, 1), surf.pages.length);
@@ -335,6 +385,13 @@
     if (ctx.roundRect) ctx.roundRect(x, y, w, h, r || 0); else ctx.rect(x, y, w, h);
   }
 
+  const HUD_FONT = '"Go", "DejaVu Sans", system-ui, sans-serif';
+  // The HUD's focus ring (checked for contrast against the button fills).
+  const FOCUS_RING = '#8AB4F8';
+  // Outcome note colours on its #1A1B1F panel: settled well, or not done.
+  const OUTCOME_OK = '#A8E6B0';
+  const OUTCOME_NO = '#FFB4A9';
+
   function drawHud() {
     const canvas = $('hud-canvas');
     const ctx = canvas.getContext('2d');
@@ -344,16 +401,19 @@
       ctx.fillStyle = '#000';
       ctx.fillRect(0, 0, canvas.width, canvas.height);
       hudEl.dataset.page = '';
-      $('hud-text').textContent = 'Glasses display is clear.';
-      window.__hud = null;
+      hudEl.dataset.kind = state.outcome ? 'outcome' : '';
+      $('hud-text').textContent = state.outcome ? `${state.outcome.text}: ${state.outcome.title}` : 'Glasses display is clear.';
+      if (state.outcome) drawOutcome(ctx, canvas.width, canvas.height, state.outcome);
+      window.__hud = state.outcome ? { kind: 'outcome', text: state.outcome.text, status: state.outcome.status } : null;
       return;
     }
     const s = h.surf;
     canvas.width = s.width;
     canvas.height = s.height;
-    const p = s.pages[h.page - 1];
+    const p = hudPage();
     const ctl = p.controls || [];
-    if (h.focus < 0 || h.focus >= ctl.length) h.focus = Math.max(ctl.findIndex((c) => c.id === p.focus), ctl.length ? 0 : -1);
+    if (h.kind === 'prompt') h.focus = ctl.findIndex((c) => c.id === p.focus); // the server owns a prompt's focus
+    else if (h.focus < 0 || h.focus >= ctl.length) h.focus = Math.max(ctl.findIndex((c) => c.id === p.focus), ctl.length ? 0 : -1);
     const focusId = h.focus >= 0 ? ctl[h.focus].id : '';
     ctx.fillStyle = '#000'; // black is transparent on the glasses
     ctx.fillRect(0, 0, s.width, s.height);
@@ -363,7 +423,7 @@
         roundRect(ctx, op.x, op.y, op.w, op.h, op.r);
         ctx.fill();
       } else if (op.op === 'text') {
-        ctx.font = `${op.bold ? 700 : 400} ${op.px || 28}px "Go", "DejaVu Sans", system-ui, sans-serif`;
+        ctx.font = `${op.bold ? 700 : 400} ${op.px || 28}px ${HUD_FONT}`;
         ctx.fillStyle = op.color || '#FFFFFF';
         ctx.textAlign = 'left';
         ctx.textBaseline = 'alphabetic';
@@ -373,12 +433,12 @@
         roundRect(ctx, op.x, op.y, op.w, op.h, op.r);
         ctx.fill();
         if (op.id ? op.id === focusId : op.focus) {
-          ctx.strokeStyle = '#8AB4F8';
+          ctx.strokeStyle = FOCUS_RING;
           ctx.lineWidth = 4;
           roundRect(ctx, op.x - 3, op.y - 3, op.w + 6, op.h + 6, (op.r || 0) + 3);
           ctx.stroke();
         }
-        ctx.font = `700 ${op.px || 28}px "Go", "DejaVu Sans", system-ui, sans-serif`;
+        ctx.font = `700 ${op.px || 28}px ${HUD_FONT}`;
         ctx.fillStyle = op.color || '#F1F3F4';
         ctx.textAlign = 'center';
         ctx.textBaseline = 'middle';
@@ -387,10 +447,13 @@
     }
     const indicator = `${p.n}/${p.of}`;
     hudEl.dataset.page = indicator;
-    $('hud-text').textContent = `${p.title} ${indicator}. ${p.lines.join(' ')}`;
-    window.__hud = { card_id: h.card.card_id, surface: s.surface, profile: s.profile, page: p.n, of: p.of, focus: focusId,
-      indicator, title: p.title, lines: p.lines.slice(), ops: (p.ops || []).length, width: s.width, height: s.height };
-    if (!h.seen.has(p.n)) {
+    hudEl.dataset.kind = h.kind;
+    const focused = h.focus >= 0 ? ` Focused: ${ctl[h.focus].label}.` : '';
+    $('hud-text').textContent = `${p.title} ${indicator}. ${(p.lines || []).join(' ')}${focused}`;
+    window.__hud = { kind: h.kind, card_id: h.card.card_id, surface: s.surface, profile: s.profile, page: p.n, of: p.of,
+      focus: focusId, controls: ctl.map((c) => c.id), indicator, title: p.title, lines: (p.lines || []).slice(),
+      ops: (p.ops || []).length, width: s.width, height: s.height };
+    if (h.kind === 'safety' && !h.seen.has(p.n)) {
       h.seen.add(p.n);
       const ack = { type: 'display.ack', card_id: h.card.card_id, page: p.n, surface: s.surface };
       if (send(ack, h.src)) state.acksSent.push(ack);
@@ -399,14 +462,52 @@
     }
   }
 
-  // Keys map exactly as the glasses package's pager maps a Meta web app's
-  // keys: ←/→ move focus in the control row (page when there is none),
-  // ↓/↑ page, Enter/Space select the focused control, Escape/Backspace go
-  // back a page. A safety card is sticky: back on page 1 keeps it; only
-  // Done on the last page closes it.
+  // drawOutcome draws a settled action's brief note on a dark panel inside
+  // the 24 px safe inset: the outcome in bold, then the action's title
+  // wrapped to the panel (whole words; a word wider than the panel alone
+  // on its line).
+  function drawOutcome(ctx, w, h, o) {
+    const m = Math.min(24, Math.round(w / 25));
+    const big = Math.max(16, Math.min(32, Math.floor(h / 5)));
+    const small = Math.max(14, Math.min(24, Math.floor(h / 7)));
+    const lh = Math.round(small * 1.35);
+    ctx.font = `400 ${small}px ${HUD_FONT}`;
+    const lines = [];
+    for (const word of String(o.title || '').split(/\s+/).filter(Boolean)) {
+      const cur = lines.length ? lines[lines.length - 1] + ' ' + word : '';
+      if (cur && ctx.measureText(cur).width <= w - 4 * m) lines[lines.length - 1] = cur;
+      else lines.push(word);
+    }
+    const maxLines = Math.max(0, Math.floor((h - 2 * m - 2 * m - big * 1.4) / lh));
+    const shown = lines.slice(0, maxLines);
+    const ph = Math.min(h - 2 * m, Math.round(2 * m + big * 1.4 + shown.length * lh));
+    const y = Math.round((h - ph) / 2);
+    ctx.fillStyle = '#1A1B1F';
+    roundRect(ctx, m, y, w - 2 * m, ph, m);
+    ctx.fill();
+    ctx.textAlign = 'left';
+    ctx.textBaseline = 'alphabetic';
+    ctx.font = `700 ${big}px ${HUD_FONT}`;
+    ctx.fillStyle = o.good ? OUTCOME_OK : OUTCOME_NO;
+    ctx.fillText(o.text, 2 * m, y + m + big);
+    ctx.font = `400 ${small}px ${HUD_FONT}`;
+    ctx.fillStyle = '#FFFFFF';
+    shown.forEach((l, i) => ctx.fillText(l, 2 * m, y + m + big * 1.4 + (i + 1) * lh - (lh - small) / 2));
+  }
+
+  // Keys on a safety card map exactly as the glasses package's pager maps a
+  // Meta web app's keys: ←/→ move focus in the control row (page when there
+  // is none), ↓/↑ page, Enter/Space select the focused control,
+  // Escape/Backspace go back a page. A safety card is sticky: back on page
+  // 1 keeps it; only Done on the last page closes it. Keys on a prompt go
+  // to the server (promptKey).
   function hudKey(e) {
     const h = state.hud;
     if (!h) return;
+    if (h.kind === 'prompt') {
+      if (promptKey(e.key)) e.preventDefault();
+      return;
+    }
     const ctl = hudPage().controls || [];
     let handled = true;
     switch (e.key) {
@@ -425,7 +526,41 @@
     if (handled) e.preventDefault();
   }
 
-  function hudPage() { return state.hud.surf.pages[state.hud.page - 1]; }
+  // promptKey sends a key on the prompt to the server as input.key: the
+  // server owns the prompt's page and focus and decides (focus starts on
+  // Decline, so a stray Enter never approves). On the decision page the
+  // server's next/prev toggle the focus; ← and → are sent only towards a
+  // control that is there, so they read as left and right, and ↑ goes
+  // back a page. Returns whether the key belongs to the HUD.
+  function promptKey(k) {
+    const h = state.hud;
+    const p = h.prompt;
+    const ctl = p.controls || [];
+    const decision = ctl.some((c) => c.id === 'approve');
+    const at = ctl.findIndex((c) => c.id === p.focus);
+    let key = '';
+    switch (k) {
+      case 'ArrowRight': key = !decision || at < ctl.length - 1 ? 'next' : ''; break;
+      case 'ArrowLeft': key = !decision || at > 0 ? 'prev' : ''; break;
+      case 'ArrowDown': case 'PageDown': key = decision ? '' : 'next'; break;
+      case 'ArrowUp': case 'PageUp': key = !decision ? 'prev' : p.n > 1 ? 'back' : ''; break;
+      case 'Enter': case ' ': key = 'select'; break;
+      case 'Escape': case 'Backspace': key = 'back'; break;
+      default: return false;
+    }
+    if (key) sendKey(key, h.surf.surface, h.src);
+    return true;
+  }
+
+  function sendKey(key, surface, src) {
+    const ev = { type: 'input.key', key, surface };
+    if (send(ev, src)) state.keysSent.push(ev);
+  }
+
+  function hudPage() {
+    const h = state.hud;
+    return h.kind === 'prompt' ? h.prompt : h.surf.pages[h.page - 1];
+  }
 
   function goTo(n) {
     const h = state.hud;
@@ -446,49 +581,170 @@
     const ctl = hudPage().controls || [];
     const last = h.page === h.surf.pages.length;
     if (h.focus < 0 || h.focus >= ctl.length) {
-      if (!last) goTo(h.page + 1); else clearHud();
+      if (!last) goTo(h.page + 1); else closeSafety();
       return;
     }
     const c = ctl[h.focus];
     if (c.id === 'next') { goTo(h.page + 1); return; }
-    if (c.id === 'done') { clearHud(); return; }
+    if (c.id === 'done') { closeSafety(); return; }
     // A resource link ("call:us-988"): the phone places the call or opens it.
     $('voice-note').textContent = `${c.label}: opens on your phone.`;
   }
 
+  // closeSafety closes the card the person finished (Done on its last
+  // page) and tells the server with the same key, so that it clears the
+  // card there too and shows the prompt that waited behind it. Every page
+  // shown was acknowledged, so the server is on the last page as well.
+  function closeSafety() {
+    const h = state.hud;
+    clearHud();
+    if (!state.closedCards.has(h.card.card_id)) sendKey('select', h.surf.surface, h.src);
+  }
+
   // ---- actions ----------------------------------------------------------
+  // The phone/browser panel shows each proposed action with its own
+  // Approve and Decline buttons (a tap settles any pending action, offered
+  // or not); the glasses get the server's prompt pages (display.card).
+  const OUTCOME_MS = 5000;
+  const OUTCOMES = { approved: 'Approved', declined: 'Declined', expired: 'Expired, not done', failed: "Didn't go through",
+    succeeded: 'Done' };
+  const VIA = { tap: 'tapped', key: 'key on the glasses', speech: 'spoken answer', text: 'typed answer',
+    expiry: 'no answer in time', hangup: 'the session ended' };
+
+  // The surface a tap comes from, for the audit trail: the page stands for
+  // the phone's companion app unless it is the browser profile itself.
+  function tapSurface() { return state.device === 'browser' ? 'browser' : 'phone'; }
+
+  function actionTitle(a) { return a.title || 'Go ahead?'; }
+
   function onAction(ev, src) {
     const a = ev.action;
+    if (!a || !a.id || state.actions.has(a.id)) return;
+    const act = { a, src, status: a.status || 'proposed', surfaces: ev.surfaces || [] };
+    state.actions.set(a.id, act);
+    const box = actionBox(act);
+    const row = document.createElement('div');
+    row.className = 'choices';
+    const ok = document.createElement('button');
+    ok.type = 'button';
+    ok.className = 'approve';
+    ok.textContent = 'Approve';
+    ok.setAttribute('aria-label', 'Approve: ' + actionTitle(a));
+    const no = document.createElement('button');
+    no.type = 'button';
+    no.className = 'decline';
+    no.textContent = 'Decline';
+    no.setAttribute('aria-label', 'Decline: ' + actionTitle(a));
+    const decide = (approve) => {
+      const msg = { type: approve ? 'action.approve' : 'action.decline', action_id: a.id, surface: tapSurface() };
+      const st = box.querySelector('.state');
+      if (!send(msg, src)) { st.textContent = 'Not connected; nothing was decided. Try again.'; return; }
+      // Disabled buttons drop the focus: keep it in the action's panel.
+      if (box.contains(document.activeElement)) box.focus();
+      ok.disabled = no.disabled = true;
+      st.textContent = approve ? 'Approving…' : 'Declining…';
+    };
+    ok.addEventListener('click', () => decide(true));
+    no.addEventListener('click', () => decide(false));
+    row.append(ok, no);
+    box.querySelector('.state').before(row);
+    $('announce-polite').textContent = `VERA proposes: ${actionTitle(a)}. Approve or decline.`;
+  }
+
+  function actionBox(act) {
+    const a = act.a;
     const box = document.createElement('section');
     box.className = 'action';
     box.id = 'action-' + a.id;
+    box.tabIndex = -1;
+    box.setAttribute('aria-labelledby', 'action-h-' + a.id);
     const h = document.createElement('h3');
-    h.textContent = a.title;
+    h.id = 'action-h-' + a.id;
+    h.textContent = actionTitle(a);
     const p = document.createElement('p');
+    p.className = 'summary';
     p.textContent = a.summary || '';
     const st = document.createElement('p');
     st.className = 'state';
     st.setAttribute('role', 'status');
-    const ok = document.createElement('button');
-    ok.type = 'button';
-    ok.textContent = 'Approve';
-    ok.setAttribute('aria-label', 'Approve: ' + a.title);
-    const no = document.createElement('button');
-    no.type = 'button';
-    no.textContent = 'Decline';
-    no.setAttribute('aria-label', 'Decline: ' + a.title);
-    ok.onclick = () => { send({ type: 'action.approve', action_id: a.id }, src); ok.disabled = no.disabled = true; };
-    no.onclick = () => { send({ type: 'action.decline', action_id: a.id }, src); ok.disabled = no.disabled = true; };
-    box.append(h, p, ok, document.createTextNode(' '), no, st);
+    box.append(h, p, st);
     $('actions').append(box);
+    return box;
   }
 
+  // action.updated takes the prompt off every surface and shows the
+  // outcome briefly: in the action's panel (its buttons go) and, unless a
+  // safety card or another prompt is there, on the glasses.
   function onActionUpdated(ev) {
-    const box = document.getElementById('action-' + ev.action_id);
-    if (!box) return;
-    box.querySelector('.state').textContent = 'Status: ' + ev.status;
-    box.querySelectorAll('button').forEach((b) => { b.disabled = true; });
+    const act = state.actions.get(ev.action_id);
+    if (!act) return;
+    act.status = ev.status;
+    const text = OUTCOMES[ev.status] || ev.status;
+    const good = ev.status === 'approved' || ev.status === 'succeeded';
+    const promptId = 'prompt_' + ev.action_id;
+    if (state.prompt && state.prompt.card_id === promptId) state.prompt = null;
+    const h = state.hud;
+    if (!h || (h.kind === 'prompt' && h.card.card_id === promptId)) {
+      const o = { text, title: actionTitle(act.a), status: ev.status, good };
+      state.hud = null;
+      state.outcome = o;
+      drawHud();
+      setTimeout(() => {
+        if (state.outcome !== o) return;
+        state.outcome = null;
+        if (!state.hud) drawHud();
+      }, OUTCOME_MS);
+    }
+    let box = document.getElementById('action-' + ev.action_id);
+    if (!box) box = actionBox(act); // a later result of a settled action
+    const hadFocus = box.contains(document.activeElement);
+    box.querySelectorAll('.choices').forEach((r) => r.remove());
+    box.classList.add('settled');
+    box.classList.toggle('good', good);
+    box.querySelector('.state').textContent = text + (ev.via && VIA[ev.via] ? ` (${VIA[ev.via]})` : '');
+    if (hadFocus) box.focus();
+    clearTimeout(act.timer);
+    act.timer = setTimeout(() => {
+      const focused = box.contains(document.activeElement);
+      box.remove();
+      if (focused) $('message').focus();
+    }, OUTCOME_MS);
   }
+
+  // ---- session title ----------------------------------------------------
+  function setTitle(title) {
+    state.title = title || '';
+    const el = $('session-title');
+    el.textContent = state.title || 'New conversation';
+    el.classList.toggle('untitled', !state.title);
+    document.title = state.title ? `${state.title} · VERA` : 'VERA';
+  }
+
+  function openRename(open) {
+    $('rename-form').hidden = !open;
+    $('rename').hidden = open;
+    $('rename').setAttribute('aria-expanded', open ? 'true' : 'false');
+    if (open) {
+      $('rename-input').value = state.title;
+      $('rename-input').focus();
+      $('rename-input').select();
+    } else {
+      $('rename').focus();
+    }
+  }
+
+  $('rename').addEventListener('click', () => openRename(true));
+  $('rename-cancel').addEventListener('click', () => openRename(false));
+  $('rename-form').addEventListener('keydown', (e) => { if (e.key === 'Escape') { e.preventDefault(); openRename(false); } });
+  $('rename-form').addEventListener('submit', (e) => {
+    e.preventDefault();
+    // An empty title clears the name; the server answers with session.title.
+    if (!send({ type: 'session.rename', title: $('rename-input').value.trim() })) {
+      system('Not connected yet; the title was not changed.');
+      return;
+    }
+    openRename(false);
+  });
 
   // ---- composer ---------------------------------------------------------
   $('composer').addEventListener('submit', (e) => {
@@ -760,7 +1016,7 @@
       $('send').click();
       const approve = await waitFor(() => document.querySelector('#actions .action button'), 20000, 'action.proposed');
       approve.click();
-      await waitFor(() => /approved/.test(($('actions').querySelector('.state') || {}).textContent || ''), 20000, 'action.updated');
+      await waitFor(() => /approved/i.test(($('actions').querySelector('.state') || {}).textContent || ''), 20000, 'action.updated');
       out.action_state = $('actions').querySelector('.state').textContent;
       out.latency = [...document.querySelectorAll('#latency li')].map((li) => li.textContent);
       if (params.get('mic') === '1') {

@@ -1,0 +1,452 @@
+package web_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/veraneural/vera-gateway/fixtures"
+	"github.com/veraneural/vera-gateway/gateway/chat"
+	"github.com/veraneural/vera-gateway/gateway/session"
+	"github.com/veraneural/vera-gateway/gateway/web"
+	"github.com/veraneural/vera-gateway/glasses"
+)
+
+// remindCompanion proposes a reminder for every "remind me to …" message
+// (ids act_1, act_2, … in order) and otherwise reflects the message.
+type remindCompanion struct {
+	mu sync.Mutex // guards n
+	n  int
+}
+
+func (c *remindCompanion) Converse(ctx context.Context, req session.ConverseRequest, onDelta func(string)) (session.Reply, error) {
+	_, what, ok := strings.Cut(req.Text, "remind me to ")
+	if !ok {
+		msg := "I hear you. You said: " + req.Text
+		onDelta(msg)
+		return session.Reply{Message: msg, Model: "remind", Provider: "test"}, nil
+	}
+	c.mu.Lock()
+	c.n++
+	id := fmt.Sprintf("act_%d", c.n)
+	c.mu.Unlock()
+	msg := "I can set that reminder up."
+	onDelta(msg)
+	return session.Reply{Message: msg, Model: "remind", Provider: "test", ProposedActions: []session.Action{{
+		ID: id, Type: "reminder", Title: "Remind you to " + what, Summary: "A reminder today at 18:00.",
+		Input: json.RawMessage(`{"at":"18:00"}`)}}}, nil
+}
+
+type decided struct {
+	ActionID string
+	session.Decision
+}
+
+// actionRecorder is the ActionHandler: it records every decision that
+// reached the upstream side.
+type actionRecorder struct {
+	mu  sync.Mutex // guards got
+	got []decided
+}
+
+func (r *actionRecorder) Approve(_ context.Context, _ string, a session.Action, d session.Decision) error {
+	return r.add(a, d)
+}
+
+func (r *actionRecorder) Decline(_ context.Context, _ string, a session.Action, d session.Decision) error {
+	return r.add(a, d)
+}
+
+func (r *actionRecorder) add(a session.Action, d session.Decision) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.got = append(r.got, decided{ActionID: a.ID, Decision: d})
+	return nil
+}
+
+func (r *actionRecorder) decisions(id string) []session.Decision {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []session.Decision
+	for _, g := range r.got {
+		if g.ActionID == id {
+			out = append(out, g.Decision)
+		}
+	}
+	return out
+}
+
+// hudState is window.__hud: what the HUD emulator draws.
+type hudState struct {
+	Kind     string   `json:"kind"`
+	CardID   string   `json:"card_id"`
+	Surface  string   `json:"surface"`
+	Profile  string   `json:"profile"`
+	Page     int      `json:"page"`
+	Of       int      `json:"of"`
+	Focus    string   `json:"focus"`
+	Controls []string `json:"controls"`
+	Title    string   `json:"title"`
+	Lines    []string `json:"lines"`
+	Ops      int      `json:"ops"`
+	Width    int      `json:"width"`
+	Height   int      `json:"height"`
+	Text     string   `json:"text"`
+	Status   string   `json:"status"`
+}
+
+// TestBrowserActionPrompt drives the real page in headless Chromium with
+// real key presses, mouse clicks and typing (DevTools input events) against
+// the real chat handler, session, consent, safety detector and glasses
+// layout. A proposed action shows as Approve/Decline on the phone panel and
+// as the server's prompt page on the HUD emulator; it is settled by keys on
+// the HUD, a tap, or a typed yes — each reaching the ActionHandler with how
+// and where — and a safety card always covers a pending prompt.
+func TestBrowserActionPrompt(t *testing.T) {
+	bin := fixtures.ChromiumPath()
+	if bin == "" {
+		t.Skip("chromium is not installed (CI installs it via .ci/deps.sh)")
+	}
+	ls, err := session.NewLocalSafety("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gl, err := session.NewGlassesLayout(glasses.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &actionRecorder{}
+	mgr, err := session.NewManager(session.DefaultConfig(), session.Deps{Converser: &remindCompanion{}, Safety: ls, Layout: gl, Actions: rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch, err := chat.New(chat.DefaultConfig(), mgr, devAuth, chat.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/v1/chat", ch)
+	mux.Handle("/", web.Handler())
+	srv := httptest.NewServer(mux)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		_ = ch.Close(ctx)
+		srv.Close()
+		_ = mgr.Close(ctx)
+	})
+	browser := startChromium(t, bin, srv.URL+"/?region=US&prompt-test=1")
+	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
+	defer cancel()
+	page, err := browser.dialPage(ctx, "prompt-test=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer page.Close()
+	fail := func(format string, args ...any) {
+		t.Helper()
+		var events []map[string]any
+		_ = page.eval(ctx, `__vera.events.map((e) => ({type: e.type, seq: e.seq, kind: e.kind}))`, &events)
+		var console []string
+		for _, l := range browser.Log() {
+			if strings.Contains(l, "CONSOLE") || strings.Contains(l, "Uncaught") {
+				console = append(console, l)
+			}
+		}
+		t.Fatalf(format+"\nevents: %v\nconsole: %s", append(args, events, strings.Join(console, "\n"))...)
+	}
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			fail("%v", err)
+		}
+	}
+	hud := func() hudState {
+		t.Helper()
+		var h hudState
+		must(page.eval(ctx, `window.__hud || {}`, &h))
+		return h
+	}
+	text := func(selector string) string {
+		t.Helper()
+		var s string
+		must(page.eval(ctx, fmt.Sprintf(`(document.querySelector(%q) || {}).textContent || ''`, selector), &s))
+		return s
+	}
+	// say types a message into the composer and sends it with Enter.
+	say := func(msg string) {
+		t.Helper()
+		must(page.click(ctx, "#message"))
+		must(page.insertText(ctx, msg))
+		must(page.press(ctx, "Enter"))
+	}
+	// replied waits until the reply to the n-th user message is done.
+	replied := func(n int) {
+		t.Helper()
+		must(page.waitFor(ctx, fmt.Sprintf(`[...__vera.turns.values()].filter((t) => t.heardText).length >= %d &&
+			[...__vera.turns.values()].every((t) => t.ended)`, n), fmt.Sprintf("reply %d", n)))
+	}
+	promptOnHUD := func(id string) string {
+		return fmt.Sprintf(`window.__hud && __hud.kind === 'prompt' && __hud.card_id === 'prompt_%s'`, id)
+	}
+	decision := func(id string) session.Decision {
+		t.Helper()
+		// The page shows action.updated after the handler returned.
+		ds := rec.decisions(id)
+		if len(ds) != 1 {
+			fail("%s: %d decisions reached the handler: %+v", id, len(ds), ds)
+		}
+		return ds[0]
+	}
+	// Focus behaves as in a focused window; the viewport holds the page's
+	// header and the whole 600×600 HUD for the screenshot.
+	_, _ = page.call(ctx, "Emulation.setFocusEmulationEnabled", map[string]any{"enabled": true})
+	must2 := func(_ json.RawMessage, err error) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must2(page.call(ctx, "Emulation.setDeviceMetricsOverride", map[string]any{"width": 1320, "height": 1000,
+		"deviceScaleFactor": 1, "mobile": false}))
+	// The page may still be navigating when the target shows up: until it
+	// has loaded, evaluation fails with a destroyed context; try again.
+	for {
+		err := page.waitFor(ctx, `window.__vera && __vera.sessionId && document.fonts.status === 'loaded'`, "session.created")
+		if err == nil {
+			break
+		}
+		if !strings.Contains(err.Error(), "context") || ctx.Err() != nil {
+			fail("%v", err)
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	var sid string
+	must(page.eval(ctx, `__vera.sessionId`, &sid))
+
+	// Titles: an automatic name shows in the header and the window title;
+	// the person's own rename (a small button, then Enter) wins.
+	if got := mgr.SetTitle(sid, "Calling Sam later"); got != session.TitleSet {
+		t.Fatalf("SetTitle: %s", got)
+	}
+	must(page.waitFor(ctx, `document.title === 'Calling Sam later · VERA'`, "auto title"))
+	if got := text("#session-title"); got != "Calling Sam later" {
+		t.Errorf("header title %q", got)
+	}
+	must(page.click(ctx, "#rename"))
+	var expanded string
+	must(page.eval(ctx, `document.activeElement.id + ' ' + document.getElementById('rename').getAttribute('aria-expanded')`, &expanded))
+	if expanded != "rename-input true" {
+		t.Errorf("rename control: focus and aria-expanded %q", expanded)
+	}
+	must(page.insertText(ctx, "Errands"))
+	must(page.press(ctx, "Enter"))
+	must(page.waitFor(ctx, `document.title === 'Errands · VERA' && document.activeElement.id === 'rename'`, "renamed title"))
+	var formShown bool
+	must(page.eval(ctx, `getComputedStyle(document.getElementById('rename-form')).display !== 'none'`, &formShown))
+	if formShown {
+		t.Errorf("the rename form stays on screen after Save")
+	}
+	if s, ok := mgr.Get(sid); !ok || s.Title() != "Errands" {
+		t.Errorf("session title after rename: %v", s)
+	}
+
+	// (a) A proposed action: Approve/Decline on the phone panel, the
+	// prompt on the HUD with focus on Decline; ← moves it to Approve, →
+	// back, ← again, and Enter approves — a key on the glasses surface.
+	say("please remind me to call Sam")
+	must(page.waitFor(ctx, promptOnHUD("act_1")+` && document.querySelector('#action-act_1 button.approve')`, "prompt act_1"))
+	h := hud()
+	if h.Focus != "decline" || strings.Join(h.Controls, ",") != "approve,decline" || h.Surface != "display" ||
+		h.Profile != "meta-rayban-display" || h.Width != 600 || h.Height != 600 || h.Ops == 0 ||
+		!strings.Contains(h.Title+" "+strings.Join(h.Lines, " "), "call Sam") || h.Page != h.Of {
+		fail("HUD prompt %+v", h)
+	}
+	if got := text("#action-act_1 h3"); got != "Remind you to call Sam" {
+		t.Errorf("phone panel title %q", got)
+	}
+	if got := text("#action-act_1 .summary"); got != "A reminder today at 18:00." {
+		t.Errorf("phone panel summary %q", got)
+	}
+	var labels []string
+	must(page.eval(ctx, `[...document.querySelectorAll('#action-act_1 button')].map((b) => b.tagName + ':' + b.type + ':' + b.getAttribute('aria-label'))`, &labels))
+	if strings.Join(labels, "|") != "BUTTON:button:Approve: Remind you to call Sam|BUTTON:button:Decline: Remind you to call Sam" {
+		t.Errorf("phone panel controls %q", labels)
+	}
+	must(page.click(ctx, "#hud"))
+	var keysBefore int
+	must(page.eval(ctx, `__vera.keysSent.length`, &keysBefore))
+	must(page.press(ctx, "ArrowRight")) // already on the rightmost control: nothing to send
+	var keysAfter int
+	must(page.eval(ctx, `__vera.keysSent.length`, &keysAfter))
+	if keysAfter != keysBefore || hud().Focus != "decline" {
+		t.Errorf("ArrowRight on Decline sent %d keys, focus %q", keysAfter-keysBefore, hud().Focus)
+	}
+	must(page.press(ctx, "ArrowLeft"))
+	must(page.waitFor(ctx, promptOnHUD("act_1")+` && __hud.focus === 'approve'`, "focus on Approve"))
+	must(page.press(ctx, "ArrowRight"))
+	must(page.waitFor(ctx, promptOnHUD("act_1")+` && __hud.focus === 'decline'`, "focus back on Decline"))
+	must(page.press(ctx, "ArrowLeft"))
+	must(page.waitFor(ctx, promptOnHUD("act_1")+` && __hud.focus === 'approve'`, "focus on Approve again"))
+	var hudText string
+	must(page.eval(ctx, `document.getElementById('hud-text').textContent`, &hudText))
+	if !strings.HasSuffix(hudText, "Focused: Approve.") {
+		t.Errorf("HUD text for screen readers %q", hudText)
+	}
+	// The screenshot shows the whole page from the top: header with the
+	// title, the phone panel's prompt and the HUD's, focus on Approve.
+	must(page.eval(ctx, `window.scrollTo(0, 0)`, nil))
+	shot, err := page.screenshot(ctx)
+	must(err)
+	must(page.press(ctx, "Enter"))
+	must(page.waitFor(ctx, `/^Approved/.test((document.querySelector('#action-act_1 .state') || {}).textContent)`, "act_1 approved"))
+	if got := text("#action-act_1 .state"); got != "Approved (key on the glasses)" {
+		t.Errorf("phone panel outcome %q", got)
+	}
+	if h := hud(); h.Kind != "outcome" || h.Text != "Approved" {
+		t.Errorf("HUD after approval %+v", h)
+	}
+	outcomeShot, err := page.screenshot(ctx)
+	must(err)
+	var buttons int
+	must(page.eval(ctx, `document.querySelectorAll('#action-act_1 button').length`, &buttons))
+	if buttons != 0 {
+		t.Errorf("%d buttons left on a settled action", buttons)
+	}
+	if d := decision("act_1"); !d.Approved || d.Via != session.ViaKey || d.Surface != "display" {
+		t.Errorf("act_1 decision %+v, want approved via key on the glasses surface (display)", d)
+	}
+	var keySurfaces []string
+	must(page.eval(ctx, `__vera.keysSent.map((k) => k.key + '@' + k.surface)`, &keySurfaces))
+	if strings.Join(keySurfaces, ",") != "prev@display,next@display,prev@display,select@display" {
+		t.Errorf("keys sent %q", keySurfaces)
+	}
+	replied(1)
+
+	// (b) A tap on Decline in the phone panel declines, with its surface.
+	say("remind me to buy milk")
+	must(page.waitFor(ctx, promptOnHUD("act_2")+` && document.querySelector('#action-act_2 button.decline')`, "prompt act_2"))
+	must(page.click(ctx, "#action-act_2 button.decline"))
+	must(page.waitFor(ctx, `/^Declined/.test((document.querySelector('#action-act_2 .state') || {}).textContent)`, "act_2 declined"))
+	if got := text("#action-act_2 .state"); got != "Declined (tapped)" {
+		t.Errorf("phone panel outcome %q", got)
+	}
+	if h := hud(); h.Kind != "outcome" || h.Text != "Declined" {
+		t.Errorf("HUD after a declining tap %+v", h)
+	}
+	if d := decision("act_2"); d.Approved || d.Via != session.ViaTap || d.Surface != "phone" {
+		t.Errorf("act_2 decision %+v, want declined via tap on the phone", d)
+	}
+	var focused string
+	must(page.eval(ctx, `document.activeElement.id`, &focused))
+	if focused != "action-act_2" {
+		t.Errorf("focus after the tapped button went: %q, want the action's panel", focused)
+	}
+	replied(2)
+
+	// (c) A typed "yes" answering the offer approves (via text, in chat).
+	say("remind me to water the plants")
+	must(page.waitFor(ctx, promptOnHUD("act_3"), "prompt act_3"))
+	replied(3)
+	var offer string
+	must(page.eval(ctx, `[...__vera.turns.values()].pop().text`, &offer))
+	if !strings.Contains(offer, "Say yes or no.") {
+		t.Fatalf("the reply did not offer the action: %q", offer)
+	}
+	say("yes")
+	must(page.waitFor(ctx, `/^Approved/.test((document.querySelector('#action-act_3 .state') || {}).textContent)`, "act_3 approved"))
+	if got := text("#action-act_3 .state"); got != "Approved (typed answer)" {
+		t.Errorf("phone panel outcome %q", got)
+	}
+	if d := decision("act_3"); !d.Approved || d.Via != session.ViaText || d.Surface != session.SurfaceChat {
+		t.Errorf("act_3 decision %+v, want approved via text in chat", d)
+	}
+	if h := hud(); h.Kind == "prompt" {
+		t.Errorf("prompt still on the HUD after approval: %+v", h)
+	}
+	replied(4)
+
+	// (d) A crisis message while a prompt is pending: the safety card
+	// covers the prompt on the HUD (the prompt is never drawn over it) and
+	// takes the keys; once the person closes the card with Done, the
+	// prompt is back with focus on Decline, and Enter there declines.
+	say("remind me to call mum")
+	must(page.waitFor(ctx, promptOnHUD("act_4"), "prompt act_4"))
+	replied(5)
+	say("I want to end my life tonight")
+	must(page.waitFor(ctx, `window.__hud && __hud.kind === 'safety'`, "safety card on the HUD"))
+	replied(6)
+	h = hud()
+	if h.Kind != "safety" || h.Page != 1 || h.CardID == "" || strings.HasPrefix(h.CardID, "prompt_") {
+		fail("HUD during the crisis turn %+v", h)
+	}
+	must(page.eval(ctx, `window.scrollTo(0, 0)`, nil))
+	coveredShot, err := page.screenshot(ctx)
+	must(err)
+	if n := len(rec.decisions("act_4")); n != 0 {
+		t.Fatalf("the crisis message decided act_4 (%d decisions)", n)
+	}
+	var pending bool
+	must(page.eval(ctx, `!!document.querySelector('#action-act_4 button.approve') && __vera.prompt && __vera.prompt.card_id === 'prompt_act_4'`, &pending))
+	if !pending {
+		t.Errorf("act_4 is no longer pending on the phone panel")
+	}
+	must(page.click(ctx, "#hud"))
+	for i := 1; i < h.Of; i++ {
+		must(page.press(ctx, "ArrowDown"))
+		if got := hud(); got.Kind != "safety" || got.Page != i+1 {
+			fail("paging the safety card: %+v", got)
+		}
+	}
+	if got := hud(); got.Focus != "done" {
+		fail("last page of the safety card focuses %q, want done", got.Focus)
+	}
+	must(page.press(ctx, "Enter")) // Done: the card closes here and on the server
+	must(page.waitFor(ctx, promptOnHUD("act_4")+` && __hud.focus === 'decline'`, "prompt act_4 back after the card"))
+	must(page.press(ctx, "Enter")) // focus on Decline: a stray Enter never approves
+	must(page.waitFor(ctx, `/^Declined/.test((document.querySelector('#action-act_4 .state') || {}).textContent)`, "act_4 declined"))
+	if d := decision("act_4"); d.Approved || d.Via != session.ViaKey || d.Surface != "display" {
+		t.Errorf("act_4 decision %+v, want declined via key", d)
+	}
+
+	// The HUD drew a prompt only while no safety card was on it, and no
+	// prompt page was acknowledged (display.ack is for safety cards).
+	var trace struct {
+		Errors     []string `json:"errors"`
+		PromptAcks int      `json:"prompt_acks"`
+	}
+	must(page.eval(ctx, `({errors: __vera.events.filter((e) => e.type === 'error').map((e) => String(e.seq)),
+		prompt_acks: __vera.acksSent.filter((a) => a.card_id.startsWith('prompt_')).length})`, &trace))
+	if len(trace.Errors) != 0 || trace.PromptAcks != 0 {
+		t.Errorf("error events %v, prompt acks %d", trace.Errors, trace.PromptAcks)
+	}
+	for _, l := range browser.Log() {
+		if strings.Contains(l, "Uncaught") {
+			t.Errorf("page error: %s", l)
+		}
+	}
+
+	dir := fixtures.ArtifactDir(t.TempDir())
+	for name, b := range map[string][]byte{"web-client-prompt.png": shot, "web-client-prompt-outcome.png": outcomeShot,
+		"web-client-prompt-covered.png": coveredShot} {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Logf("artifacts: %s/web-client-prompt{,-outcome,-covered}.png", dir)
+	if *updateScreenshot {
+		if err := os.WriteFile(filepath.Join("..", "..", "docs", "web-client-prompt.png"), shot, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
