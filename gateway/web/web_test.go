@@ -82,6 +82,9 @@ func TestContrastAA(t *testing.T) {
 		{"#ffffff", "#000000"}, // caption
 		{"#0b0e12", "#e8eaed"}, // select
 		{"#0b0e12", "#ff8a80"}, // pressed mic
+		{"#e8eaed", "#1a1f26"}, // session title, secondary buttons, actions
+		{"#ffb4a9", "#1a1f26"}, // action declined, expired or failed
+		{"#e8eaed", "#0b0e12"}, // rename field
 	}
 	for _, p := range pairs {
 		if r := contrast(p[0], p[1]); r < 4.5 {
@@ -94,6 +97,61 @@ func TestContrastAA(t *testing.T) {
 			if c != "#ffffff" && c != "#000000" && !strings.Contains(strings.ToLower(css), c) {
 				t.Errorf("colour %s is not in app.css any more; update the pairs", c)
 			}
+		}
+	}
+}
+
+// Focus indicators and control outlines are non-text contrast: at least
+// 3:1 against what they sit on (WCAG 1.4.11).
+func TestNonTextContrast(t *testing.T) {
+	pairs := [][2]string{
+		{"#ffd479", "#101317"}, // focus ring on the page
+		{"#ffd479", "#1a1f26"}, // focus ring on panels and the header
+		{"#ffd479", "#000000"}, // focus ring around the HUD
+		{"#8ab4f8", "#1a1f26"}, // secondary button outline
+	}
+	for _, p := range pairs {
+		if r := contrast(p[0], p[1]); r < 3 {
+			t.Errorf("%s on %s: %.2f:1 < 3:1", p[0], p[1], r)
+		}
+	}
+	css := strings.ToLower(string(mustRead(t, web.Handler(), "/web/app.css")))
+	for _, p := range pairs {
+		for _, c := range p {
+			if c != "#000000" && !strings.Contains(css, c) {
+				t.Errorf("colour %s is not in app.css any more; update the pairs", c)
+			}
+		}
+	}
+}
+
+// The HUD emulator's own drawing (focus ring, the brief outcome of a
+// settled action) meets AA on the glasses panel and button fills; the
+// server's prompt pages use the same fills.
+func TestHUDContrast(t *testing.T) {
+	text := [][2]string{
+		{"#A8E6B0", "#1A1B1F"}, // outcome: approved, done
+		{"#FFB4A9", "#1A1B1F"}, // outcome: declined, expired, failed
+		{"#FFFFFF", "#1A1B1F"}, // outcome: the action's title
+	}
+	for _, p := range text {
+		if r := contrast(p[0], p[1]); r < 4.5 {
+			t.Errorf("%s on %s: %.2f:1 < 4.5:1", p[0], p[1], r)
+		}
+	}
+	ring := [][2]string{
+		{"#8AB4F8", "#2B2F38"}, // focus ring beside a button's fill
+		{"#8AB4F8", "#1A1B1F"}, // and on the panel
+	}
+	for _, p := range ring {
+		if r := contrast(p[0], p[1]); r < 3 {
+			t.Errorf("focus ring %s on %s: %.2f:1 < 3:1", p[0], p[1], r)
+		}
+	}
+	js := string(mustRead(t, web.Handler(), "/web/app.js"))
+	for _, c := range []string{"#A8E6B0", "#FFB4A9", "#1A1B1F", "#8AB4F8"} {
+		if !strings.Contains(js, "'"+c+"'") {
+			t.Errorf("colour %s is not in app.js any more; update the pairs", c)
 		}
 	}
 }
