@@ -36,7 +36,7 @@ func BenchmarkEndOfTurnEval(b *testing.B) {
 		if err := evaluate(b, res, espeakClips(b, silence), []condition{{snr: -1}, {"pink", 30}, {"pink", 10}}, vars); err != nil {
 			b.Fatal(err)
 		}
-		if err := evaluate(b, res, realClips(b, silence), []condition{{"noise_city_street", 30}, {"noise_city_street", 10},
+		if err := evaluate(b, res, realClips(b, silence), []condition{{snr: -1}, {"noise_city_street", 30}, {"noise_city_street", 10},
 			{"noise_coffee_shop_babble", 20}, {"noise_wind", 20}}, vars); err != nil {
 			b.Fatal(err)
 		}
