@@ -45,9 +45,9 @@ type liveVariant struct {
 	// aligned pulls on the send grid (phase 0): what processing each packet
 	// as it arrives would give on a clean path; otherwise a random phase.
 	aligned bool
-	jit  jitter.Config
-	vad  vad.Config
-	turn turn.Config
+	jit     jitter.Config
+	vad     vad.Config
+	turn    turn.Config
 }
 
 type arrival struct {
