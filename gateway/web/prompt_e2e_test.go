@@ -16,6 +16,7 @@ import (
 	"github.com/veraneural/vera-gateway/fixtures"
 	"github.com/veraneural/vera-gateway/gateway/chat"
 	"github.com/veraneural/vera-gateway/gateway/session"
+	"github.com/veraneural/vera-gateway/gateway/session/sessiontest"
 	"github.com/veraneural/vera-gateway/gateway/web"
 	"github.com/veraneural/vera-gateway/glasses"
 )
@@ -124,7 +125,11 @@ func TestBrowserActionPrompt(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec := &actionRecorder{}
-	mgr, err := session.NewManager(session.DefaultConfig(), session.Deps{Converser: &remindCompanion{}, Safety: ls, Layout: gl, Actions: rec})
+	// Session timers (action expiry, answer windows, ack timeouts) run on
+	// a fake clock: they fire only when the test advances it.
+	clock := sessiontest.NewClock(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))
+	mgr, err := session.NewManager(session.DefaultConfig(), session.Deps{Converser: &remindCompanion{}, Safety: ls, Layout: gl,
+		Actions: rec, Clock: clock})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -298,6 +303,23 @@ func TestBrowserActionPrompt(t *testing.T) {
 	must(page.waitFor(ctx, promptOnHUD("act_1")+` && __hud.focus === 'decline'`, "focus back on Decline"))
 	must(page.press(ctx, "ArrowLeft"))
 	must(page.waitFor(ctx, promptOnHUD("act_1")+` && __hud.focus === 'approve'`, "focus on Approve again"))
+	// The focus ring is drawn around the focused control only: sample the
+	// canvas just outside each button's left edge, where the ring runs.
+	var ring map[string][]int
+	must(page.eval(ctx, `(() => {
+		const ctx = document.getElementById('hud-canvas').getContext('2d');
+		const out = {};
+		for (const op of __vera.hud.prompt.ops.filter((o) => o.op === 'button')) {
+			out[op.id] = [...ctx.getImageData(op.x - 3, op.y + op.h / 2, 1, 1).data].slice(0, 3);
+		}
+		return out; })()`, &ring))
+	isRing := func(px []int) bool { // #8AB4F8, give or take anti-aliasing
+		near := func(a, b int) bool { return a-b <= 12 && b-a <= 12 }
+		return len(px) == 3 && near(px[0], 0x8A) && near(px[1], 0xB4) && near(px[2], 0xF8)
+	}
+	if !isRing(ring["approve"]) || isRing(ring["decline"]) {
+		t.Errorf("focus ring pixels %v: want it around Approve only", ring)
+	}
 	var hudText string
 	must(page.eval(ctx, `document.getElementById('hud-text').textContent`, &hudText))
 	if !strings.HasSuffix(hudText, "Focused: Approve.") {
@@ -417,6 +439,26 @@ func TestBrowserActionPrompt(t *testing.T) {
 	must(page.waitFor(ctx, `/^Declined/.test((document.querySelector('#action-act_4 .state') || {}).textContent)`, "act_4 declined"))
 	if d := decision("act_4"); d.Approved || d.Via != session.ViaKey || d.Surface != "display" {
 		t.Errorf("act_4 decision %+v, want declined via key", d)
+	}
+
+	// (e) An action nobody answers expires: a decline upstream, never an
+	// approval. After the crisis turn the detector keeps flagging, so this
+	// turn brings a safety card too and no offer: the action waits on the
+	// phone panel only, and its outcome is never drawn over the card.
+	say("remind me to stretch")
+	must(page.waitFor(ctx, `document.querySelector('#action-act_5 button.approve') && window.__hud && __hud.kind === 'safety'`,
+		"act_5 on the phone panel, safety card on the HUD"))
+	replied(7)
+	clock.Advance(session.DefaultConfig().Consent.Expiry + time.Minute)
+	must(page.waitFor(ctx, `/^Expired/.test((document.querySelector('#action-act_5 .state') || {}).textContent)`, "act_5 expired"))
+	if got := text("#action-act_5 .state"); got != "Expired, not done (no answer in time)" {
+		t.Errorf("phone panel outcome %q", got)
+	}
+	if h := hud(); h.Kind != "safety" {
+		t.Errorf("HUD after expiry %+v, want the safety card still there", h)
+	}
+	if d := decision("act_5"); d.Approved || d.Via != session.ViaExpiry {
+		t.Errorf("act_5 decision %+v, want declined on expiry", d)
 	}
 
 	// The HUD drew a prompt only while no safety card was on it, and no

@@ -311,7 +311,13 @@
       $('announce').textContent = 'Safety resources. ' + spoken.join('. ') + '.';
     }
     const surf = hudSurface(ev);
-    if (!surf) return;
+    if (!surf) {
+      // No pages to draw (the structured card above still shows every
+      // resource), but the card is on the glasses: a prompt does not stay
+      // over it. It waits, as it does behind a drawn card.
+      if (state.hud && state.hud.kind === 'prompt' && (ev.surfaces || []).some((s) => s.surface === state.hud.surf.surface)) clearHud();
+      return;
+    }
     const keepPage = prev && state.hud && state.hud.card.card_id === ev.card_id ? state.hud.page : 1;
     showHud(ev, surf, keepPage, src, ev.resend > 0);
   }
@@ -766,6 +772,9 @@
   });
   $('profile').addEventListener('change', () => {
     state.device = $('profile').value;
+    // The prompt was laid out for the old display; the server lays out the
+    // next one for the new device.
+    state.prompt = null;
     clearHud();
     send({ type: 'hello', device: state.device });
   });
