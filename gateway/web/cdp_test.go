@@ -29,11 +29,13 @@ type chromium struct {
 	log     []string
 }
 
-// startChromium runs bin headless on url with a DevTools port (read back
-// from the profile directory) and the flags the browser tests need.
-func startChromium(t *testing.T, bin, url string) *chromium {
+// startChromium runs bin headless on url with the user data directory
+// profile, a DevTools port (read back from profile) and the flags the
+// browser tests need. Register it after the server's cleanup, so that the
+// browser goes first.
+func startChromium(t *testing.T, bin, profile, url string) *chromium {
 	t.Helper()
-	c := &chromium{profile: t.TempDir()}
+	c := &chromium{profile: profile}
 	cmd := exec.Command(bin,
 		"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
 		"--disable-background-networking", "--disable-component-update", "--disable-sync",

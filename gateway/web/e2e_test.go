@@ -1,7 +1,6 @@
 package web_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -12,12 +11,10 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -161,63 +158,20 @@ func TestBrowserCrisisCardOnHUD(t *testing.T) {
 		w.WriteHeader(http.StatusNoContent)
 	})
 	srv := httptest.NewServer(mux)
-	defer func() {
+	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
 		_ = ch.Close(ctx)
 		srv.Close()
 		_ = mgr.Close(ctx)
-	}()
-
-	cmd := exec.Command(bin,
-		"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-		"--disable-background-networking", "--disable-component-update", "--disable-sync",
-		"--disable-default-apps", "--disable-extensions", "--mute-audio", "--enable-logging=stderr", "--v=0",
-		"--allow-loopback-in-peer-connection", "--use-fake-ui-for-media-stream", "--use-fake-device-for-media-stream",
-		"--user-data-dir="+profile, "--window-size=1320,980", "--remote-debugging-port=0",
-		srv.URL+"/?e2e=1&mic=1&region=US&snap=/e2e/snap&report=/e2e/report")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start chromium: %v", err)
-	}
-	var (
-		logMu   sync.Mutex
-		logTail []string
-	)
-	snapshotLog := func() []string {
-		logMu.Lock()
-		defer logMu.Unlock()
-		return append([]string(nil), logTail...)
-	}
-	logDone := make(chan struct{})
-	go func() {
-		defer close(logDone)
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			logMu.Lock()
-			if len(logTail) < 2000 {
-				logTail = append(logTail, sc.Text())
-			}
-			logMu.Unlock()
-		}
-	}()
-	defer func() {
-		// New headless never exits by itself: kill the browser (and the
-		// process group it leads) by its own pid, then reap it.
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		_ = cmd.Wait()
-		<-logDone
-	}()
+	})
+	browser := startChromium(t, bin, profile, srv.URL+"/?e2e=1&mic=1&region=US&snap=/e2e/snap&report=/e2e/report")
 
 	var rep report
 	select {
 	case rep = <-reports:
 	case <-time.After(90 * time.Second):
-		t.Fatalf("the page reported nothing; chromium said:\n%s", strings.Join(snapshotLog(), "\n"))
+		t.Fatalf("the page reported nothing; chromium said:\n%s", strings.Join(browser.Log(), "\n"))
 	}
 	if !rep.OK {
 		t.Fatalf("page check failed: %s (events %+v)", rep.Error, rep.Events)
@@ -287,7 +241,7 @@ func TestBrowserCrisisCardOnHUD(t *testing.T) {
 		t.Errorf("safety counters %+v", snap.Totals)
 	}
 	// The page threw nothing.
-	for _, l := range snapshotLog() {
+	for _, l := range browser.Log() {
 		if strings.Contains(l, "Uncaught") {
 			t.Errorf("page error: %s", l)
 		}

@@ -148,7 +148,7 @@ func TestBrowserActionPrompt(t *testing.T) {
 		srv.Close()
 		_ = mgr.Close(ctx)
 	})
-	browser := startChromium(t, bin, srv.URL+"/?region=US&prompt-test=1")
+	browser := startChromium(t, bin, t.TempDir(), srv.URL+"/?region=US&prompt-test=1")
 	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
 	defer cancel()
 	page, err := browser.dialPage(ctx, "prompt-test=1")
