@@ -24,6 +24,8 @@ func TestServesPageAndAssets(t *testing.T) {
 	}{
 		{"/", "text/html", `<canvas id="hud-canvas" width="600" height="600"`},
 		{"/index.html", "text/html", `aria-live="assertive"`},
+		{"/", "text/html", `<button type="button" id="rename"`},
+		{"/web/app.js", "javascript", "'input.key'"},
 		{"/web/app.js", "javascript", "display.ack"},
 		{"/web/app.css", "text/css", "@font-face"},
 		{"/web/fonts/go-regular.ttf", "font/ttf", ""},
