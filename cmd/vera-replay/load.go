@@ -137,6 +137,7 @@ type loadRun struct {
 	stop  chan struct{} // closed: every session hangs up
 
 	connected, failed, turns atomic.Int64
+	replaced                 atomic.Int64 // soak: sessions that joined in place of a churned one
 	// windowStart (unix ns) is when the measured window began; turns that
 	// end before it are left out of the latency and accuracy figures.
 	windowStart atomic.Int64
@@ -439,7 +440,7 @@ wait:
 	rep.FramesCachedWindow = delta(m0, m1, playoutFrames+`{source="cached"}`)
 	rep.ListenWaitMs = histMs(m0, m1, listenWaitHist)
 	if soak != nil {
-		rep.Soak = soak.finish(ctx, hc, murl, mStart, m1)
+		rep.Soak = soak.finish(ctx, hc, murl, mStart, m1, int(lr.replaced.Load()))
 	}
 	rep.ClientCPUSeconds = round3(cpuSeconds() - cpu0)
 	rep.ClientCPUWindow = round3(cpuW1 - cpuW0)
@@ -595,7 +596,7 @@ func printTable(w io.Writer, r loadReport) {
 			}
 			return fmt.Sprintf("before %s, start %s, end %s, after %s", g(x.Before), g(x.Start), g(x.End), g(x.After))
 		}
-		fmt.Fprintf(tw, "soak\tchurn %s × %d sessions, %d replaced\n", s.Churn, s.ChurnPerTick, s.Replaced)
+		fmt.Fprintf(tw, "soak\tchurn %s × %d sessions: %d hung up, %d replaced\n", s.Churn, s.ChurnPerTick, s.HangUps, s.Replaced)
 		fmt.Fprintf(tw, "  goroutines\t%s\n", p(s.Goroutines, 1))
 		fmt.Fprintf(tw, "  rss MiB\t%s\n", p(s.RSSBytes, 1<<20))
 		fmt.Fprintf(tw, "  verdict\t%s\n", s.Verdict)

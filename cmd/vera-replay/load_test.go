@@ -236,8 +236,8 @@ func TestSoakAgainstGateway(t *testing.T) {
 		t.Fatalf("exit %d, not a soak report (%v):\n%s\n%s", code, err, out.String(), errOut.String())
 	}
 	s := rep.Soak
-	if s.Replaced < 3 || s.ChurnPerTick != 1 || len(s.Samples) < 3 {
-		t.Fatalf("replaced %d per tick %d samples %d, want ≥ 3, 1, ≥ 3", s.Replaced, s.ChurnPerTick, len(s.Samples))
+	if s.HangUps < 3 || s.Replaced < 2 || s.Replaced > s.HangUps || s.ChurnPerTick != 1 || len(s.Samples) < 3 {
+		t.Fatalf("hung up %d replaced %d per tick %d samples %d, want ≥ 3, ≥ 2 (≤ hung up), 1, ≥ 3", s.HangUps, s.Replaced, s.ChurnPerTick, len(s.Samples))
 	}
 	if rep.SessionsFailed != 0 || rep.SessionsOK != 3+s.Replaced {
 		t.Fatalf("sessions ok %d failed %d (%v), want %d ok", rep.SessionsOK, rep.SessionsFailed, rep.Failures, 3+s.Replaced)

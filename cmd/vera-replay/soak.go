@@ -48,6 +48,7 @@ func (sl *slot) run(ctx context.Context, lr *loadRun, idx int, ready func()) {
 		sl.mu.Lock()
 		sl.hangup = make(chan struct{})
 		sl.mu.Unlock()
+		lr.replaced.Add(1)
 	}
 }
 
@@ -84,7 +85,8 @@ type soakPoints struct {
 type soakReport struct {
 	Churn         string     `json:"churn"`
 	ChurnPerTick  int        `json:"churn_sessions_per_tick"`
-	Replaced      int        `json:"sessions_replaced"` // hang-ups asked by churn (each followed by a new session)
+	HangUps       int        `json:"churn_hangups"`     // sessions churn hung up
+	Replaced      int        `json:"sessions_replaced"` // new sessions that joined in their place (the last hang-ups may see the run end first)
 	Goroutines    soakPoints `json:"goroutines"`
 	RSSBytes      soakPoints `json:"rss_bytes"`
 	Sessions      soakPoints `json:"voice_sessions"`
@@ -132,7 +134,7 @@ func (r *soakRun) churn(ctx context.Context, hc *http.Client, murl string, slots
 	for range r.perTick {
 		if sl := slots[r.next%len(slots)]; sl != nil {
 			sl.kick()
-			r.rep.Replaced++
+			r.rep.HangUps++
 		}
 		r.next++
 	}
@@ -154,7 +156,11 @@ func (r *soakRun) sample(ctx context.Context, hc *http.Client, murl string) {
 // up to soakIdleWait for its goroutines to wind down) and judges flatness.
 // before is the read from before the first session, end the one at the end
 // of the window.
-func (r *soakRun) finish(ctx context.Context, hc *http.Client, murl string, before, end *scrape) *soakReport {
+func (r *soakRun) finish(ctx context.Context, hc *http.Client, murl string, before, end *scrape, replaced int) *soakReport {
+	r.rep.Replaced = replaced
+	// The run's pooled keep-alive connections each hold gateway goroutines
+	// that are not the sessions'.
+	hc.CloseIdleConnections()
 	var after *scrape
 	deadline := time.Now().Add(soakIdleWait)
 	for {
