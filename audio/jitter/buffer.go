@@ -3,7 +3,6 @@ package jitter
 import (
 	"errors"
 	"fmt"
-	"math"
 
 	"github.com/veraneural/vera-gateway/audio/codec"
 )
@@ -151,14 +150,14 @@ type Buffer struct {
 	// pulls counted, and how long a due shrink has waited for a quiet frame.
 	minSpan       int64
 	windowPulls   int
-	shrinkWindow  int // pulls per window; 0 when shrinking is off
-	shrinkPending int // pulls since a shrink became due; 0 when none is
-	floorDb       float32
+	shrinkWindow  int     // pulls per window; 0 when shrinking is off
+	shrinkPending int     // pulls since a shrink became due; 0 when none is
+	floorE        float32 // running floor of decoded frame energy (sum of squares)
 
 	stats Stats
 }
 
-// Shrink tuning: a frame within quietDb of the running floor is quiet; a due
+// Shrink tuning: a frame within 6 dB of the running floor is quiet; a due
 // shrink that found no quiet frame within maxPendingPulls (2 s) skips the
 // next frame anyway.
 const (
@@ -168,8 +167,8 @@ const (
 	baseRisePerPacket  = 0.001
 	peakDecayPerPacket = 0.01
 
-	quietDb         = 6
-	floorRiseDb     = 0.05 // dB per frame: the floor follows a louder room by 2.5 dB/s
+	quietRatio      = 3.98   // 6 dB
+	floorRise       = 1.0116 // 0.05 dB per frame: the floor follows a louder room by 2.5 dB/s
 	maxPendingPulls = 100
 )
 
@@ -201,7 +200,7 @@ func (b *Buffer) Reset() {
 	b.target = b.ms(b.cfg.TargetDelayMs)
 	b.stats = Stats{}
 	b.resetShrink()
-	b.floorDb = 0
+	b.floorE = 0
 }
 
 func (b *Buffer) resetShrink() {
@@ -443,19 +442,21 @@ func (b *Buffer) shrink(span int64, pcm []int16) {
 }
 
 // quiet tracks the floor of the decoded frames' energy and reports whether
-// pcm is within quietDb of it.
+// pcm is within 6 dB of it. Energies stay linear (sum of squares, +1 so
+// digital silence has a floor to rise from): no logarithm per frame.
 func (b *Buffer) quiet(pcm []int16) bool {
-	var e float64
-	for _, v := range pcm {
-		e += float64(v) * float64(v)
+	// Every 4th sample: an unbiased energy estimate at a quarter of the cost.
+	var acc int64
+	for i := 0; i < len(pcm); i += 4 {
+		acc += int64(pcm[i]) * int64(pcm[i])
 	}
-	db := float32(10 * math.Log10(e/float64(len(pcm))+1))
-	if b.stats.Decoded <= 1 || db < b.floorDb {
-		b.floorDb = db
+	e := float32(acc) + 1
+	if b.stats.Decoded <= 1 || e < b.floorE {
+		b.floorE = e
 	} else {
-		b.floorDb += floorRiseDb
+		b.floorE *= floorRise
 	}
-	return db <= b.floorDb+quietDb
+	return e <= b.floorE*quietRatio
 }
 
 func (b *Buffer) underrun(pcm []int16) (FrameKind, error) {
