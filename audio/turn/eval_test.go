@@ -222,9 +222,10 @@ var espeakUtterances = [][]string{
 	{"I went for a walk", "and then I sat down for a while"},
 }
 
-// espeakClips builds one clip per voice: every utterance in order, pauses
-// inside turns of 120–360 ms, 1.4 s between turns. True ends are exact.
-func espeakClips(t testing.TB, silence int64) []clip {
+// espeakClips builds one clip for each of the first n of four voices: every
+// utterance in order, pauses inside turns of 120–360 ms, 1.4 s between
+// turns. True ends are exact.
+func espeakClips(t testing.TB, silence int64, voices int) []clip {
 	t.Helper()
 	if _, err := exec.LookPath("espeak-ng"); err != nil {
 		t.Skip("espeak-ng not installed")
@@ -233,12 +234,13 @@ func espeakClips(t testing.TB, silence int64) []clip {
 		t.Skip("sox not installed")
 	}
 	dir := t.TempDir()
-	voices := []struct {
+	vs := []struct {
 		v     string
 		speed int
 	}{{"en-us", 150}, {"en-gb", 175}, {"en-us+f3", 165}, {"en-gb-scotland", 140}}
+	vs = vs[:min(voices, len(vs))]
 	var out []clip
-	for vi, vo := range voices {
+	for vi, vo := range vs {
 		rng := rand.New(rand.NewPCG(uint64(vi), 7))
 		var pcm []int16
 		var turns []span

@@ -176,7 +176,7 @@ func BenchmarkEndOfTurnLive(b *testing.B) {
 		{name: "stall 100 ms every 4 s", stallMs: 100, stallEvery: 200},
 	}
 	silence := int64(after.turn.SilenceDurationMs) * rate / 1000
-	espeak := espeakClips(b, silence)
+	espeak := espeakClips(b, silence, 4)
 	real := realClips(b, silence)
 	type set struct {
 		clips []clip
