@@ -133,6 +133,8 @@ func TestConfigValidate(t *testing.T) {
 		{func(c *Config) { c.ResumeAfterMs = 10 }, "resume_after_ms"},
 		{func(c *Config) { c.PartialEveryMs = 1 }, "partial_every_ms"},
 		{func(c *Config) { c.SpeakQueue = 0 }, "speak_queue"},
+		{func(c *Config) { c.PhraseCache = -1 }, "phrase_cache"},
+		{func(c *Config) { c.PhraseCache = 65 }, "phrase_cache"},
 		{func(c *Config) { c.Codec.DecodeRate = 48000 }, "codec.decode_rate"},
 		{func(c *Config) { c.Jitter.MaxDelayMs = 0 }, "jitter"},
 	} {
