@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -20,6 +21,9 @@ type ListenRequest struct {
 	// phrases). Only pocketsphinx models with router.sphinx.keyphrase_file
 	// can; the others of the slot are passed over (KindRejected).
 	KeywordSpotting bool
+	// NoSpot skips the crisis key-phrase spotter (router.sphinx.spot) for
+	// this session; it never runs with KeywordSpotting.
+	NoSpot bool
 }
 
 // Transcript is the final text of a turn and who recognised it.
@@ -27,6 +31,10 @@ type Transcript struct {
 	Text     string
 	Model    string
 	Provider string
+	// Spotted are the crisis key phrases the spotter heard in the turn's
+	// audio (router.sphinx.spot), whatever Text says. They are for the
+	// safety detector only: never shown as what the person said.
+	Spotted []string
 }
 
 // ListenSession recognises one turn of 16 kHz mono PCM. Frames are fed to
@@ -49,6 +57,9 @@ type ListenSession struct {
 	cur      int
 	skipped  []Attempt
 	done     bool
+
+	spotMu sync.Mutex  // spotMu guards spot; held apart from mu so that Partial never waits on the spotter
+	spot   *spotStream // nil when not spotting, or after the spotter failed
 }
 
 // Listen opens a session on the slot's first model that is not behind an
@@ -93,15 +104,71 @@ func (r *Router) Listen(ctx context.Context, req ListenRequest) (*ListenSession,
 			continue
 		}
 		s.stream, s.cur = st, i
+		s.startSpot(ctx, m.ttft)
 		return s, nil
 	}
 	return nil, &NoModelError{Slot: req.Slot, Attempts: s.skipped}
+}
+
+// startSpot opens the key-phrase spotter beside the recogniser. A spotter
+// that cannot start within the budget is logged and the turn goes on
+// without it: the transcript still reaches the safety detector.
+func (s *ListenSession) startSpot(ctx context.Context, budget time.Duration) {
+	if s.r.spot == nil || s.req.NoSpot || s.req.KeywordSpotting {
+		return
+	}
+	sctx, cancel := context.WithTimeout(ctx, budget)
+	defer cancel()
+	sp, err := s.r.spot.start(sctx)
+	if err != nil {
+		s.r.log.Warn("router spotter unavailable for this turn", "err", err)
+		return
+	}
+	s.spot = sp
+}
+
+// writeSpot feeds the spotter; on failure it is dropped for the turn.
+func (s *ListenSession) writeSpot(frame []int16) {
+	s.spotMu.Lock()
+	defer s.spotMu.Unlock()
+	if s.spot == nil {
+		return
+	}
+	if err := s.spot.write(frame); err != nil {
+		s.r.log.Warn("router spotter write failed", "err", err)
+		s.spot.close()
+		s.spot = nil
+	}
+}
+
+// endSpot returns the phrases the spotter heard and releases it.
+func (s *ListenSession) endSpot() []string {
+	s.spotMu.Lock()
+	defer s.spotMu.Unlock()
+	if s.spot == nil {
+		return nil
+	}
+	defer func() { s.spot.close(); s.spot = nil }()
+	out, err := s.spot.end()
+	if err != nil {
+		s.r.log.Warn("router spotter failed", "err", err)
+		return nil
+	}
+	return out
 }
 
 // Write feeds one frame of 16 kHz mono PCM. The decoding work of an
 // embedded recogniser happens in the caller's goroutine, as the audio
 // arrives, so that Final has little left to do.
 func (s *ListenSession) Write(frame []int16) error {
+	if err := s.write(frame); err != nil {
+		return err
+	}
+	s.writeSpot(frame)
+	return nil
+}
+
+func (s *ListenSession) write(frame []int16) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.done {
@@ -134,8 +201,10 @@ func (s *ListenSession) Partial() string {
 	return s.stream.partial()
 }
 
-// Final ends the turn and returns its text. It may be called once.
+// Final ends the turn and returns its text and the key phrases spotted in
+// it. It may be called once.
 func (s *ListenSession) Final(ctx context.Context) (Transcript, error) {
+	spotted := s.endSpot()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.done {
@@ -177,13 +246,23 @@ func (s *ListenSession) Final(ctx context.Context) (Transcript, error) {
 		if errors.As(err, &nm) {
 			nm.Attempts = append(append([]Attempt(nil), s.skipped...), nm.Attempts...)
 		}
+		if len(spotted) > 0 {
+			// The words were heard even though no transcript came.
+			return Transcript{Spotted: spotted}, err
+		}
 		return Transcript{}, err
 	}
-	return Transcript{Text: text, Model: m.cfg.Name, Provider: m.cfg.Provider}, nil
+	return Transcript{Text: text, Model: m.cfg.Name, Provider: m.cfg.Provider, Spotted: spotted}, nil
 }
 
 // Close releases the recogniser. Safe to call more than once and after Final.
 func (s *ListenSession) Close() error {
+	s.spotMu.Lock()
+	if s.spot != nil {
+		s.spot.close()
+		s.spot = nil
+	}
+	s.spotMu.Unlock()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.done = true

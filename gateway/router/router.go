@@ -53,6 +53,9 @@ type Router struct {
 	models  map[string]*model
 	slots   map[string][]*model
 	closers []func() error
+	// spot is the crisis key-phrase spotter run beside every listen (nil
+	// when router.sphinx.spot.enabled is false or pocketsphinx is not built).
+	spot *spotter
 
 	closeOnce sync.Once
 }
@@ -126,6 +129,15 @@ func New(cfg Config, getenv func(string) string, opts Options) (*Router, error) 
 		for _, n := range names {
 			r.slots[slot] = append(r.slots[slot], r.models[n])
 		}
+	}
+	if cfg.Sphinx.Spot.Enabled && sphinxBuilt && len(r.slots[SlotListen]) > 0 {
+		sp, closer, err := newSpotter(cfg.Sphinx)
+		if err != nil {
+			r.Close()
+			return nil, fmt.Errorf("router.sphinx.spot: %w", err)
+		}
+		r.spot = sp
+		r.closers = append(r.closers, closer)
 	}
 	return r, nil
 }

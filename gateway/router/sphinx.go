@@ -5,6 +5,7 @@ package router
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/veraneural/vera-gateway/gateway/router/sphinx"
 )
@@ -92,6 +93,62 @@ func (s *sphinxStream) final(ctx context.Context, c *call) (string, error) {
 }
 
 func (s *sphinxStream) close() {
+	if s.d != nil {
+		s.pool.Release(s.d)
+		s.d = nil
+	}
+}
+
+// spotter runs the crisis key-phrase search (router.sphinx.spot) on every
+// listened turn, whichever model transcribes it.
+type spotter struct {
+	pool *sphinx.Pool
+}
+
+func newSpotter(cfg sphinx.Config) (*spotter, func() error, error) {
+	pool, err := sphinx.NewSpotPool(cfg)
+	if err != nil {
+		return nil, nil, fmt.Errorf("pocketsphinx spotter: %w", err)
+	}
+	return &spotter{pool: pool}, pool.Close, nil
+}
+
+// start takes a spotter decoder and begins an utterance on it.
+func (s *spotter) start(ctx context.Context) (*spotStream, error) {
+	d, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := d.Start(sphinx.SearchSpot); err != nil {
+		s.pool.Release(d)
+		return nil, err
+	}
+	return &spotStream{pool: s.pool, d: d}, nil
+}
+
+// spotStream is one turn on a pooled spotter decoder.
+type spotStream struct {
+	pool *sphinx.Pool
+	d    *sphinx.Decoder
+}
+
+func (s *spotStream) write(frame []int16) error { return s.d.Process(frame) }
+
+// end finishes the turn and returns the distinct phrases heard, in order.
+func (s *spotStream) end() ([]string, error) {
+	if _, err := s.d.End(); err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, sp := range s.d.Spots() {
+		if !slices.Contains(out, sp.Phrase) {
+			out = append(out, sp.Phrase)
+		}
+	}
+	return out, nil
+}
+
+func (s *spotStream) close() {
 	if s.d != nil {
 		s.pool.Release(s.d)
 		s.d = nil

@@ -20,6 +20,9 @@ type turnInput struct {
 	// ViaText (typed), or "" for text that did not come from the person
 	// (an inbox message), which is never an answer to an offer.
 	via string
+	// spotted are crisis key phrases a spotter heard in the turn's audio:
+	// assessed by the local detector with text, never shown or kept.
+	spotted []string
 }
 
 // genReply writes a session-generated reply (an offer asked again, an
@@ -216,7 +219,7 @@ func (s *Session) runTurn(in turnInput) {
 	}()
 
 	// Local detector first, on every turn, whatever the engine does.
-	local := s.deps.Safety.Assess(userHist, in.text, region)
+	local := s.deps.Safety.Assess(userHist, in.safetyText(), region)
 	var shown *safety.Assessment // the assessment the last card carried
 	if local.DisplayRequired {
 		s.sendCard(turnID, local)

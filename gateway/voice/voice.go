@@ -340,7 +340,7 @@ func (s *voiceSession) Closed(reason error) {
 	s.cancel()
 	s.wg.Wait()
 	if s.feed != nil {
-		s.feed.close()
+		s.feed.abort()
 		if ls, err := s.feed.result(); err == nil {
 			_ = ls.Close()
 		}
@@ -505,7 +505,7 @@ func (s *voiceSession) finishTurn(id string, fd *feeder, stopped time.Time) {
 	// Words over paused playout confirm the barge-in before the new turn
 	// starts, so the history holds only what was heard of the old reply.
 	s.confirmBargeIn()
-	s.session().SubmitTurn(id, text)
+	s.session().SubmitVoiceTurn(id, text, tr.Spotted)
 }
 
 // maybePartial sends transcript.partial when the hypothesis changed, at

@@ -18,6 +18,8 @@ type Config struct {
 	// KeyphraseFile, when set, names a keyword list (one "phrase /threshold/"
 	// per line) registered as the search SearchKeyphrase on every decoder.
 	KeyphraseFile string `yaml:"keyphrase_file"`
+	// Spot configures the crisis key-phrase spotter (NewSpotPool).
+	Spot SpotConfig `yaml:"spot"`
 }
 
 // DefaultConfig uses Debian's pocketsphinx-en-us model and a pool of four
@@ -30,6 +32,7 @@ func DefaultConfig() Config {
 		Dict: "/usr/share/pocketsphinx/model/en-us/cmudict-en-us.dict",
 		LM:   "/usr/share/pocketsphinx/model/en-us/en-us.lm.bin",
 		Pool: 4,
+		Spot: DefaultSpotConfig(),
 	}
 }
 
@@ -45,5 +48,59 @@ func (c Config) Validate() error {
 	case c.Pool < 1 || c.Pool > 64:
 		return fmt.Errorf("sphinx.pool: must be in [1,64], got %d", c.Pool)
 	}
+	if c.Spot.Enabled {
+		return c.Spot.Validate()
+	}
 	return nil
+}
+
+// SpotConfig configures the key-phrase spotter: a keyword search run on the
+// turn's audio beside transcription, so that crisis words reach the safety
+// detector even when the transcript garbles them.
+type SpotConfig struct {
+	// Enabled runs the spotter on every listened turn.
+	Enabled bool `yaml:"enabled"`
+	// KeyphraseFile names a keyphrase list ("phrase min_score" per line),
+	// loaded by NewSpotPool like the model files; empty uses Keyphrases or
+	// else the built-in crisis list (crisis.kws).
+	KeyphraseFile string `yaml:"keyphrase_file"`
+	// Keyphrases, when set (by code, not YAML), replace the built-in list.
+	Keyphrases []Keyphrase `yaml:"-"`
+	// PhoneLoop is pocketsphinx's -kws_plp: the probability of the phone
+	// loop that models everything but the key phrases. Smaller makes the
+	// loop costlier, so phrases are spotted more readily.
+	PhoneLoop float64 `yaml:"phone_loop"`
+	// TargetDBFS is the speech level the spotter's gain control brings its
+	// input to, in dBFS RMS.
+	TargetDBFS float64 `yaml:"target_dbfs"`
+}
+
+// DefaultSpotConfig enables the built-in crisis list with the phone-loop
+// probability and level tuned in BENCHMARKS.md "Crisis key-phrase spotting".
+func DefaultSpotConfig() SpotConfig {
+	return SpotConfig{Enabled: true, PhoneLoop: 1e-10, TargetDBFS: -18}
+}
+
+// Validate checks the keys.
+func (c SpotConfig) Validate() error {
+	switch {
+	case !(c.PhoneLoop > 0) || c.PhoneLoop > 1:
+		return fmt.Errorf("sphinx.spot.phone_loop: must be in (0,1], got %g", c.PhoneLoop)
+	case !(c.TargetDBFS >= -40) || c.TargetDBFS > -3:
+		return fmt.Errorf("sphinx.spot.target_dbfs: must be in [-40,-3], got %g", c.TargetDBFS)
+	}
+	for i, k := range c.Keyphrases {
+		if k.Phrase == "" || k.MinScore > 0 {
+			return fmt.Errorf("sphinx.spot.keyphrases[%d]: phrase must be set and min score <= 0", i)
+		}
+	}
+	return nil
+}
+
+// phrases returns the configured list or the built-in one.
+func (c SpotConfig) phrases() []Keyphrase {
+	if len(c.Keyphrases) > 0 {
+		return c.Keyphrases
+	}
+	return CrisisKeyphrases()
 }

@@ -17,11 +17,24 @@ static cmd_ln_t *vera_ps_config(const char *hmm, const char *dict, const char *l
 		"-logfn", "/dev/null",
 		NULL);
 }
+
+// vera_ps_spot_config: no language model; the keyword search (-kws) is the
+// decoder's only search, with the phone-loop probability given.
+static cmd_ln_t *vera_ps_spot_config(const char *hmm, const char *dict, const char *kws, const char *plp) {
+	err_set_logfp(NULL);
+	return cmd_ln_init(NULL, ps_args(), TRUE,
+		"-hmm", hmm, "-dict", dict, "-kws", kws, "-kws_plp", plp,
+		"-logfn", "/dev/null",
+		NULL);
+}
+
 */
 import "C"
 
 import (
 	"fmt"
+	"os"
+	"strconv"
 	"strings"
 	"unsafe"
 )
@@ -34,7 +47,59 @@ type Decoder struct {
 	kws    bool
 	inUtt  bool
 	search string
-	lmName string // pocketsphinx's name of its default (LM) search
+	lmName string           // pocketsphinx's name of its default (LM) search
+	agc    *agc             // the spotter's gain control; nil on transcription decoders
+	min    map[string]int32 // a spotter's phrases and their least scores
+}
+
+// tempFile writes text to a new temporary file and returns its name:
+// pocketsphinx reads keyword lists and language models only from files.
+func tempFile(pattern, text string) (string, error) {
+	f, err := os.CreateTemp("", pattern)
+	if err != nil {
+		return "", fmt.Errorf("%w: %w", ErrDecoder, err)
+	}
+	if _, err := f.WriteString(text); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return "", fmt.Errorf("%w: %w", ErrDecoder, err)
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(f.Name())
+		return "", fmt.Errorf("%w: %w", ErrDecoder, err)
+	}
+	return f.Name(), nil
+}
+
+// newSpotDecoder loads a decoder whose only search is the keyword search
+// over phrases (SearchSpot), with gain control on its input.
+func newSpotDecoder(cfg Config, phrases []Keyphrase) (*Decoder, error) {
+	name, err := tempFile("vera-spot-*.kws", formatKeyphrases(phrases))
+	if err != nil {
+		return nil, err
+	}
+	defer os.Remove(name)
+	hmm, dict, kws := C.CString(cfg.HMM), C.CString(cfg.Dict), C.CString(name)
+	plp := C.CString(strconv.FormatFloat(cfg.Spot.PhoneLoop, 'e', -1, 64))
+	defer C.free(unsafe.Pointer(hmm))
+	defer C.free(unsafe.Pointer(dict))
+	defer C.free(unsafe.Pointer(kws))
+	defer C.free(unsafe.Pointer(plp))
+	conf := C.vera_ps_spot_config(hmm, dict, kws, plp)
+	if conf == nil {
+		return nil, fmt.Errorf("%w: bad spotter configuration (hmm %q, dict %q)", ErrDecoder, cfg.HMM, cfg.Dict)
+	}
+	ps := C.ps_init(conf)
+	if ps == nil {
+		C.cmd_ln_free_r(conf)
+		// A phrase with a word missing from the dictionary fails here too.
+		return nil, fmt.Errorf("%w: cannot load the spotter (hmm %q, dict %q; every key-phrase word must be in the dictionary)", ErrDecoder, cfg.HMM, cfg.Dict)
+	}
+	d := &Decoder{ps: ps, conf: conf, search: SearchSpot, agc: newAGC(cfg.Spot.TargetDBFS), min: map[string]int32{}}
+	for _, k := range phrases {
+		d.min[k.Phrase] = k.MinScore
+	}
+	return d, nil
 }
 
 func newDecoder(cfg Config) (*Decoder, error) {
@@ -78,6 +143,9 @@ func (d *Decoder) setSearch(search string) error {
 	if search == d.search {
 		return nil
 	}
+	if d.agc != nil || search == SearchSpot {
+		return fmt.Errorf("%w: %q on a %s decoder", ErrNoSearch, search, map[bool]string{true: "spotter", false: "transcription"}[d.agc != nil])
+	}
 	name := d.lmName
 	if search == SearchKeyphrase {
 		if !d.kws {
@@ -109,6 +177,9 @@ func (d *Decoder) Start(search string) error {
 	if err := d.setSearch(search); err != nil {
 		return err
 	}
+	if d.agc != nil {
+		d.agc.reset()
+	}
 	if C.ps_start_utt(d.ps) < 0 {
 		return fmt.Errorf("%w: start utterance", ErrDecoder)
 	}
@@ -121,6 +192,13 @@ func (d *Decoder) Process(pcm []int16) error {
 	if !d.inUtt {
 		return fmt.Errorf("%w: process outside an utterance", ErrDecoder)
 	}
+	if d.agc != nil {
+		pcm = d.agc.process(pcm)
+	}
+	return d.process(pcm)
+}
+
+func (d *Decoder) process(pcm []int16) error {
 	if len(pcm) == 0 {
 		return nil
 	}
@@ -149,11 +227,38 @@ func (d *Decoder) End() (string, error) {
 	if !d.inUtt {
 		return "", fmt.Errorf("%w: end outside an utterance", ErrDecoder)
 	}
+	if d.agc != nil {
+		if err := d.process(d.agc.flush()); err != nil {
+			d.Abort()
+			return "", err
+		}
+	}
 	d.inUtt = false
 	if C.ps_end_utt(d.ps) < 0 {
 		return "", fmt.Errorf("%w: end utterance", ErrDecoder)
 	}
 	return d.Hypothesis(), nil
+}
+
+// Spots returns the key phrases a spotter detected in the last utterance
+// (after End) at or above their MinScore, in time order; nil on a
+// transcription decoder.
+func (d *Decoder) Spots() []Spot {
+	if d.ps == nil {
+		return nil
+	}
+	var out []Spot
+	for seg := C.ps_seg_iter(d.ps); seg != nil; seg = C.ps_seg_next(seg) {
+		var sf, ef C.int
+		var ascr, lscr, lback C.int32
+		C.ps_seg_frames(seg, &sf, &ef)
+		p := int32(C.ps_seg_prob(seg, &ascr, &lscr, &lback))
+		w := strings.TrimSpace(C.GoString(C.ps_seg_word(seg)))
+		if m, ok := d.min[w]; ok && p >= m {
+			out = append(out, Spot{Phrase: w, Score: p, StartFrame: int(sf), EndFrame: int(ef)})
+		}
+	}
+	return out
 }
 
 // Abort ends any utterance in progress and discards its result.

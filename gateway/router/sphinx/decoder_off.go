@@ -7,6 +7,11 @@ type Decoder struct{}
 
 func newDecoder(Config) (*Decoder, error) { return nil, ErrUnavailable }
 
+func newSpotDecoder(Config, []Keyphrase) (*Decoder, error) { return nil, ErrUnavailable }
+
+// Spots is always empty in noembedded builds.
+func (d *Decoder) Spots() []Spot { return nil }
+
 // Start always fails in noembedded builds.
 func (d *Decoder) Start(string) error { return ErrUnavailable }
 

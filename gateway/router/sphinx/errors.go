@@ -13,6 +13,8 @@ var (
 	// ErrNoSearch is returned by Decoder.Start for a search that was not
 	// configured (e.g. SearchKeyphrase without Config.KeyphraseFile).
 	ErrNoSearch = errors.New("sphinx: search not configured")
+	// ErrKeyphrase reports a malformed keyphrase list.
+	ErrKeyphrase = errors.New("sphinx: bad keyphrase list")
 )
 
 // Search names understood by Decoder.Start.
@@ -21,4 +23,7 @@ const (
 	SearchLM = ""
 	// SearchKeyphrase is the keyword-spotting search from Config.KeyphraseFile.
 	SearchKeyphrase = "kws"
+	// SearchSpot is the crisis key-phrase spotter's search, the only one of
+	// a decoder made by NewSpotPool.
+	SearchSpot = "spot"
 )

@@ -3,6 +3,7 @@ package sphinx
 import (
 	"context"
 	"fmt"
+	"os"
 	"sync"
 )
 
@@ -11,6 +12,7 @@ import (
 // NewPool so a bad model path fails at start-up.
 type Pool struct {
 	cfg  Config
+	mk   func() (*Decoder, error)
 	idle chan *Decoder // idle decoders, capacity cfg.Pool
 	slot chan struct{} // one token per decoder that may still be created
 
@@ -24,11 +26,40 @@ func NewPool(cfg Config) (*Pool, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	p := &Pool{cfg: cfg, idle: make(chan *Decoder, cfg.Pool), slot: make(chan struct{}, cfg.Pool)}
+	return newPool(cfg, func() (*Decoder, error) { return newDecoder(cfg) })
+}
+
+// NewSpotPool validates cfg and loads the first key-phrase spotter: its
+// decoders have the single search SearchSpot over cfg.Spot's phrases.
+func NewSpotPool(cfg Config) (*Pool, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if err := cfg.Spot.Validate(); err != nil {
+		return nil, err
+	}
+	phrases := cfg.Spot.phrases()
+	if cfg.Spot.KeyphraseFile != "" {
+		b, err := os.ReadFile(cfg.Spot.KeyphraseFile)
+		if err != nil {
+			return nil, fmt.Errorf("sphinx.spot.keyphrase_file: %w", err)
+		}
+		if phrases, err = ParseKeyphrases(string(b)); err != nil {
+			return nil, fmt.Errorf("sphinx.spot.keyphrase_file: %w", err)
+		}
+	}
+	if len(phrases) == 0 {
+		return nil, fmt.Errorf("%w: built-in list", ErrKeyphrase)
+	}
+	return newPool(cfg, func() (*Decoder, error) { return newSpotDecoder(cfg, phrases) })
+}
+
+func newPool(cfg Config, mk func() (*Decoder, error)) (*Pool, error) {
+	p := &Pool{cfg: cfg, mk: mk, idle: make(chan *Decoder, cfg.Pool), slot: make(chan struct{}, cfg.Pool)}
 	for range cfg.Pool - 1 {
 		p.slot <- struct{}{}
 	}
-	d, err := newDecoder(cfg)
+	d, err := mk()
 	if err != nil {
 		return nil, err
 	}
@@ -52,7 +83,7 @@ func (p *Pool) Acquire(ctx context.Context) (*Decoder, error) {
 	case d := <-p.idle:
 		return d, nil
 	case <-p.slot:
-		d, err := newDecoder(p.cfg)
+		d, err := p.mk()
 		if err != nil {
 			p.slot <- struct{}{}
 			return nil, err
