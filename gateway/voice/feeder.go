@@ -16,12 +16,14 @@ import (
 type feeder struct {
 	done chan struct{} // closed when every queued frame was written (or the listen failed)
 
-	mu     sync.Mutex // mu guards the fields below
-	cond   *sync.Cond
-	frames [][]int16
-	closed bool
-	ls     *router.ListenSession // nil until opened
-	err    error                 // the listen could not be opened
+	mu      sync.Mutex // mu guards the fields below
+	cond    *sync.Cond
+	frames  [][]int16
+	closed  bool
+	aborted bool                  // hang-up: queued frames are dropped, not recognised
+	written int                   // frames given to the recogniser (tests)
+	ls      *router.ListenSession // nil until opened
+	err     error                 // the listen could not be opened
 }
 
 // newFeeder opens the listen session with l and starts feeding it.
@@ -62,6 +64,16 @@ func (f *feeder) close() {
 	f.cond.Signal()
 }
 
+// abort ends the turn without recognising what is still queued: a hang-up
+// must not wait for the recogniser to work through audio nobody will read.
+func (f *feeder) abort() {
+	f.mu.Lock()
+	f.closed, f.aborted = true, true
+	f.frames = nil
+	f.mu.Unlock()
+	f.cond.Signal()
+}
+
 // result waits until every frame was written and returns the listen
 // session (which the caller must Close), or why it could not be opened.
 func (f *feeder) result() (*router.ListenSession, error) {
@@ -91,16 +103,28 @@ func (f *feeder) run(ctx context.Context, l Listener, req router.ListenRequest) 
 		f.frames = nil
 		closed := f.closed
 		f.mu.Unlock()
-		for _, fr := range batch {
+		for i, fr := range batch {
 			if failed {
 				break
 			}
+			if i%16 == 15 && f.isAborted() {
+				break
+			}
+			f.mu.Lock()
+			f.written++
+			f.mu.Unlock()
 			if err := ls.Write(fr); err != nil {
 				failed = true // Final reports the recogniser's error
 			}
 		}
-		if closed && len(batch) == 0 {
+		if (closed && len(batch) == 0) || f.isAborted() {
 			return
 		}
 	}
+}
+
+func (f *feeder) isAborted() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.aborted
 }

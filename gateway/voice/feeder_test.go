@@ -1,0 +1,53 @@
+package voice
+
+import (
+	"context"
+	"testing"
+
+	"github.com/veraneural/vera-gateway/gateway/router"
+)
+
+// TestFeederAbortDropsQueuedAudio: a hang-up while the recogniser is busy
+// (here: waiting for the only decoder) must not feed it the queued audio;
+// close, by contrast, recognises everything that was queued.
+func TestFeederAbortDropsQueuedAudio(t *testing.T) {
+	cfg := router.DefaultConfig()
+	cfg.Sphinx.Pool = 1
+	r, err := router.New(cfg, noEnv, router.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	ctx := context.Background()
+	const queued = 500 // 10 s of audio
+	run := func(end func(*feeder)) int {
+		hold, err := r.Listen(ctx, router.ListenRequest{Language: "en"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Writing takes the only decoder, so the feeder's listen waits.
+		if err := hold.Write(make([]int16, 320)); err != nil {
+			t.Fatal(err)
+		}
+		f := newFeeder(ctx, r, router.ListenRequest{Language: "en"})
+		for range queued {
+			f.write(make([]int16, 320))
+		}
+		end(f)
+		hold.Close()
+		ls, err := f.result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ls.Close()
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		return f.written
+	}
+	if n := run((*feeder).abort); n != 0 {
+		t.Errorf("abort: %d queued frames reached the recogniser, want 0", n)
+	}
+	if n := run((*feeder).close); n != queued {
+		t.Errorf("close: %d of %d queued frames reached the recogniser", n, queued)
+	}
+}
