@@ -846,3 +846,59 @@ func TestRealDetectorGuardsAnswers(t *testing.T) {
 		})
 	}
 }
+
+// TestSlowTranscriptKeepsAnswerWindow: the person answered in time, but the
+// recogniser took longer than the answer window; the window waits for the
+// words, and the yes counts.
+func TestSlowTranscriptKeepsAnswerWindow(t *testing.T) {
+	r := voiceOffer(t, act("act_1", "Remind me"))
+	r.s.Emit(event.TypeSpeechStarted, event.Speech{TurnID: "v2"})
+	r.s.Emit(event.TypeSpeechStopped, event.Speech{TurnID: "v2"})
+	until(t, r.st, event.TypeSpeechStopped)
+	r.clk.Advance(10 * r.cfg.Consent.AnswerWindow)
+	if n := r.clk.Pending(); n != 1 {
+		t.Fatalf("%d timers pending while the words are recognised, want only the expiry", n)
+	}
+	evs := r.say("v2", "yes please")
+	if got := strings.Join(updates(evs), ","); got != "act_1/approved/speech" {
+		t.Fatalf("updates %q, want the timely yes approved", got)
+	}
+}
+
+// TestNothingHeardRestartsWindow: speech that gave no words restarts the
+// answer window; silence after it asks again and never approves.
+func TestNothingHeardRestartsWindow(t *testing.T) {
+	r := voiceOffer(t, act("act_1", "Remind me"))
+	r.s.Emit(event.TypeSpeechStarted, event.Speech{TurnID: "v2"})
+	r.s.Emit(event.TypeSpeechStopped, event.Speech{TurnID: "v2"})
+	until(t, r.st, event.TypeSpeechStopped)
+	r.s.NothingHeard("v2")
+	r.clk.Advance(r.cfg.Consent.AnswerWindow)
+	evs := until(t, r.st, event.TypeReplyDone)
+	if !strings.HasPrefix(replyText(evs), "Should I go ahead") {
+		t.Fatalf("no re-ask after silence: %q", replyText(evs))
+	}
+	if r.dec.approvals() != 0 {
+		t.Fatalf("approved on silence: %v", r.dec.list())
+	}
+}
+
+// TestSpottedCrisisWithoutWords: a voice turn whose transcript is empty but
+// whose audio held a crisis key phrase gets the safety card, and the model
+// is not asked an empty turn.
+func TestSpottedCrisisWithoutWords(t *testing.T) {
+	ls, err := session.NewLocalSafety("US")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := newRigSafety(t, ls, devices.Phone)
+	r.s.SubmitVoiceTurn("v1", "", []string{"kill myself"})
+	evs := until(t, r.st, event.TypeSafetyCard)
+	if index(evs, event.TypeSafetyCard) < 0 {
+		t.Fatalf("no card: %v", types(evs))
+	}
+	r.say("v2", "hello")
+	if got := r.conv.asked(); len(got) != 1 || got[0] != "hello" {
+		t.Fatalf("model asked %q, want only the worded turn", got)
+	}
+}

@@ -177,8 +177,9 @@ func focusPage(p event.Page, id string) event.Page {
 
 // transportEventLocked follows what a voice transport reports through
 // Emit: speech and reply audio mark the session as spoken, and the
-// offer's answer window waits while the person speaks or the question is
-// still playing, and restarts when it has been heard.
+// offer's answer window waits while the person speaks (until their words
+// are known) or the question is still playing, and restarts when it has
+// been heard.
 func (s *Session) transportEventLocked(t event.Type, payload any) {
 	var turnID string
 	switch p := payload.(type) {
@@ -202,8 +203,28 @@ func (s *Session) transportEventLocked(t event.Type, payload any) {
 		o.ap.Hold()
 		s.stopTimerLocked(o.silence)
 		o.silence = nil
-	case t == event.TypeSpeechStopped, t == event.TypeReplyAudioStopped && turnID == o.turnID:
+	case t == event.TypeSpeechStopped:
+		// The person spoke: the window stays held until their words are
+		// known (SubmitVoiceTurn) or the transport says there were none
+		// (NothingHeard). A recogniser slower than the window must not
+		// turn a timely yes into silence.
+	case t == event.TypeReplyAudioStopped && turnID == o.turnID:
 		o.ap.Heard()
 		s.armSilenceLocked(o)
 	}
+}
+
+// NothingHeard tells the session that the person's speech in turnID gave
+// no words (an empty or failed transcript): an offer's answer window,
+// held since the speech started, restarts from now. Voice transports call
+// it for every speech turn they do not submit.
+func (s *Session) NothingHeard(turnID string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	o := s.offer
+	if o == nil {
+		return
+	}
+	o.ap.Heard()
+	s.armSilenceLocked(o)
 }

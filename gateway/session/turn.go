@@ -232,6 +232,11 @@ func (s *Session) runTurn(in turnInput) {
 		s.finishAnswer(turnID, in.text, reply)
 		return
 	}
+	if strings.TrimSpace(in.text) == "" {
+		// A voice turn without words whose audio held crisis key phrases:
+		// the card above is its answer; the model is not sent an empty turn.
+		return
+	}
 
 	g := &gate{}
 	flush := func() { // g.mu held

@@ -489,12 +489,14 @@ func (s *voiceSession) finishTurn(id string, fd *feeder, stopped time.Time) {
 		if s.ctx.Err() == nil {
 			s.log.Warn("voice: final transcript", "turn", id, "err", err)
 			s.session().EmitError(event.ErrEngineUnavailable, "VERA could not hear that turn; please say it again")
+			s.session().NothingHeard(id)
 		}
 		return
 	}
 	s.m.TranscriptionDelay.Observe(time.Since(stopped).Seconds())
 	text := strings.TrimSpace(tr.Text)
-	if text == "" {
+	if text == "" && len(tr.Spotted) == 0 {
+		s.session().NothingHeard(id)
 		return
 	}
 	s.playMu.Lock()
