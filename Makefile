@@ -40,6 +40,12 @@ fuzz:
 vad-anchors: deps
 	bash cmd/vera-eval/anchors/run.sh
 
+# CPU per real-time stream of Silero v5 and webrtcvad (% of one core), for the
+# capacity table; not part of `make test`. ARGS e.g. "--seconds 120 --reps 5".
+.PHONY: vad-cpu-anchor
+vad-cpu-anchor:
+	bash cmd/vera-eval/anchors/run.sh --cpu $(ARGS)
+
 bench: deps
 	$(GO) test -tags $(TAGS) -run '^$$' -bench '$(BENCH)' -benchmem ./...
 
