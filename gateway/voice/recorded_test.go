@@ -325,24 +325,24 @@ func checkRecordedReplay(t *testing.T, st *stack, res *fixtures.Result, sent []f
 		}
 		return out
 	}
-	in := real(RecordInbound)
-	if len(in) != len(sent) {
-		t.Errorf("inbound.ogg holds %d packets, the client sent %d", len(in), len(sent))
+	// UDP may lose a packet even on loopback when the machine is loaded,
+	// so each side is checked as what one end saw of the other's stream:
+	// in order, byte for byte, with at most 1 % missing.
+	sentP := make([][]byte, len(sent))
+	for i, p := range sent {
+		sentP[i] = p.Payload
 	}
-	for i := range min(len(in), len(sent)) {
-		if !bytes.Equal(in[i], sent[i].Payload) {
-			t.Fatalf("inbound.ogg packet %d differs from the one sent", i)
-		}
+	checkSubsequence(t, "inbound.ogg (what the gateway received) against what the client sent", real(RecordInbound), sentP, true)
+	recvP := make([][]byte, len(res.Audio))
+	for i, p := range res.Audio {
+		recvP[i] = p.Payload
 	}
-	out := real(RecordOutbound)
-	if len(out) < len(res.Audio) || len(res.Audio) == 0 {
-		t.Errorf("outbound.ogg holds %d packets, the client received %d", len(out), len(res.Audio))
+	if len(recvP) == 0 {
+		t.Error("the client received no reply audio")
 	}
-	for i := range min(len(out), len(res.Audio)) {
-		if !bytes.Equal(out[i], res.Audio[i].Payload) {
-			t.Fatalf("outbound.ogg packet %d differs from the one received", i)
-		}
-	}
+	// The client stops collecting when the session is complete, so the
+	// gateway may have sent more than it kept.
+	checkSubsequence(t, "what the client received against outbound.ogg (what the gateway sent)", recvP, real(RecordOutbound), false)
 	var outEvents []json.RawMessage
 	for i, l := range bytes.Split(bytes.TrimSpace(readFile(t, filepath.Join(vs.rec.dir, RecordEvents))), []byte("\n")) {
 		var e recordedEvent
@@ -488,4 +488,23 @@ func recordBargeIn(t *testing.T, st *stack) *fixtures.Result {
 		t.Fatalf("barge-in session did not end: %v\n%s", err, dumpEvents(c.Events()))
 	}
 	return &fixtures.Result{Events: c.Events(), Audio: c.Received()}
+}
+
+// checkSubsequence: every packet of part appears in whole, in order, byte
+// for byte; with complete, part also misses at most 1 % of whole.
+func checkSubsequence(t *testing.T, what string, part, whole [][]byte, complete bool) {
+	t.Helper()
+	j := 0
+	for i, p := range part {
+		for j < len(whole) && !bytes.Equal(p, whole[j]) {
+			j++
+		}
+		if j == len(whole) {
+			t.Fatalf("%s: packet %d of %d is not in order in the %d of the other side", what, i, len(part), len(whole))
+		}
+		j++
+	}
+	if missing := len(whole) - len(part); complete && missing*100 > len(whole) {
+		t.Errorf("%s: %d packets against %d", what, len(part), len(whole))
+	}
 }
