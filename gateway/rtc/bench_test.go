@@ -7,6 +7,8 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -134,17 +136,36 @@ func countPackets(mu *sync.Mutex, ss []*floorSession) int64 {
 	return t
 }
 
+// floorSessions is the session counts the floor benchmarks run: 10 and 40,
+// or VERA_FLOOR_SESSIONS (e.g. "100,200,400") to compare with a load run of
+// the same sizes in the same sitting.
+func floorSessions(b *testing.B) []int {
+	v := os.Getenv("VERA_FLOOR_SESSIONS")
+	if v == "" {
+		return []int{10, 40}
+	}
+	var out []int
+	for _, f := range strings.Split(v, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			b.Fatalf("VERA_FLOOR_SESSIONS=%q: want comma-separated session counts", v)
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
 // BenchmarkFloorTransport: pion receive path only (SRTP, interceptors, RTP
 // read loop), N sessions at 50 packets/s each.
 func BenchmarkFloorTransport(b *testing.B) {
-	for _, n := range []int{10, 40} {
+	for _, n := range floorSessions(b) {
 		b.Run(fmt.Sprintf("sessions=%d", n), func(b *testing.B) { benchFloor(b, n, false) })
 	}
 }
 
 // BenchmarkFloorDecode: the listening floor, transport + Opus decode @16 kHz.
 func BenchmarkFloorDecode(b *testing.B) {
-	for _, n := range []int{10, 40} {
+	for _, n := range floorSessions(b) {
 		b.Run(fmt.Sprintf("sessions=%d", n), func(b *testing.B) { benchFloor(b, n, true) })
 	}
 }
