@@ -28,6 +28,9 @@ vet:
 
 test: deps vet
 	$(GO) test -tags $(TAGS) -race -count=1 -timeout $(TEST_TIMEOUT) $(GOTESTFLAGS) ./...
+	@# 50 live voice sessions at once (issue 6), on their own so no other
+	@# package's tests share the two cores with them.
+	VOICE_CONCURRENT=50 $(GO) test -tags $(TAGS) -race -count=1 -timeout 10m -run '^TestConcurrentSessions$$' ./gateway/voice/
 	@FUZZTIME=$(FUZZTIME) TAGS=$(TAGS) bash .ci/fuzz.sh
 
 # Every fuzz target for FUZZTIME each (make test runs this too).

@@ -17,9 +17,9 @@ import (
 // budget — with an engine_unavailable error; none hangs, and TestMain finds
 // no goroutine left behind.
 func TestConcurrentSessions(t *testing.T) {
-	// 10 under -race on a 2-core CI machine that also runs other packages'
-	// tests: at 20, a starved media loop lost a whole utterance once (no
-	// turn at all). VOICE_CONCURRENT raises it for a dedicated machine.
+	// 10 under -race while other packages' tests share the 2-core CI
+	// machine (at 20, a starved media loop once lost a whole utterance).
+	// `make test` runs it again alone with VOICE_CONCURRENT=50.
 	n := 10
 	if v, err := strconv.Atoi(os.Getenv("VOICE_CONCURRENT")); err == nil && v > 0 {
 		n = v
