@@ -3,6 +3,7 @@ package voice
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 
 	"github.com/veraneural/vera-gateway/gateway/router"
 )
@@ -16,14 +17,15 @@ import (
 type feeder struct {
 	done chan struct{} // closed when every queued frame was written (or the listen failed)
 
-	mu      sync.Mutex // mu guards the fields below
-	cond    *sync.Cond
-	frames  [][]int16
-	closed  bool
-	aborted bool                  // hang-up: queued frames are dropped, not recognised
-	written int                   // frames given to the recogniser (tests)
-	ls      *router.ListenSession // nil until opened
-	err     error                 // the listen could not be opened
+	aborted atomic.Bool  // hang-up: queued frames are dropped, not recognised
+	written atomic.Int64 // frames given to the recogniser (tests)
+
+	mu     sync.Mutex // mu guards the fields below
+	cond   *sync.Cond
+	frames [][]int16
+	closed bool
+	ls     *router.ListenSession // nil until opened
+	err    error                 // the listen could not be opened
 }
 
 // newFeeder opens the listen session with l and starts feeding it.
@@ -67,8 +69,9 @@ func (f *feeder) close() {
 // abort ends the turn without recognising what is still queued: a hang-up
 // must not wait for the recogniser to work through audio nobody will read.
 func (f *feeder) abort() {
+	f.aborted.Store(true)
 	f.mu.Lock()
-	f.closed, f.aborted = true, true
+	f.closed = true
 	f.frames = nil
 	f.mu.Unlock()
 	f.cond.Signal()
@@ -107,24 +110,16 @@ func (f *feeder) run(ctx context.Context, l Listener, req router.ListenRequest) 
 			if failed {
 				break
 			}
-			if i%16 == 15 && f.isAborted() {
+			if i%16 == 15 && f.aborted.Load() {
 				break
 			}
-			f.mu.Lock()
-			f.written++
-			f.mu.Unlock()
+			f.written.Add(1)
 			if err := ls.Write(fr); err != nil {
 				failed = true // Final reports the recogniser's error
 			}
 		}
-		if (closed && len(batch) == 0) || f.isAborted() {
+		if (closed && len(batch) == 0) || f.aborted.Load() {
 			return
 		}
 	}
-}
-
-func (f *feeder) isAborted() bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.aborted
 }

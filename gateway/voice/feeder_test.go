@@ -40,9 +40,7 @@ func TestFeederAbortDropsQueuedAudio(t *testing.T) {
 			t.Fatal(err)
 		}
 		ls.Close()
-		f.mu.Lock()
-		defer f.mu.Unlock()
-		return f.written
+		return int(f.written.Load())
 	}
 	if n := run((*feeder).abort); n != 0 {
 		t.Errorf("abort: %d queued frames reached the recogniser, want 0", n)
