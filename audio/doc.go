@@ -3,6 +3,11 @@
 // Invariants:
 //   - Internal audio is 16 kHz, mono, signed 16-bit PCM ([]int16), moved in
 //     frames of 10 ms (Frame10 = 160 samples) or 20 ms (Frame20 = 320 samples).
+//   - One set of units: time inside the audio path is samples at SampleRate
+//     (the sample clock); only the network side counts Opus's 48 kHz clock
+//     (OpusRate: RTP timestamps and arrival ticks, Ogg granules). The
+//     constants and conversions here are the only place either rate is
+//     spelled out.
 //   - A frame slice is owned by whoever allocated it. Functions in this tree
 //     never retain a caller's slice after they return unless their doc says so;
 //     callers must not keep a slice they received from a callee past the next
