@@ -26,6 +26,7 @@ import (
 	"github.com/veraneural/vera-gateway/audio/turn"
 	"github.com/veraneural/vera-gateway/audio/vad"
 	"github.com/veraneural/vera-gateway/audio/wavio"
+	"github.com/veraneural/vera-gateway/fixtures"
 )
 
 const rate = turn.SampleRate
@@ -49,39 +50,6 @@ type clip struct {
 
 const ambiguousMs = 150
 
-// repoRoot walks up from the test's directory to go.mod.
-func repoRoot(t testing.TB) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		up := filepath.Dir(dir)
-		if up == dir {
-			t.Fatal("no go.mod above the test directory")
-		}
-		dir = up
-	}
-}
-
-// sharedAudio is <repo>/../shared/fixtures/audio or $VERA_SHARED_DIR/fixtures/audio;
-// it skips when absent.
-func sharedAudio(t testing.TB) string {
-	t.Helper()
-	dir := filepath.Join(repoRoot(t), "..", "shared", "fixtures", "audio")
-	if d := os.Getenv("VERA_SHARED_DIR"); d != "" {
-		dir = filepath.Join(d, "fixtures", "audio")
-	}
-	if _, err := os.Stat(filepath.Join(dir, "SOURCES.md")); err != nil {
-		t.Skipf("shared speech fixtures absent (%v): set VERA_SHARED_DIR or check out ../shared", err)
-	}
-	return dir
-}
-
 // turnsFrom merges label segments over gaps shorter than silence.
 func turnsFrom(segs []span, silence int64) (turns []span, optAft, optIn []bool) {
 	amb := int64(ambiguousMs * rate / 1000)
@@ -104,7 +72,7 @@ func turnsFrom(segs []span, silence int64) (turns []span, optAft, optIn []bool) 
 
 // realClips loads every shared clip with segments.json.
 func realClips(t testing.TB, silence int64) []clip {
-	dir := sharedAudio(t)
+	dir := fixtures.SharedAudioDir(t)
 	files, err := filepath.Glob(filepath.Join(dir, "*.segments.json"))
 	if err != nil || len(files) == 0 {
 		t.Skipf("no *.segments.json in %s", dir)
@@ -279,7 +247,7 @@ func noiseSource(t testing.TB, name string) []int16 {
 		}
 		return n
 	}
-	pcm, err := wavio.ReadWAVFile(filepath.Join(sharedAudio(t), name+".16k.wav"), rate)
+	pcm, err := wavio.ReadWAVFile(filepath.Join(fixtures.SharedAudioDir(t), name+".16k.wav"), rate)
 	if err != nil {
 		t.Fatal(err)
 	}

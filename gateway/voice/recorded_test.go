@@ -104,7 +104,7 @@ func eventStreams(seq []string) map[string][]string {
 }
 
 func recordedRoot(t testing.TB) string {
-	return filepath.Join(repoRoot(t), "testdata", "recorded")
+	return filepath.Join(fixtures.RepoRoot(t), "testdata", "recorded")
 }
 
 // oggSegments loads a recorded inbound.ogg as the streams to send: the
