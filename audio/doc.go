@@ -16,6 +16,7 @@
 //     capacity; they report a sentinel error instead of panicking on bad sizes.
 //
 // Sub-packages: codec (Opus per stream), jitter (RTP jitter buffer), vad
-// (pure-Go voice activity detector), turn (turn detector on sample time) and
-// wavio (WAV and Ogg Opus file I/O).
+// (pure-Go voice activity detector), turn (turn detector on sample time),
+// resample (rate conversion for synthesised speech) and wavio (WAV and Ogg
+// Opus file I/O).
 package audio

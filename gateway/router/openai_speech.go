@@ -9,7 +9,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/veraneural/vera-gateway/gateway/router/espeak"
+	"github.com/veraneural/vera-gateway/audio/resample"
 )
 
 // openAISpeechRate is the sample rate of OpenAI's response_format=pcm.
@@ -145,7 +145,7 @@ func skipWAVHeader(r *bufio.Reader) (int, error) {
 
 // streamPCM resamples s16le mono PCM from inRate to outRate as it arrives.
 func streamPCM(r io.Reader, inRate, outRate int, c *call, emit func(AudioChunk) error) error {
-	rs, err := espeak.NewResampler(inRate, outRate)
+	rs, err := resample.New(inRate, outRate)
 	if err != nil {
 		return perr(KindProtocol, "speech: %w", err)
 	}
