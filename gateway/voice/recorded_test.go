@@ -123,7 +123,7 @@ func oggSegments(t testing.TB, path string) []*fixtures.Stream {
 			cur = nil
 			continue
 		}
-		if d, err := opusSamples48k(p); err != nil || d != 960 {
+		if d, err := wavio.OpusSamples(p); err != nil || d != 960 {
 			t.Fatalf("%s packet %d: %d samples, %v (want 20 ms packets)", path, i, d, err)
 		}
 		if cur == nil {
