@@ -15,8 +15,9 @@
 //   - Hot-path helpers here allocate nothing when the destination has enough
 //     capacity; they report a sentinel error instead of panicking on bad sizes.
 //
-// Sub-packages: codec (Opus per stream), jitter (RTP jitter buffer), vad
-// (pure-Go voice activity detector), turn (turn detector on sample time),
-// resample (rate conversion for synthesised speech) and wavio (WAV and Ogg
-// Opus file I/O).
+// Sub-packages: pipeline (the one inbound path: jitter buffer → decode →
+// VAD → echo guard → turn detector → prefix ring), codec (Opus per stream),
+// jitter (RTP jitter buffer), vad (pure-Go voice activity detector), turn
+// (turn detector on sample time), resample (rate conversion for synthesised
+// speech) and wavio (WAV and Ogg Opus I/O, the Opus TOC parser).
 package audio

@@ -3,6 +3,7 @@ package audio
 import (
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	goaudio "github.com/go-audio/audio"
@@ -92,6 +93,17 @@ func FromIntBuffer(dst []int16, src *goaudio.IntBuffer) (int, error) {
 		dst[i] = clip16(v)
 	}
 	return len(src.Data), nil
+}
+
+// PowerDBFS is the mean power of pcm in dB relative to full scale (a
+// full-scale square wave is 0 dBFS; digital silence is -120).
+func PowerDBFS(pcm []int16) float32 {
+	var e float64
+	for _, v := range pcm {
+		e += float64(v) * float64(v)
+	}
+	e /= float64(len(pcm)) * 32768 * 32768
+	return float32(10 * math.Log10(e+1e-12))
 }
 
 func clip16(v int) int16 {
