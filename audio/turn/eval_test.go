@@ -23,6 +23,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/veraneural/vera-gateway/audio/pipeline"
 	"github.com/veraneural/vera-gateway/audio/turn"
 	"github.com/veraneural/vera-gateway/audio/vad"
 	"github.com/veraneural/vera-gateway/audio/wavio"
@@ -295,34 +296,24 @@ type detected struct {
 	start, end, at int64 // SpeechStart, SpeechEnd (back-dated), decision time
 }
 
-// detectTurns runs VAD + detector over pcm in 10 ms frames, as the gateway's
-// inbound path does.
+// detectTurns runs pcm through the inbound pipeline's analysis (VAD and
+// detector, no echo guard) in 10 ms frames, as the gateway's inbound path
+// does after decoding.
 func detectTurns(t testing.TB, pcm []int16, vc vad.Config, tc turn.Config) []detected {
 	t.Helper()
-	v, err := vad.New(vc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := turn.New(tc)
+	cfg := pipeline.DefaultConfig()
+	cfg.VAD, cfg.Turn, cfg.EchoGuard = vc, tc, false
+	in, err := pipeline.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var out []detected
 	for k := 0; (k+1)*vad.FrameSamples <= len(pcm); k++ {
-		f := pcm[k*vad.FrameSamples : (k+1)*vad.FrameSamples]
-		p, feat, err := v.ProcessFeatures(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		evs, err := d.ProcessRaw(f, p, feat.Raw)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, e := range evs {
+		in.Analyse(pcm[k*vad.FrameSamples:(k+1)*vad.FrameSamples], int64(k*vad.FrameSamples), false, func(e *turn.Event) {
 			if e.Type == turn.SpeechStopped {
 				out = append(out, detected{e.SpeechStart, e.SpeechEnd, e.At})
 			}
-		}
+		})
 	}
 	return out
 }
