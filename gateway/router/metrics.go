@@ -16,6 +16,7 @@ type metrics struct {
 	ttft     *prometheus.HistogramVec // model, provider
 	duration *prometheus.HistogramVec // model, provider
 	breaker  *prometheus.GaugeVec     // model, provider
+	defects  *prometheus.CounterVec   // model, defect
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -40,11 +41,14 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		breaker: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Subsystem: sub,
 			Name: "breaker_state", Help: "Circuit breaker state: 0 closed, 1 half-open, 2 open."},
 			[]string{"model", "provider"}),
+		defects: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub,
+			Name: "reply_defects_total", Help: "Engine reply defects read around instead of failing the turn (message_unreadable, action_dropped, actions_unreadable, safety_unreadable, display_unreadable, resource_salvaged, resource_unreadable, resources_filled)."},
+			[]string{"model", "defect"}),
 	}
 	if reg == nil {
 		return m, nil
 	}
-	for _, c := range []prometheus.Collector{m.attempts, m.failures, m.skips, m.ttft, m.duration, m.breaker} {
+	for _, c := range []prometheus.Collector{m.attempts, m.failures, m.skips, m.ttft, m.duration, m.breaker, m.defects} {
 		if err := reg.Register(c); err != nil {
 			var are prometheus.AlreadyRegisteredError
 			if errors.As(err, &are) {

@@ -41,6 +41,18 @@ type Options struct {
 	HTTPClient *http.Client
 	// Assess is the companion's safety source; nil yields level none.
 	Assess Assessor
+	// FallbackResources gives the local resources for a card the router
+	// must fill itself: an engine safety object that cannot be read counts
+	// as elevated, and a required card is never empty. cmd/ passes the
+	// deployment's catalog and default region; nil uses the embedded
+	// catalog with no region (the international directory and "call your
+	// local emergency number"). It must never return an empty list.
+	FallbackResources func(level safety.Level) []safety.Resource
+}
+
+// defaultFallbackResources is FallbackResources when cmd/ gives none.
+func defaultFallbackResources(level safety.Level) []safety.Resource {
+	return safety.ResourcesFor(level, nil, safety.RegionPrefs{})
 }
 
 // Router sends requests for a slot to its models in order. Safe for
@@ -101,7 +113,21 @@ func New(cfg Config, getenv func(string) string, opts Options) (*Router, error) 
 		return nil, err
 	}
 	r.metrics = m
-	env := &providerEnv{client: client, clock: r.clock, maxBody: cfg.MaxBodyBytes, assess: opts.Assess, log: r.log}
+	fill := opts.FallbackResources
+	if fill == nil {
+		fill = defaultFallbackResources
+	}
+	env := &providerEnv{client: client, clock: r.clock, maxBody: cfg.MaxBodyBytes, assess: opts.Assess, log: r.log,
+		fallbackResources: func(l safety.Level) []safety.Resource {
+			if rs := fill(l); len(rs) > 0 {
+				return rs
+			}
+			return defaultFallbackResources(l) // never an empty card, whatever cmd/ passed
+		},
+		replyDefect: func(model, defect string) {
+			r.metrics.defects.WithLabelValues(model, defect).Inc()
+			r.log.Warn("router: engine reply defect read around", "model", model, "defect", defect)
+		}}
 	for i, mc := range cfg.Models {
 		key := ""
 		if mc.APIKeyEnv != "" {
