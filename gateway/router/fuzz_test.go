@@ -104,3 +104,30 @@ func FuzzVERAReply(f *testing.F) {
 		}
 	})
 }
+
+// FuzzGuardVerdict: any guard answer yields a level and reasons drawn only
+// from the configured codes (never the answer's own text), or a protocol
+// error.
+func FuzzGuardVerdict(f *testing.F) {
+	f.Add("unsafe\nS11")
+	f.Add("safe")
+	f.Add("unsafe S1, S11 my name is Sam")
+	codes := map[string]safety.Level{"S11": safety.LevelCrisis, "S1": safety.LevelElevated}
+	f.Fuzz(func(t *testing.T, answer string) {
+		level, reasons, err := parseGuardVerdict(answer, "g", codes)
+		if err != nil {
+			if level != safety.LevelNone || reasons != nil {
+				t.Fatalf("error %v with level %v reasons %v", err, level, reasons)
+			}
+			return
+		}
+		for _, r := range reasons {
+			if r != "g:S11" && r != "g:S1" && r != "g:unsafe" {
+				t.Fatalf("reason %q is not a configured code", r)
+			}
+		}
+		if len(reasons) == 0 && level != safety.LevelNone {
+			t.Fatalf("level %v without a reason", level)
+		}
+	})
+}

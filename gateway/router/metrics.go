@@ -17,6 +17,9 @@ type metrics struct {
 	duration *prometheus.HistogramVec // model, provider
 	breaker  *prometheus.GaugeVec     // model, provider
 	defects  *prometheus.CounterVec   // model, defect
+	// classifier is vera_safety_classifier_total (subsystem safety: it
+	// counts safety verdicts, whoever serves them).
+	classifier *prometheus.CounterVec // model, outcome
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -44,11 +47,14 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		defects: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub,
 			Name: "reply_defects_total", Help: "Engine reply defects read around instead of failing the turn (message_unreadable, action_dropped, actions_unreadable, safety_unreadable, display_unreadable, resource_salvaged, resource_unreadable, resources_filled)."},
 			[]string{"model", "defect"}),
+		classifier: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: "safety",
+			Name: "classifier_total", Help: "Safety-slot classifier calls by outcome (ok, late, timeout, error, malformed, breaker_open, canceled)."},
+			[]string{"model", "outcome"}),
 	}
 	if reg == nil {
 		return m, nil
 	}
-	for _, c := range []prometheus.Collector{m.attempts, m.failures, m.skips, m.ttft, m.duration, m.breaker, m.defects} {
+	for _, c := range []prometheus.Collector{m.attempts, m.failures, m.skips, m.ttft, m.duration, m.breaker, m.defects, m.classifier} {
 		if err := reg.Register(c); err != nil {
 			var are prometheus.AlreadyRegisteredError
 			if errors.As(err, &are) {
