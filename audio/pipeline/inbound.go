@@ -31,7 +31,6 @@ type Inbound struct {
 	det        *turn.Detector
 	prefix     prefixRing
 	exit       float32 // the turn detector's exit threshold: below it a frame is not speech
-	silenceMs  int     // the turn detector's silence duration (EndOfStream)
 	lastPlay   int64   // detector time playout was last seen active; -1 never
 	suppressed bool    // the previous 10 ms was speech judged to be our echo
 
@@ -59,8 +58,7 @@ func New(cfg Config) (*Inbound, error) {
 	if err != nil {
 		return nil, err
 	}
-	in := &Inbound{jb: jb, dec: dec, vad: v, det: det, exit: cfg.Turn.ExitThreshold,
-		silenceMs: cfg.Turn.SilenceDurationMs, lastPlay: -1}
+	in := &Inbound{jb: jb, dec: dec, vad: v, det: det, exit: cfg.Turn.ExitThreshold, lastPlay: -1}
 	if cfg.EchoGuard {
 		in.echo = &echoGuard{}
 	}
@@ -131,7 +129,8 @@ func (in *Inbound) Analyse(pcm []int16, at int64, playing bool, emit func(*turn.
 				in.suppressed = false
 			}
 		}
-		evs, err := in.det.ProcessRaw(f, p, raw)
+		feat.Raw = raw
+		evs, err := in.det.ProcessFeatures(f, p, &feat)
 		if err != nil {
 			continue
 		}
@@ -163,16 +162,28 @@ func (in *Inbound) Prefix(samples int64) [][]int16 { return in.prefix.since(samp
 // Now is the turn detector's sample time: the samples analysed so far.
 func (in *Inbound) Now() int64 { return in.det.Now() }
 
+// SetTranscript gives the turn detector the recogniser's current
+// transcript of the turn in progress (see turn.Detector.SetTranscript).
+// Media loop only.
+func (in *Inbound) SetTranscript(text string) { in.det.SetTranscript(text) }
+
+// SetPatience widens the turn detector's waits (see
+// turn.Detector.SetPatience). Media loop only.
+func (in *Inbound) SetPatience(factor float32) { in.det.SetPatience(factor) }
+
 // EndOfStream closes a turn still open when the input ends (a file, not a
 // live stream): the turn detector is fed silence with zero speech
-// probability, 10 ms at a time, for its silence duration, so the
+// probability, 10 ms at a time, for its longest wait, so the
 // SpeechStopped it would have decided comes out through emit.
 func (in *Inbound) EndOfStream(emit func(*turn.Event)) {
 	if !in.det.Speaking() {
 		return
 	}
 	var silence [audio.Frame10]int16
-	for range in.silenceMs / 10 {
+	for range in.det.MaxWaitMs()/10 + 1 {
+		if !in.det.Speaking() {
+			return
+		}
 		evs, err := in.det.Process(silence[:], 0)
 		if err != nil {
 			return

@@ -15,11 +15,11 @@ import (
 // change alone, then both (the defaults).
 func evalVariants() []variant {
 	mk := func(name string, floor float32, run int) variant {
-		v, c := vad.DefaultConfig(), turn.DefaultConfig()
+		v, c := vad.DefaultConfig(), turn.FixedConfig()
 		v.RawFloorDb, c.EndRunMs = floor, run
 		return variant{name, v, c}
 	}
-	v, c := vad.DefaultConfig(), turn.DefaultConfig()
+	v, c := vad.DefaultConfig(), turn.FixedConfig()
 	return []variant{mk("before", 0, 0), mk("floor-gate-only", v.RawFloorDb, 0), mk("end-run-only", 0, c.EndRunMs),
 		mk("after", v.RawFloorDb, c.EndRunMs)}
 }
@@ -101,7 +101,7 @@ const f10 = vad.FrameSamples
 // The stop is decided exactly SilenceDurationMs after the last frame of raw
 // speech evidence, however long the smoothed probability takes to fall.
 func TestStopCountsFromRawEnd(t *testing.T) {
-	cfg := turn.DefaultConfig()
+	cfg := turn.FixedConfig()
 	silence := int64(cfg.SilenceDurationMs) * rate / 1000
 	for _, tail := range []int{0, 5, 12, 30} { // frames the smoothed p stays above exit after raw ends
 		ps := frames(0.0, 20, 0.95, 80, 0.6, tail, 0.1, 120)
@@ -120,7 +120,7 @@ func TestStopCountsFromRawEnd(t *testing.T) {
 // Pauses shorter than the silence never end a turn, wherever they fall and
 // whatever isolated blips they hold; a pause as long as the silence does.
 func TestPausesShorterThanSilenceNeverSplit(t *testing.T) {
-	cfg := turn.DefaultConfig()
+	cfg := turn.FixedConfig()
 	for pause := 10; pause < cfg.SilenceDurationMs; pause += 10 {
 		n := pause / 10
 		ps := frames(0.0, 20, 0.95, 40, 0.2, n, 0.95, 40, 0.1, 80)
@@ -141,7 +141,7 @@ func TestPausesShorterThanSilenceNeverSplit(t *testing.T) {
 // Noise or breath blips shorter than EndRunMs after the speech neither
 // extend the turn nor move its end; a sustained run does extend it.
 func TestBlipsDoNotExtendTurn(t *testing.T) {
-	cfg := turn.DefaultConfig()
+	cfg := turn.FixedConfig()
 	silence := int64(cfg.SilenceDurationMs) * rate / 1000
 	// Smoothed p hovers between the thresholds (as in steady noise), raw
 	// spikes for 30 ms every 150 ms.
@@ -198,7 +198,7 @@ func TestVADBackDatedEndOnSyntheticVoice(t *testing.T) {
 		}
 		c := clip{name: "synthetic", pcm: sig, turns: []span{{0, int64(n)}}, speechP: speechPower(sig, []span{{0, int64(n)}})}
 		pcm, lead := c.canvas(t, condition{"pink", 30}, noise)
-		got := detectTurns(t, pcm, vad.DefaultConfig(), turn.DefaultConfig())
+		got := detectTurns(t, pcm, vad.DefaultConfig(), turn.FixedConfig())
 		if len(got) != 1 {
 			t.Fatalf("%d ms: %d turns, want 1", dur, len(got))
 		}
@@ -216,7 +216,7 @@ func TestVADBackDatedEndOnSyntheticVoice(t *testing.T) {
 // soft fricative) can fall below the raw evidence, so a turn may end up to
 // 100 ms early.
 func TestEspeakTurnsWithPausesNotSplit(t *testing.T) {
-	cfgV, cfgT := vad.DefaultConfig(), turn.DefaultConfig()
+	cfgV, cfgT := vad.DefaultConfig(), turn.FixedConfig()
 	silence := int64(cfgT.SilenceDurationMs) * rate / 1000
 	clips := espeakClips(t, silence, 2)
 	res := map[string]*tally{}

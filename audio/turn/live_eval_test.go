@@ -143,9 +143,9 @@ func runLive(tb testing.TB, pkts [][]byte, arr []arrival, v liveVariant, phase i
 // decides SpeechStopped, through Opus, the jitter buffer, the VAD and the
 // detector (see the file comment), with turn counts. Run with -benchtime 1x -v.
 func BenchmarkEndOfTurnLive(b *testing.B) {
-	before := liveVariant{"before", false, jitter.DefaultConfig(), vad.DefaultConfig(), turn.DefaultConfig()}
+	before := liveVariant{"before", false, jitter.DefaultConfig(), vad.DefaultConfig(), turn.FixedConfig()}
 	before.jit.ShrinkWindowMs, before.vad.RawFloorDb, before.turn.EndRunMs = 0, 0, 0
-	after := liveVariant{"after", false, jitter.DefaultConfig(), vad.DefaultConfig(), turn.DefaultConfig()}
+	after := liveVariant{"after", false, jitter.DefaultConfig(), vad.DefaultConfig(), turn.FixedConfig()}
 	aligned := after
 	aligned.name, aligned.aligned = "after+aligned-pull", true
 	vars := []liveVariant{before, after, aligned}

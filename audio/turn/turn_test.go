@@ -47,7 +47,7 @@ func seq(parts ...any) []float32 {
 
 func newDet(t *testing.T) *Detector {
 	t.Helper()
-	d, err := New(DefaultConfig())
+	d, err := New(FixedConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +113,7 @@ func TestRawPlacesTrueEnd(t *testing.T) {
 }
 
 func TestMaxTurn(t *testing.T) {
-	cfg := DefaultConfig()
+	cfg := FixedConfig()
 	cfg.MaxTurnMs = 2000
 	d, err := New(cfg)
 	if err != nil {
@@ -150,8 +150,8 @@ func TestOverlapSpeech(t *testing.T) {
 			ov = append(ov, e)
 		}
 	}
-	if len(ov) != 1 || ov[0].At != 40*f10 {
-		t.Fatalf("overlap events %+v: want one at 300 ms of speech (sample 6400)", ov)
+	if want := int64(10*f10 + d.cfg.BargeInMs*16); len(ov) != 1 || ov[0].At != want {
+		t.Fatalf("overlap events %+v: want one at barge_in_ms of speech (sample %d)", ov, want)
 	}
 	// Without the assistant speaking there is no overlap event.
 	d2 := newDet(t)
@@ -198,9 +198,9 @@ func TestConfigValidate(t *testing.T) {
 		"end_run_ms":          func(c *Config) { c.EndRunMs = c.SilenceDurationMs },
 	}
 	for key, f := range cases {
-		c := DefaultConfig()
+		c := FixedConfig()
 		f(&c)
-		if err := c.Validate(); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "audio.turn."+key) {
+		if err := c.Validate(); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "turn."+key) {
 			t.Errorf("%s: %v", key, err)
 		}
 	}
@@ -224,7 +224,7 @@ func TestNoAllocsSteadyState(t *testing.T) {
 }
 
 func BenchmarkProcess10ms(b *testing.B) {
-	d, _ := New(DefaultConfig())
+	d, _ := New(FixedConfig())
 	frame := make([]int16, f10)
 	ps := seq(float32(0), 50, float32(0.9), 100, float32(0.2), 60)
 	b.ReportAllocs()

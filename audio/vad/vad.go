@@ -130,6 +130,12 @@ type Features struct {
 	// Raw is this frame's probability before the logit average and release:
 	// noisier, but without their lag, so it marks where speech really ends.
 	Raw float32
+	// Pitch is the fundamental frequency in Hz (80–400) at the
+	// autocorrelation peak that gives harmonicity (X[4]), refined between
+	// lags by a parabola; 0 when the frame has no periodic energy. It is
+	// only meaningful where harmonicity is high (a voiced frame); the turn
+	// detector reads its contour. It does not enter the probability.
+	Pitch float32
 }
 
 // band edges in Hz; the speech bands are those within [250, 4000].
@@ -282,7 +288,7 @@ func (v *VAD) ProcessFeatures(frame []int16) (float32, Features, error) {
 	}
 	ms /= FrameSamples
 	var f Features
-	harm := v.pitch()
+	harm, f0 := v.pitch()
 	for i := range v.x {
 		v.x[i] = v.hist[i] * v.win[i]
 	}
@@ -318,6 +324,7 @@ func (v *VAD) ProcessFeatures(frame []int16) (float32, Features, error) {
 		f.X[g] = snr[g] / cnt[g]
 	}
 	f.X[4] = harm
+	f.Pitch = f0
 	f.X[5] = harm * f.X[0] / 30
 
 	// Flatness over 250-4000 Hz bins.
@@ -395,8 +402,9 @@ func (v *VAD) ProcessFeatures(frame []int16) (float32, Features, error) {
 }
 
 // pitch updates the 2 kHz band-passed history from the newest 160 samples
-// and returns the peak normalised autocorrelation over lags 5..25.
-func (v *VAD) pitch() float32 {
+// and returns the peak normalised autocorrelation over lags 5..25 and the
+// fundamental frequency at that peak (Hz, 0 when there is none).
+func (v *VAD) pitch() (float32, float32) {
 	// 20 new decimated samples per frame; the FIR reads back into hist.
 	const newOut = FrameSamples / decim
 	copy(v.low[:], v.low[newOut:])
@@ -419,7 +427,7 @@ func (v *VAD) pitch() float32 {
 		e0 += s * s
 	}
 	if e0 < 1e-12 {
-		return 0
+		return 0, 0
 	}
 	// Energy of the lagged window, updated incrementally as the lag grows.
 	var eL float32
@@ -427,7 +435,11 @@ func (v *VAD) pitch() float32 {
 		s := v.low[lagMax-lagMin+i]
 		eL += s * s
 	}
+	// r2 holds each lag's signed squared correlation (negative when the
+	// correlation is), for the parabola around the peak.
+	var r2 [lagMax - lagMin + 1]float32
 	var best float32
+	bestLag := 0
 	for lag := lagMin; lag <= lagMax; lag++ {
 		if lag > lagMin {
 			in := v.low[lagMax-lag]
@@ -440,13 +452,28 @@ func (v *VAD) pitch() float32 {
 			c += x[i] * y[i]
 		}
 		// Compare squared correlations; one square root at the end.
-		if c > 0 && eL > 1e-12 {
-			if r := c * c / (e0 * eL); r > best {
-				best = r
+		if eL > 1e-12 {
+			r := c * c / (e0 * eL)
+			if c < 0 {
+				r = -r
+			}
+			r2[lag-lagMin] = r
+			if r > best {
+				best, bestLag = r, lag
 			}
 		}
 	}
-	return min(float32(math.Sqrt(float64(best))), 1)
+	if bestLag == 0 {
+		return 0, 0
+	}
+	lag := float32(bestLag)
+	if i := bestLag - lagMin; i > 0 && i < len(r2)-1 {
+		a, b, c := r2[i-1], r2[i], r2[i+1]
+		if d := a - 2*b + c; d < 0 {
+			lag += min(max(0.5*(a-c)/d, -0.5), 0.5)
+		}
+	}
+	return min(float32(math.Sqrt(float64(best))), 1), audio.SampleRate / decim / lag
 }
 
 // updateNoise tracks each band's floor by minimum statistics over

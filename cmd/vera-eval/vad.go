@@ -458,7 +458,7 @@ func evaluate(dir string, clips []clip, conds []condition, f vadFlags) (vadRepor
 // also measures, for every reference start preceded by at least
 // silence_duration_ms of non-speech, how long after it SpeechStarted fired.
 func endOfSpeech(clips []clip) (eosStats, eosStats, error) {
-	cfg := turn.DefaultConfig()
+	cfg := turn.FixedConfig() // the VAD figures are scored with the fixed 500 ms wait
 	var errs, delays []float64
 	var st, sos eosStats
 	var signed, signedDelay float64

@@ -1,0 +1,211 @@
+package turn
+
+import (
+	"math"
+
+	"github.com/veraneural/vera-gateway/audio/vad"
+)
+
+// silenceRef is the silence at which the silence evidence is 0 (200 ms).
+const silenceRef = SampleRate / 5
+
+// settleSamples: a transcript that arrived at least this long after the
+// speech ended has heard the last word (words_hold, words_end); an earlier
+// one may not have (words_hold_early, words_end_early).
+const settleSamples = SampleRate * 15 / 100
+
+// policy decides how long a pause ends the turn. The fixed policy waits
+// SilenceDurationMs; the adaptive one computes, once per pause (and again
+// when the transcript changes), the wait at which the end-of-turn
+// probability σ(z0 + W[EvSilence]·ln(s/200 ms)) reaches the threshold, and
+// clamps it to [SilenceDurationMs, MaxSilenceMs]. Both are widened by the
+// patience factor. Per frame it only records prosody.
+type policy struct {
+	adaptive         bool
+	minWait, maxW    int64 // samples, before patience
+	patience         float32
+	w                Weights
+	logitThr         float32
+	lex              *lexicon
+	pr               prosody
+	speechFrameEnd   int64 // prosody frame index after the last speech frame
+	words            WordClass
+	wordsAt          int64 // when the transcript was last given; -1 none
+	inPause          bool
+	turnSpeech       int64 // samples from the turn's start to its last speech
+	x                [NumEvidence]float32
+	zProsody, zWords float32
+	// wait is the current pause's wait in samples (the fixed wait outside
+	// a pause).
+	wait int64
+}
+
+func (pl *policy) init(cfg Config, w Weights) {
+	ms := func(v int) int64 { return int64(v) * SampleRate / 1000 }
+	pl.adaptive = cfg.Policy == PolicyAdaptive
+	pl.minWait, pl.maxW = ms(cfg.SilenceDurationMs), ms(cfg.MaxSilenceMs)
+	if !pl.adaptive {
+		pl.maxW = pl.minWait
+	}
+	pl.w = w
+	t := float64(w.Threshold)
+	pl.logitThr = float32(math.Log(t / (1 - t)))
+	pl.lex = lexiconFor(cfg.Language)
+	pl.patience = 1
+	pl.reset()
+}
+
+func (pl *policy) reset() {
+	pl.pr.reset()
+	pl.speechFrameEnd = 0
+	pl.newTurn()
+}
+
+// newTurn forgets the words and the pause (a new turn, a new recogniser).
+func (pl *policy) newTurn() {
+	pl.words, pl.wordsAt, pl.inPause = WordsNone, -1, false
+	pl.newTurnWait()
+}
+
+func (pl *policy) endTurn() { pl.newTurn() }
+
+// scaled applies the patience factor to a wait.
+func (pl *policy) scaled(v int64) int64 { return int64(float32(v) * pl.patience) }
+
+func (pl *policy) maxWait() int64 { return pl.scaled(pl.maxW) }
+
+// push records one 10 ms frame's prosody.
+func (pl *policy) push(speech bool, f *vad.Features, assistant bool) {
+	pl.pr.push(speech, f)
+	if speech {
+		pl.speechFrameEnd = pl.pr.n
+	}
+}
+
+// speech: the turn goes on (speech evidence); any pause is over.
+func (pl *policy) speech() { pl.inPause = false }
+
+// pause: the first frame without speech evidence after speech. The
+// prosody of the speech before it is summarised and the wait computed.
+func (pl *policy) pause(d *Detector) {
+	pl.inPause = true
+	pl.turnSpeech = d.lastSpeechEnd - d.speechStart
+	if !pl.adaptive {
+		pl.wait = pl.scaled(pl.minWait)
+		return
+	}
+	pl.evidence()
+	pl.wordEvidence(d.lastSpeechEnd)
+	pl.setWait()
+}
+
+// evidence fills the prosodic part of x and its share of the score.
+func (pl *policy) evidence() {
+	s := pl.pr.summarise(pl.speechFrameEnd)
+	x := &pl.x
+	x[EvPitchSlope] = clamp(s.pitchSlope/20, -3, 3)
+	x[EvPitchEnd] = clamp(s.pitchEnd/6, -3, 3)
+	x[EvEnergySlope] = clamp(s.energySlope/60, -3, 3)
+	x[EvEnergyEnd] = clamp(s.energyEnd/10, -3, 3)
+	x[EvLengthening] = s.lengthening
+	x[EvRate] = s.rate
+	sec := float64(pl.turnSpeech) / SampleRate
+	x[EvTurnLength] = clamp(float32(math.Log2(max(sec, 1.0/8))), -3, 5)
+	z := pl.w.Bias
+	for i := EvPitchSlope; i <= EvTurnLength; i++ {
+		z += pl.w.W[i] * x[i]
+	}
+	pl.zProsody = z
+}
+
+// wordEvidence fills the word part of x from the transcript as of now.
+func (pl *policy) wordEvidence(speechEnd int64) {
+	x := &pl.x
+	x[EvWordsHold], x[EvWordsEnd], x[EvWordsHoldEarly], x[EvWordsEndEarly] = 0, 0, 0, 0
+	if pl.wordsAt >= 0 {
+		settled := pl.wordsAt-speechEnd >= settleSamples
+		switch {
+		case pl.words == WordsHold && settled:
+			x[EvWordsHold] = 1
+		case pl.words == WordsEnd && settled:
+			x[EvWordsEnd] = 1
+		case pl.words == WordsHold:
+			x[EvWordsHoldEarly] = 1
+		case pl.words == WordsEnd:
+			x[EvWordsEndEarly] = 1
+		}
+	}
+	var z float32
+	for i := EvWordsHold; i <= EvWordsEndEarly; i++ {
+		z += pl.w.W[i] * x[i]
+	}
+	pl.zWords = z
+}
+
+// setWait solves σ(z0 + w·ln(s/200 ms)) = threshold for s.
+func (pl *policy) setWait() {
+	z0 := pl.zProsody + pl.zWords
+	ws := pl.w.W[EvSilence]
+	e := float64((pl.logitThr - z0) / ws)
+	var s int64
+	switch {
+	case e > 10:
+		s = pl.maxW
+	case e < -10:
+		s = pl.minWait
+	default:
+		s = int64(float64(silenceRef) * math.Exp(e))
+	}
+	pl.wait = pl.scaled(min(max(s, pl.minWait), pl.maxW))
+}
+
+// setWords records the transcript's word class as of now, and updates
+// the wait of a pause in progress.
+func (pl *policy) setWords(c WordClass, now int64, d *Detector) {
+	pl.words, pl.wordsAt = c, now
+	if pl.adaptive && pl.inPause {
+		pl.wordEvidence(d.lastSpeechEnd)
+		pl.setWait()
+	}
+}
+
+func (pl *policy) setPatience(f float32) {
+	if !(f >= 1) {
+		f = 1
+	}
+	pl.patience = min(f, MaxPatience)
+	if pl.adaptive && pl.inPause {
+		pl.setWait()
+		return
+	}
+	pl.newTurnWait()
+}
+
+// newTurnWait is the wait outside a pause (only the fixed policy uses it).
+func (pl *policy) newTurnWait() {
+	if pl.adaptive {
+		pl.wait = pl.scaled(pl.maxW)
+	} else {
+		pl.wait = pl.scaled(pl.minWait)
+	}
+}
+
+// Evidence returns the current pause's evidence vector (silence excluded:
+// x[EvSilence] is 0) and whether a pause is in progress: what the adaptive
+// policy weighs, for training its weights ("vera-eval eot-train").
+func (d *Detector) Evidence() ([NumEvidence]float32, bool) {
+	if !d.pol.inPause || d.st != speaking {
+		return [NumEvidence]float32{}, false
+	}
+	x := d.pol.x
+	x[EvSilence] = 0
+	return x, true
+}
+
+// PauseWaitMs is the current pause's wait in ms (0 outside a pause).
+func (d *Detector) PauseWaitMs() int {
+	if !d.pol.inPause || d.st != speaking {
+		return 0
+	}
+	return int(d.pol.wait * 1000 / SampleRate)
+}

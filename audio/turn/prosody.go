@@ -1,0 +1,258 @@
+package turn
+
+import (
+	"math"
+
+	"github.com/veraneural/vera-gateway/audio/vad"
+)
+
+// ringFrames is how many 10 ms frames the prosody ring holds: the last
+// 1.28 s, enough for the 0.5 s before a back-dated end of speech.
+const ringFrames = 128
+
+// Voicing: a speech frame whose harmonicity is at least minVoicing and
+// whose pitch is known is voiced (a vowel, a nasal, a voiced consonant).
+const minVoicing = 0.6
+
+// Analysis windows before the end of speech, in 10 ms frames.
+const (
+	pitchWindow  = 50 // pitch contour: the last 0.5 s
+	energyWindow = 30 // energy decay: the last 0.3 s
+	finalFrames  = 10 // final energy: the last 0.1 s
+	finalPitchN  = 5  // final pitch: the last five voiced frames
+	// maxCoda is how many unvoiced frames may follow the final voiced run
+	// (a final consonant) before the run is no longer final.
+	maxCoda = 15
+	// pitchOutlier: voiced frames more than this many semitones from the
+	// window's median are octave errors, not intonation.
+	pitchOutlier = 7
+)
+
+// Slow averages over the stream (a speaker's range): the first frames are
+// averaged exactly, later ones exponentially with this weight.
+const (
+	slowWeight = 1.0 / 256
+	runWeight  = 0.1
+)
+
+const (
+	flagSpeech = 1 << iota
+	flagVoiced
+)
+
+// prosody keeps what the adaptive policy reads from the VAD's features:
+// a ring of the last frames and slow averages over the stream. Pushing a
+// frame costs a few comparisons and at most one logarithm; the contour is
+// only summarised (summarise) in silence after speech.
+type prosody struct {
+	pitch [ringFrames]float32 // semitones re 100 Hz where voiced
+	level [ringFrames]float32 // dB above the noise floor
+	flags [ringFrames]uint8
+	n     int64 // frames pushed; frame i is at i % ringFrames
+
+	meanPitch, meanLevel float32 // the speaker's pitch (semitones) and speech level (dB)
+	pitchN, levelN       int
+	run                  int     // length of the voiced run in progress (frames)
+	runMean              float32 // mean voiced-run length (frames)
+	runN                 int
+	sinceOnset           int     // frames since the last voiced-run onset
+	onsetGap             float32 // mean frames between voiced-run onsets (syllable rate)
+	gapN                 int
+}
+
+// slow moves an average toward x: exactly over the first 1/w samples, then
+// with weight w.
+func slow(mean *float32, n *int, x, w float32) {
+	*n++
+	a := 1 / float32(*n)
+	if a < w {
+		a = w
+	}
+	*mean += (x - *mean) * a
+}
+
+// levelDb is the frame's speech-band energy in dB above the noise floor,
+// from the VAD's level (share of the floor-to-peak range) and long SNR.
+func levelDb(f *vad.Features) float32 { return f.X[8] * max(f.X[9], 3) }
+
+// push records one 10 ms frame; speech is the turn detector's speech
+// evidence for it.
+func (pr *prosody) push(speech bool, f *vad.Features) {
+	i := pr.n % ringFrames
+	pr.n++
+	var fl uint8
+	lv := levelDb(f)
+	pr.level[i] = lv
+	pr.pitch[i] = 0
+	if speech {
+		fl |= flagSpeech
+		slow(&pr.meanLevel, &pr.levelN, lv, slowWeight)
+		if f.X[4] >= minVoicing && f.Pitch > 0 {
+			fl |= flagVoiced
+			st := float32(12 * math.Log2(float64(f.Pitch)/100))
+			pr.pitch[i] = st
+			slow(&pr.meanPitch, &pr.pitchN, st, slowWeight)
+		}
+	}
+	pr.flags[i] = fl
+	if pr.sinceOnset < 1000 {
+		pr.sinceOnset++
+	}
+	if fl&flagVoiced != 0 {
+		if pr.run == 0 {
+			// A syllable's onset: the gap since the last one counts toward
+			// the speaking rate unless it spans a pause.
+			if pr.sinceOnset < 60 && pr.n > 1 {
+				slow(&pr.onsetGap, &pr.gapN, float32(pr.sinceOnset), runWeight)
+			}
+			pr.sinceOnset = 0
+		}
+		pr.run++
+	} else if pr.run > 0 {
+		slow(&pr.runMean, &pr.runN, float32(pr.run), runWeight)
+		pr.run = 0
+	}
+}
+
+// reset forgets the stream.
+func (pr *prosody) reset() { *pr = prosody{} }
+
+// at returns frame k's entries (k < n, k ≥ n − ringFrames).
+func (pr *prosody) at(k int64) (pitch, level float32, fl uint8) {
+	i := k % ringFrames
+	return pr.pitch[i], pr.level[i], pr.flags[i]
+}
+
+// prosodic is the summary of the speech before a pause.
+type prosodic struct {
+	pitchSlope  float32 // semitones per second over the last 0.5 s of voiced frames
+	pitchEnd    float32 // final pitch minus the speaker's mean, semitones
+	energySlope float32 // dB per second over the last 0.3 s of speech
+	energyEnd   float32 // final 0.1 s level minus the speaker's mean, dB
+	lengthening float32 // log2 of the final voiced run over the mean run
+	rate        float32 // log2 of syllables per second over 4
+	voiced      int     // voiced frames the contour was fitted on
+}
+
+// summarise describes the speech that ended before frame end (the index of
+// the first frame after the last speech frame). At most one pass over
+// pitchWindow frames plus a sort of their pitches: a few microseconds.
+func (pr *prosody) summarise(end int64) prosodic {
+	var s prosodic
+	lo := max(end-pitchWindow, pr.n-ringFrames, 0)
+	end = min(end, pr.n)
+	if end <= lo {
+		return s
+	}
+	// Pitch contour: voiced frames, octave errors dropped around the median.
+	var ps, ts [pitchWindow]float32
+	np := 0
+	for k := lo; k < end; k++ {
+		p, _, fl := pr.at(k)
+		if fl&flagVoiced != 0 {
+			ps[np], ts[np] = p, float32(k-lo)
+			np++
+		}
+	}
+	if np >= 6 {
+		var tmp [pitchWindow]float32
+		copy(tmp[:np], ps[:np])
+		med := median(tmp[:np])
+		var xs, ys [pitchWindow]float32
+		m := 0
+		for i := range np {
+			if d := ps[i] - med; d < pitchOutlier && d > -pitchOutlier {
+				xs[m], ys[m] = ts[i], ps[i]
+				m++
+			}
+		}
+		if m >= 6 {
+			s.pitchSlope = slope(xs[:m], ys[:m]) * 100 // per frame → per second
+			s.voiced = m
+			if pr.pitchN > 50 {
+				k := max(m-finalPitchN, 0)
+				var sum float32
+				for _, y := range ys[k:m] {
+					sum += y
+				}
+				s.pitchEnd = sum/float32(m-k) - pr.meanPitch
+			}
+		}
+	}
+	// Energy decay over the last speech frames, and the final level.
+	var xs, ys [energyWindow]float32
+	m := 0
+	for k := max(end-energyWindow, lo); k < end; k++ {
+		_, lv, fl := pr.at(k)
+		if fl&flagSpeech != 0 {
+			xs[m], ys[m] = float32(k), lv
+			m++
+		}
+	}
+	if m >= 5 {
+		s.energySlope = slope(xs[:m], ys[:m]) * 100
+		if pr.levelN > 50 {
+			k := max(m-finalFrames, 0)
+			var sum float32
+			for _, y := range ys[k:m] {
+				sum += y
+			}
+			s.energyEnd = sum/float32(m-k) - pr.meanLevel
+		}
+	}
+	// Final lengthening: the last voiced run (before at most a consonant).
+	k := end - 1
+	for ; k >= lo && end-1-k < maxCoda; k-- {
+		if _, _, fl := pr.at(k); fl&flagVoiced != 0 {
+			break
+		}
+	}
+	run := 0
+	for ; k >= lo; k-- {
+		if _, _, fl := pr.at(k); fl&flagVoiced == 0 {
+			break
+		}
+		run++
+	}
+	if run > 0 && pr.runN >= 3 && pr.runMean > 0 {
+		s.lengthening = clamp(float32(math.Log2(float64(float32(run)/pr.runMean))), -2, 2)
+	}
+	if pr.gapN >= 3 && pr.onsetGap > 0 {
+		s.rate = clamp(float32(math.Log2(100/float64(pr.onsetGap)/4)), -2, 2)
+	}
+	return s
+}
+
+func clamp(x, lo, hi float32) float32 { return min(max(x, lo), hi) }
+
+// slope is the least-squares slope of ys over xs.
+func slope(xs, ys []float32) float32 {
+	n := float32(len(xs))
+	var mx, my float32
+	for i := range xs {
+		mx += xs[i]
+		my += ys[i]
+	}
+	mx /= n
+	my /= n
+	var sxy, sxx float32
+	for i := range xs {
+		dx := xs[i] - mx
+		sxy += dx * (ys[i] - my)
+		sxx += dx * dx
+	}
+	if sxx == 0 {
+		return 0
+	}
+	return sxy / sxx
+}
+
+// median of v, which it reorders (insertion sort: v is at most a window).
+func median(v []float32) float32 {
+	for i := 1; i < len(v); i++ {
+		for j := i; j > 0 && v[j] < v[j-1]; j-- {
+			v[j], v[j-1] = v[j-1], v[j]
+		}
+	}
+	return v[len(v)/2]
+}
