@@ -159,6 +159,10 @@ func (in *Inbound) Reference(at int64, pcm []int16) {
 // emit; the frames are the ring's own, valid until the next Analyse.
 func (in *Inbound) Prefix(samples int64) [][]int16 { return in.prefix.since(samples) }
 
+// Turn is the turn detector, for evaluations that read its state
+// (turn.Detector.Evidence); media loop only.
+func (in *Inbound) Turn() *turn.Detector { return in.det }
+
 // Now is the turn detector's sample time: the samples analysed so far.
 func (in *Inbound) Now() int64 { return in.det.Now() }
 

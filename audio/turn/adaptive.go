@@ -190,16 +190,19 @@ func (pl *policy) newTurnWait() {
 	}
 }
 
-// Evidence returns the current pause's evidence vector (silence excluded:
-// x[EvSilence] is 0) and whether a pause is in progress: what the adaptive
-// policy weighs, for training its weights ("vera-eval eot-train").
-func (d *Detector) Evidence() ([NumEvidence]float32, bool) {
+// Evidence returns the current pause's evidence vector, with
+// x[EvSilence] for the silence so far, the silence in samples (from the
+// back-dated end of speech to now), and whether a pause is in progress:
+// what the adaptive policy weighs, for training its weights ("vera-eval
+// eot-train"). The adaptive policy only fills it.
+func (d *Detector) Evidence() (x [NumEvidence]float32, silence int64, ok bool) {
 	if !d.pol.inPause || d.st != speaking {
-		return [NumEvidence]float32{}, false
+		return x, 0, false
 	}
-	x := d.pol.x
-	x[EvSilence] = 0
-	return x, true
+	x = d.pol.x
+	silence = d.now - d.lastSpeechEnd
+	x[EvSilence] = float32(math.Log(float64(max(silence, 1)) / silenceRef))
+	return x, silence, true
 }
 
 // PauseWaitMs is the current pause's wait in ms (0 outside a pause).

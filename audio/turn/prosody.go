@@ -16,7 +16,8 @@ const minVoicing = 0.6
 
 // Analysis windows before the end of speech, in 10 ms frames.
 const (
-	pitchWindow  = 50 // pitch contour: the last 0.5 s
+	pitchWindow  = 50 // pitch: the last 0.5 s (median, octave errors)
+	slopeWindow  = 20 // pitch contour: the last 0.2 s of it
 	energyWindow = 30 // energy decay: the last 0.3 s
 	finalFrames  = 10 // final energy: the last 0.1 s
 	finalPitchN  = 5  // final pitch: the last five voiced frames
@@ -125,7 +126,7 @@ func (pr *prosody) at(k int64) (pitch, level float32, fl uint8) {
 
 // prosodic is the summary of the speech before a pause.
 type prosodic struct {
-	pitchSlope  float32 // semitones per second over the last 0.5 s of voiced frames
+	pitchSlope  float32 // semitones per second over the voiced frames of the last 0.2 s
 	pitchEnd    float32 // final pitch minus the speaker's mean, semitones
 	energySlope float32 // dB per second over the last 0.3 s of speech
 	energyEnd   float32 // final 0.1 s level minus the speaker's mean, dB
@@ -167,7 +168,13 @@ func (pr *prosody) summarise(end int64) prosodic {
 			}
 		}
 		if m >= 6 {
-			s.pitchSlope = slope(xs[:m], ys[:m]) * 100 // per frame → per second
+			k := m
+			for k > 0 && xs[k-1] >= float32(end-lo-slopeWindow) {
+				k--
+			}
+			if m-k >= 5 {
+				s.pitchSlope = slope(xs[k:m], ys[k:m]) * 100 // per frame → per second
+			}
 			s.voiced = m
 			if pr.pitchN > 50 {
 				k := max(m-finalPitchN, 0)

@@ -29,7 +29,7 @@ const (
 
 // EvidenceNames names the evidence, in order, as the weights file does.
 var EvidenceNames = [NumEvidence]string{
-	"pitch_slope",      // pitch contour over the last 0.5 s of voiced speech, semitones/s ÷ 20 (falling < 0)
+	"pitch_slope",      // pitch contour over the last 0.2 s of voiced speech, semitones/s ÷ 20 (falling < 0)
 	"pitch_end",        // final pitch minus the speaker's mean, semitones ÷ 6
 	"energy_slope",     // level over the last 0.3 s of speech, dB/s ÷ 60 (decaying < 0)
 	"energy_end",       // final 0.1 s level minus the speaker's mean speech level, dB ÷ 10

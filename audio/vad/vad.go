@@ -151,8 +151,11 @@ const (
 	pitchWin  = 48 // 24 ms at 2 kHz
 	lagMin    = 5  // 2.5 ms = 400 Hz
 	lagMax    = 25 // 12.5 ms = 80 Hz
+	// lagLow extends the pitch estimate (not harmonicity) down to 60 Hz:
+	// low male voices fall below 80 Hz at the end of a statement.
+	lagLow = 33
 	firTaps   = 24
-	lowBuf    = pitchWin + lagMax
+	lowBuf    = pitchWin + lagLow
 
 	blockMs     = 500
 	blockFrames = blockMs / 10
@@ -421,7 +424,7 @@ func (v *VAD) pitch() (float32, float32) {
 		v.hpY[1], v.hpY[0] = v.hpY[0], y
 		v.low[lowBuf-newOut+j] = y
 	}
-	x := v.low[lagMax:]
+	x := v.low[lagLow:]
 	var e0 float32
 	for _, s := range x {
 		e0 += s * s
@@ -432,21 +435,23 @@ func (v *VAD) pitch() (float32, float32) {
 	// Energy of the lagged window, updated incrementally as the lag grows.
 	var eL float32
 	for i := range pitchWin {
-		s := v.low[lagMax-lagMin+i]
+		s := v.low[lagLow-lagMin+i]
 		eL += s * s
 	}
 	// r2 holds each lag's signed squared correlation (negative when the
-	// correlation is), for the parabola around the peak.
-	var r2 [lagMax - lagMin + 1]float32
+	// correlation is), for the parabola around the peak. Harmonicity is the
+	// peak over lagMin..lagMax, as the weights were fitted; the pitch may
+	// go on to lagLow when that peak is already near 80 Hz.
+	var r2 [lagLow - lagMin + 1]float32
 	var best float32
 	bestLag := 0
-	for lag := lagMin; lag <= lagMax; lag++ {
+	for lag := lagMin; lag <= lagLow; lag++ {
 		if lag > lagMin {
-			in := v.low[lagMax-lag]
-			out := v.low[lagMax-lag+pitchWin]
+			in := v.low[lagLow-lag]
+			out := v.low[lagLow-lag+pitchWin]
 			eL += in*in - out*out
 		}
-		y := v.low[lagMax-lag : lagMax-lag+pitchWin]
+		y := v.low[lagLow-lag : lagLow-lag+pitchWin]
 		var c float32
 		for i := range pitchWin {
 			c += x[i] * y[i]
@@ -458,7 +463,7 @@ func (v *VAD) pitch() (float32, float32) {
 				r = -r
 			}
 			r2[lag-lagMin] = r
-			if r > best {
+			if r > best && lag <= lagMax {
 				best, bestLag = r, lag
 			}
 		}
@@ -466,8 +471,16 @@ func (v *VAD) pitch() (float32, float32) {
 	if bestLag == 0 {
 		return 0, 0
 	}
-	lag := float32(bestLag)
-	if i := bestLag - lagMin; i > 0 && i < len(r2)-1 {
+	pLag := bestLag
+	if bestLag >= lagMax-2 {
+		for lag := lagMax + 1; lag <= lagLow; lag++ {
+			if r2[lag-lagMin] > r2[pLag-lagMin] {
+				pLag = lag
+			}
+		}
+	}
+	lag := float32(pLag)
+	if i := pLag - lagMin; i > 0 && i < len(r2)-1 {
 		a, b, c := r2[i-1], r2[i], r2[i+1]
 		if d := a - 2*b + c; d < 0 {
 			lag += min(max(0.5*(a-c)/d, -0.5), 0.5)

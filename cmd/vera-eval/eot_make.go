@@ -1,0 +1,360 @@
+package main
+
+// "vera-eval eot-make DIR" writes the project's own end-of-turn set: turns
+// spoken by espeak-ng with pauses put in where people pause mid-thought
+// (after "and", "um", "because", "I think", an article, a complete
+// sentence that goes on), each ending with a statement, a question or a
+// closing formula, at several levels and in generated pink noise. Every
+// silence of at least 100 ms is labelled (NAME.eot.json): the pauses put
+// in and those espeak-ng makes at commas inside a phrase are holds, the
+// silence after the last phrase is the end. Voices are split: the training
+// voices make the clips the weights are fitted on (split "train"), the
+// others (split "test") only score them.
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"encoding/json"
+
+	"github.com/veraneural/vera-gateway/audio"
+	"github.com/veraneural/vera-gateway/audio/wavio"
+)
+
+func init() {
+	register("eot-make", command{
+		summary: "write the project's espeak-ng end-of-turn set (NAME.16k.wav + NAME.eot.json): eot-make [-turns N] [-seed S] DIR",
+		run:     runEOTMake,
+	})
+}
+
+// eotTurns are the turns: phrases separated by " | ", where the speaker
+// pauses and goes on. Punctuation shapes espeak-ng's intonation: a comma
+// before a pause gives a continuing contour, a full stop a falling one (a
+// complete sentence the speaker still goes on from).
+var eotTurns = []string{
+	"I went for a walk this morning and, | um, | it helped a little.",
+	"I called my sister yesterday but, | she didn't pick up.",
+	"I couldn't sleep last night because, | my mind kept racing and, | I kept thinking about work.",
+	"We could talk about work or, | maybe about my family.",
+	"I have been really busy so, | I haven't eaten much today because, | there was no time.",
+	"I told him that I was fine and, | then I went to my room and, | I just cried.",
+	"If I go to the, | the party, | I will not know anyone there.",
+	"When I wake up, | I already feel tired.",
+	"Um, | I am not sure how to say this.",
+	"I was, uh, | thinking about moving out.",
+	"So, um, | I had a rough day at work.",
+	"I feel, um, | kind of, | lonely lately.",
+	"Uh, | can you remind me to call the doctor?",
+	"I think, | I need a break from, | from everything.",
+	"I mean, | it is not a big deal but, | it bothers me.",
+	"I guess, | I just want someone to, | to listen.",
+	"You know, | sometimes it is hard to get up.",
+	"I have been talking to the, | the counselor at school.",
+	"It is about my, | my mother.",
+	"I need to go to the, | pharmacy before it closes and, | I have no car.",
+	"I was going to, | call you earlier.",
+	"My friend and I, | had a fight about, | about money.",
+	"I have been feeling, | really tired lately.",
+	"I went home early. | Then I slept for a while.",
+	"It was a long day. | My boss yelled at me again.",
+	"I don't know. | Maybe I am overthinking it.",
+	"I finished the project. | Now I have nothing to do.",
+	"She said no. | So I left.",
+	"Can you help me with something?",
+	"What should I do about my sleep?",
+	"Do you think I should call her?",
+	"I was wondering, | is it normal to feel this way?",
+	"How do I stop worrying so much?",
+	"Could you tell me, | um, | what time it is?",
+	"That is all for now, thank you.",
+	"Okay, thanks.",
+	"I think that's it.",
+	"Thank you for listening.",
+	"I would like to go home.",
+	"Please turn on the lights in the kitchen.",
+	"I am feeling a bit better today.",
+	"My appointment is on Tuesday.",
+	"I want to talk about my week.",
+	"I don't know, | I just feel stuck,",
+	"It has been, | a lot.",
+	"So yeah.",
+	"Yes.",
+	"No, not really.",
+	"Maybe.",
+	"I was at the store and, | I saw my old teacher and, | um, | she didn't recognise me.",
+}
+
+// eotVoice is one espeak-ng voice and its split.
+type eotVoice struct {
+	name         string
+	speed, pitch int
+	split        string
+}
+
+var eotVoices = []eotVoice{
+	{"en-us", 130, 40, "train"}, {"en-gb", 150, 50, "train"}, {"en-us+f3", 140, 60, "train"},
+	{"en-gb-x-rp", 160, 45, "train"}, {"en-us+m3", 120, 35, "train"},
+	{"en-gb-scotland", 140, 50, "test"}, {"en-us+f4", 150, 55, "test"}, {"en-029", 125, 40, "test"},
+}
+
+func runEOTMake(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("eot-make", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	perVoice := fs.Int("turns", 12, "turns per voice")
+	seed := fs.Uint64("seed", 1, "random seed (pauses, levels, noise, the turns each voice says)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return errors.New("want exactly one DIR argument")
+	}
+	for _, tool := range []string{"espeak-ng", "sox"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			return fmt.Errorf("%s is needed: %w", tool, err)
+		}
+	}
+	dir := fs.Arg(0)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp("", "vera-eot-make-*")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	n := 0
+	for vi, v := range eotVoices {
+		rng := rand.New(rand.NewPCG(*seed, uint64(vi)))
+		order := rng.Perm(len(eotTurns))
+		next := 0
+		for k := range *perVoice {
+			// A turn is one to three of the sentences above: the person
+			// says a complete sentence, pauses, and goes on.
+			// (65 % one sentence, 30 % two, 5 % three: most pauses people
+			// hold through are inside a sentence).
+			m := 1
+			switch r := rng.Float64(); {
+			case r > 0.95:
+				m = 3
+			case r > 0.65:
+				m = 2
+			}
+			parts := make([]string, m)
+			for j := range parts {
+				parts[j] = eotTurns[order[next%len(order)]]
+				next++
+			}
+			name := fmt.Sprintf("espeak_%s_%02d", strings.NewReplacer("+", "_", "-", "_").Replace(v.name), k)
+			if err := makeTurn(filepath.Join(dir, name), tmp, v, strings.Join(parts, " || "), rng); err != nil {
+				return fmt.Errorf("%s: %w", name, err)
+			}
+			n++
+		}
+	}
+	fmt.Fprintf(stdout, "wrote %d clips to %s\n", n, dir)
+	return nil
+}
+
+// makeTurn speaks one turn and writes its clip and labels.
+func makeTurn(base, tmp string, v eotVoice, text string, rng *rand.Rand) error {
+	const lead, trail = 600 * msSamples, 1500 * msSamples
+	// " | " is a pause inside a sentence, " || " one between sentences.
+	var phrases, kinds []string
+	for j, sent := range strings.Split(text, " || ") {
+		for i, ph := range strings.Split(sent, " | ") {
+			phrases = append(phrases, ph)
+			if i == 0 && j > 0 {
+				kinds[len(kinds)-1] = "sentence"
+			}
+			kinds = append(kinds, "continuation")
+		}
+	}
+	pcm := make([]int16, lead)
+	lab := eotLabels{Language: "en", Split: v.split, Text: strings.NewReplacer(" || ", " … ", " | ", " … ").Replace(text), Voice: v.name}
+	add := func(s, e int64, label, after, kind string) {
+		lab.Points = append(lab.Points, eotLabelPoint{s / msSamples, e / msSamples, label, after, kind})
+	}
+	for i, ph := range phrases {
+		speed := v.speed + rng.IntN(21) - 10
+		pitch := v.pitch + rng.IntN(17) - 8
+		sp, err := speakPhrase(tmp, v.name, speed, pitch, ph)
+		if err != nil {
+			return err
+		}
+		off := int64(len(pcm))
+		for _, q := range innerSilences(sp) {
+			add(off+q.S, off+q.E, "hold", "", "comma")
+		}
+		pcm = append(pcm, sp...)
+		if i < len(phrases)-1 {
+			// Hold pauses: log-uniform 150 ms – 1.8 s.
+			ms := int(math.Exp(math.Log(150) + rng.Float64()*(math.Log(1800)-math.Log(150))))
+			s := int64(len(pcm))
+			pcm = append(pcm, make([]int16, ms*msSamples)...)
+			add(s, int64(len(pcm)), "hold", lastWord(ph), kinds[i])
+		}
+	}
+	s := int64(len(pcm))
+	pcm = append(pcm, make([]int16, trail)...)
+	add(s, int64(len(pcm)), "end", lastWord(phrases[len(phrases)-1]), endKind(phrases[len(phrases)-1]))
+	// Level (peak −4 … −14 dBFS) and noise (none, or pink at 35, 25, 15 dB SNR).
+	gain := math.Pow(10, (-4-10*rng.Float64())/20) * 32767 / float64(peakAbs(pcm))
+	snrs := []float64{-1, 35, 25, 15}
+	mixNoise(pcm, gain, snrs[rng.IntN(len(snrs))], rng)
+	if err := wavio.WriteWAVFile(base+".16k.wav", audio.SampleRate, pcm); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(lab, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(base+".eot.json", append(b, '\n'), 0o644)
+}
+
+// endKind names how a turn ends: a question, a closing formula, a
+// trailing comma or a statement.
+func endKind(ph string) string {
+	l := strings.ToLower(ph)
+	switch {
+	case strings.HasSuffix(l, "?"):
+		return "question"
+	case strings.Contains(l, "thank") || strings.Contains(l, "that's it") || strings.Contains(l, "that is all"):
+		return "closing"
+	case strings.HasSuffix(l, ","):
+		return "trailing"
+	}
+	return "statement"
+}
+
+func lastWord(ph string) string {
+	f := strings.Fields(strings.Map(func(r rune) rune {
+		if strings.ContainsRune(",.?!", r) {
+			return ' '
+		}
+		return r
+	}, ph))
+	if len(f) == 0 {
+		return ""
+	}
+	return strings.ToLower(f[len(f)-1])
+}
+
+// speakPhrase synthesises text at 16 kHz and trims it to its first and last
+// sample within 40 dB of its peak (espeak-ng's own silence and breath tail
+// go, so the phrase ends where its speech does).
+func speakPhrase(tmp, voice string, speed, pitch int, text string) ([]int16, error) {
+	raw, out := filepath.Join(tmp, "p.wav"), filepath.Join(tmp, "p16.wav")
+	if b, err := exec.Command("espeak-ng", "-v", voice, "-s", fmt.Sprint(speed), "-p", fmt.Sprint(pitch), "-w", raw, text).CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("espeak-ng: %w: %s", err, b)
+	}
+	if b, err := exec.Command("sox", raw, "-r", "16000", "-c", "1", "-b", "16", out).CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("sox: %w: %s", err, b)
+	}
+	pcm, err := wavio.ReadWAVFile(out, audio.SampleRate)
+	if err != nil {
+		return nil, err
+	}
+	peak := peakAbs(pcm)
+	if peak == 0 {
+		return nil, fmt.Errorf("espeak-ng %q: no audio", text)
+	}
+	first, last := -1, -1
+	for i, s := range pcm {
+		if absI(int(s))*100 > peak {
+			if first < 0 {
+				first = i
+			}
+			last = i
+		}
+	}
+	return pcm[first : last+1], nil
+}
+
+// innerSilences are the runs of at least 100 ms inside a clean phrase where
+// 10 ms frames stay 45 dB below its peak frame (espeak-ng's comma pauses).
+func innerSilences(pcm []int16) []eotPoint {
+	const f = audio.Frame10
+	nf := len(pcm) / f
+	db := make([]float32, nf)
+	var top float32 = -200
+	for k := range nf {
+		db[k] = audio.PowerDBFS(pcm[k*f : (k+1)*f])
+		top = max(top, db[k])
+	}
+	var out []eotPoint
+	for k := 0; k < nf; {
+		if db[k] >= top-45 {
+			k++
+			continue
+		}
+		j := k
+		for j < nf && db[j] < top-45 {
+			j++
+		}
+		if k > 0 && j < nf && j-k >= minSilenceMs/10 {
+			out = append(out, eotPoint{S: int64(k * f), E: int64(j * f)})
+		}
+		k = j
+	}
+	return out
+}
+
+func peakAbs(pcm []int16) int {
+	p := 0
+	for _, s := range pcm {
+		p = max(p, absI(int(s)))
+	}
+	return p
+}
+
+func absI(v int) int {
+	if v < 0 {
+		return -v
+	}
+	return v
+}
+
+// mixNoise scales pcm by gain and adds pink noise (a sum of three leaky
+// integrators of white noise) at snr dB below the speech's mean power
+// (snr < 0: none).
+func mixNoise(pcm []int16, gain, snr float64, rng *rand.Rand) {
+	var sp float64
+	var n int
+	for _, s := range pcm {
+		if v := float64(s) * gain; math.Abs(v) > 30 {
+			sp += v * v
+			n++
+		}
+	}
+	noise := make([]float64, len(pcm))
+	var np float64
+	if snr >= 0 {
+		var b [3]float64
+		for i := range noise {
+			w := rng.NormFloat64()
+			b[0] = 0.99765*b[0] + w*0.0990460
+			b[1] = 0.96300*b[1] + w*0.2965164
+			b[2] = 0.57000*b[2] + w*1.0526913
+			noise[i] = b[0] + b[1] + b[2] + w*0.1848
+			np += noise[i] * noise[i]
+		}
+		np /= float64(len(noise))
+	}
+	g := 0.0
+	if snr >= 0 && np > 0 && n > 0 {
+		g = math.Sqrt(sp / float64(n) / np / math.Pow(10, snr/10))
+	}
+	for i, s := range pcm {
+		v := float64(s)*gain + g*noise[i]
+		pcm[i] = int16(max(min(math.Round(v), 32767), -32768))
+	}
+}

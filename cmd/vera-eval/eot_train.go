@@ -1,0 +1,420 @@
+package main
+
+// "vera-eval eot-train -out weights.json DIR" fits the adaptive policy's
+// weights on DIR's decision points of one split (default "train"): each
+// point is played through the inbound pipeline with a detector that never
+// ends the turn before 3 s, and at every 100 ms of silence from 200 ms on
+// (while the silence lasts) its evidence vector is one eotSample, labelled
+// end or hold. A class-balanced logistic regression with a small L2
+// penalty (each point weighs the same whatever its length) gives the
+// weights; the threshold is then the one whose real decisions on the same
+// points give the lowest mean latency at or under the target cutoff rate.
+// Clips of the other split, if any, are scored with the result: the
+// honest figure.
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"os/exec"
+	"strings"
+
+	"github.com/veraneural/vera-gateway/audio"
+	"github.com/veraneural/vera-gateway/audio/pipeline"
+	"github.com/veraneural/vera-gateway/audio/turn"
+)
+
+func init() {
+	register("eot-train", command{
+		summary: "fit the adaptive end-of-turn weights on a labelled split: eot-train -out FILE [-split train] DIR",
+		run:     runEOTTrain,
+	})
+}
+
+// eotSample is one moment of one pause.
+type eotSample struct {
+	x     [turn.NumEvidence]float64
+	y     float64
+	point int
+}
+
+func runEOTTrain(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("eot-train", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var f eotFlags
+	f.register(fs)
+	out := fs.String("out", "", "write the weights file here")
+	lambda := fs.Float64("lambda", 1, "L2 penalty on the weights (not the bias)")
+	target := fs.Float64("target-fcr", 0.05, "the threshold is the fastest whose cutoff rate on the training points is at most this")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 || *out == "" {
+		return errors.New("want -out FILE and exactly one DIR argument")
+	}
+	if f.split == "" {
+		f.split = "train"
+	}
+	dir := fs.Arg(0)
+	train, err := preparePoints(dir, f, stderr)
+	if err != nil {
+		return err
+	}
+	samples, err := collectSamples(train.streams, f.workers)
+	if err != nil {
+		return err
+	}
+	printDiagnostics(stderr, samples)
+	if f.verbose {
+		printFirstSamples(stderr, train.streams, samples)
+	}
+	w, err := fitLogistic(samples, len(train.streams), *lambda)
+	if err != nil {
+		return err
+	}
+	thr, op, err := pickThreshold(train.streams, w, *target, f.workers)
+	if err != nil {
+		return err
+	}
+	w.Threshold = thr
+	holds, ends := countPoints(train.streams)
+	w.About = fmt.Sprintf("vera-eval eot-train -split %s -lambda %g -target-fcr %g on %s (%d clips, %d holds, %d ends, %d samples; words %v; %s)",
+		f.split, *lambda, *target, describeSet(dir), len(train.clips), holds, ends, len(samples), train.words, espeakVersion())
+	b, err := w.Marshal()
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(*out, b, 0o644); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "fitted on %d points (%d samples): threshold %.3g gives cutoffs %.1f %%, latency mean %.0f ms (p50 %.0f) on them\n",
+		len(train.streams), len(samples), thr, 100*op.FCR, op.LatencyMs, op.P50Ms)
+	for i, n := range turn.EvidenceNames {
+		fmt.Fprintf(stdout, "  %-17s %+.3f\n", n, w.W[i])
+	}
+	fmt.Fprintf(stdout, "  %-17s %+.3f\n", "bias", w.Bias)
+	return nil
+}
+
+func countPoints(ss []eotStream) (holds, ends int) {
+	for _, s := range ss {
+		if s.end {
+			ends++
+		} else {
+			holds++
+		}
+	}
+	return holds, ends
+}
+
+func describeSet(dir string) string {
+	if strings.Contains(dir, "eot") || strings.Contains(dir, "turn") {
+		return "the eot-make set"
+	}
+	return dir
+}
+
+func espeakVersion() string {
+	b, err := exec.Command("espeak-ng", "--version").Output()
+	if err != nil {
+		return "espeak-ng unknown"
+	}
+	f := strings.Fields(string(b))
+	for i, w := range f {
+		if w == "text-to-speech:" && i+1 < len(f) {
+			return "espeak-ng " + f[i+1]
+		}
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// observeConfig never ends a turn before 3 s: the pauses play out whole.
+func observeConfig() turn.Config {
+	c := turn.DefaultConfig()
+	w := turn.Weights{Bias: -100, Threshold: 0.5}
+	w.W[turn.EvSilence] = 0.01
+	c.MaxSilenceMs, c.Weights = 3000, &w
+	return c
+}
+
+// collectSamples plays every stream and samples the evidence every 100 ms
+// of silence while the labelled silence lasts.
+func collectSamples(streams []eotStream, workers int) ([]eotSample, error) {
+	per := make([][]eotSample, len(streams))
+	errs := make([]error, len(streams))
+	sem := make(chan struct{}, max(workers, 1))
+	done := make(chan struct{})
+	for i := range streams {
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; done <- struct{}{} }()
+			per[i], errs[i] = streamSamples(&streams[i], i)
+		}()
+	}
+	for range streams {
+		<-done
+	}
+	var all []eotSample
+	for i := range streams {
+		if errs[i] != nil {
+			return nil, errs[i]
+		}
+		all = append(all, per[i]...)
+	}
+	if len(all) == 0 {
+		return nil, errors.New("no samples: no pause reached 200 ms of silence in a turn")
+	}
+	return all, nil
+}
+
+func streamSamples(st *eotStream, point int) ([]eotSample, error) {
+	pc := pipeline.DefaultConfig()
+	pc.Turn, pc.EchoGuard = observeConfig(), false
+	in, err := pipeline.New(pc)
+	if err != nil {
+		return nil, err
+	}
+	det := in.Turn()
+	var out []eotSample
+	y := 0.0
+	if st.end {
+		y = 1
+	}
+	nextMark := int64(200 * msSamples)
+	pi := 0
+	emit := func(*turn.Event) {}
+	for k := int64(0); k+audio.Frame10 <= int64(len(st.pcm)); k += audio.Frame10 {
+		for pi < len(st.partials) && st.partials[pi].at <= k {
+			in.SetTranscript(st.partials[pi].text)
+			pi++
+		}
+		in.Analyse(st.pcm[k:k+audio.Frame10], k, false, emit)
+		now := k + audio.Frame10
+		if now <= st.s {
+			continue
+		}
+		if !st.end && now >= st.e {
+			break
+		}
+		x, sil, ok := det.Evidence()
+		if !ok {
+			nextMark = 200 * msSamples
+			continue
+		}
+		if sil >= nextMark && sil <= 3000*msSamples {
+			var s eotSample
+			for i, v := range x {
+				s.x[i] = float64(v)
+			}
+			s.y, s.point = y, point
+			out = append(out, s)
+			nextMark = (sil/(100*msSamples) + 1) * 100 * msSamples
+		}
+	}
+	return out, nil
+}
+
+// fitLogistic fits bias and weights by Newton's method (IRLS) on samples
+// weighted so every point counts once and both classes equally, with an
+// L2 penalty lambda on the weights.
+func fitLogistic(ss []eotSample, points int, lambda float64) (turn.Weights, error) {
+	const n = turn.NumEvidence + 1 // bias first
+	perPoint := make([]int, points)
+	var classN [2]float64
+	for _, s := range ss {
+		perPoint[s.point]++
+	}
+	seen := make([]bool, points)
+	for _, s := range ss {
+		if !seen[s.point] {
+			seen[s.point] = true
+			classN[int(s.y)]++
+		}
+	}
+	if classN[0] == 0 || classN[1] == 0 {
+		return turn.Weights{}, errors.New("training needs holds and ends")
+	}
+	vs := make([]float64, len(ss))
+	for i, s := range ss {
+		vs[i] = 1 / float64(perPoint[s.point]) / classN[int(s.y)] * float64(points) / 2
+	}
+	var beta [n]float64
+	for iter := 0; iter < 50; iter++ {
+		var g [n]float64
+		var h [n][n]float64
+		for i, s := range ss {
+			xa := augment(s.x)
+			z := 0.0
+			for j := range n {
+				z += beta[j] * xa[j]
+			}
+			p := 1 / (1 + math.Exp(-z))
+			for j := range n {
+				g[j] += vs[i] * (p - s.y) * xa[j]
+				for k := range n {
+					h[j][k] += vs[i] * p * (1 - p) * xa[j] * xa[k]
+				}
+			}
+		}
+		for j := 1; j < n; j++ {
+			g[j] += lambda * beta[j]
+			h[j][j] += lambda
+		}
+		h[0][0] += 1e-9
+		step, err := solve(h, g)
+		if err != nil {
+			return turn.Weights{}, err
+		}
+		var norm float64
+		for j := range n {
+			beta[j] -= step[j]
+			norm += step[j] * step[j]
+		}
+		if norm < 1e-12 {
+			break
+		}
+	}
+	w := turn.Weights{Bias: float32(beta[0]), Threshold: 0.5}
+	for j := range turn.NumEvidence {
+		w.W[j] = float32(beta[j+1])
+	}
+	if err := w.Validate(); err != nil {
+		return w, fmt.Errorf("the fit is unusable: %w", err)
+	}
+	return w, nil
+}
+
+func augment(x [turn.NumEvidence]float64) [turn.NumEvidence + 1]float64 {
+	var a [turn.NumEvidence + 1]float64
+	a[0] = 1
+	copy(a[1:], x[:])
+	return a
+}
+
+// solve solves h·x = g by Gaussian elimination with partial pivoting.
+func solve(h [turn.NumEvidence + 1][turn.NumEvidence + 1]float64, g [turn.NumEvidence + 1]float64) ([turn.NumEvidence + 1]float64, error) {
+	const n = turn.NumEvidence + 1
+	for c := range n {
+		p := c
+		for r := c + 1; r < n; r++ {
+			if math.Abs(h[r][c]) > math.Abs(h[p][c]) {
+				p = r
+			}
+		}
+		if math.Abs(h[p][c]) < 1e-14 {
+			return g, errors.New("singular system in the fit")
+		}
+		h[c], h[p] = h[p], h[c]
+		g[c], g[p] = g[p], g[c]
+		for r := c + 1; r < n; r++ {
+			f := h[r][c] / h[c][c]
+			for k := c; k < n; k++ {
+				h[r][k] -= f * h[c][k]
+			}
+			g[r] -= f * g[c]
+		}
+	}
+	var x [n]float64
+	for r := n - 1; r >= 0; r-- {
+		s := g[r]
+		for k := r + 1; k < n; k++ {
+			s -= h[r][k] * x[k]
+		}
+		x[r] = s / h[r][r]
+	}
+	return x, nil
+}
+
+// pickThreshold runs the real detector with w at every threshold of the
+// grid (default waits) and returns the fastest within the target.
+func pickThreshold(streams []eotStream, w turn.Weights, target float64, workers int) (float32, eotResult, error) {
+	var sets []setting
+	for _, thr := range thresholdGrid {
+		c := turn.DefaultConfig()
+		ww := w
+		ww.Threshold = thr
+		c.Weights = &ww
+		sets = append(sets, setting{turn.PolicyAdaptive, fmt.Sprint(thr), c})
+	}
+	rs, err := score(streams, sets, workers)
+	if err != nil {
+		return 0, eotResult{}, err
+	}
+	best := -1
+	for i, r := range rs {
+		if r.FCR <= target && (best < 0 || r.LatencyMs < rs[best].LatencyMs) {
+			best = i
+		}
+	}
+	if best < 0 { // nothing within the target: the most careful
+		best = len(rs) - 1
+		for i, r := range rs {
+			if r.FCR < rs[best].FCR {
+				best = i
+			}
+		}
+	}
+	return thresholdGrid[best], rs[best], nil
+}
+
+// printDiagnostics shows, per evidence, its mean for holds and ends at the
+// first sample of each pause and how well it alone ranks them (AUC).
+func printDiagnostics(w io.Writer, ss []eotSample) {
+	first := map[int]eotSample{}
+	for _, s := range ss {
+		if _, ok := first[s.point]; !ok {
+			first[s.point] = s
+		}
+	}
+	fmt.Fprintf(w, "%-17s %8s %8s %6s\n", "evidence", "hold", "end", "AUC")
+	for j, name := range turn.EvidenceNames {
+		var h, e []float64
+		for _, s := range first {
+			if s.y == 1 {
+				e = append(e, s.x[j])
+			} else {
+				h = append(h, s.x[j])
+			}
+		}
+		var mh, me float64
+		for _, v := range h {
+			mh += v
+		}
+		for _, v := range e {
+			me += v
+		}
+		mh /= float64(max(len(h), 1))
+		me /= float64(max(len(e), 1))
+		var wins float64
+		for _, a := range e {
+			for _, b := range h {
+				switch {
+				case a > b:
+					wins++
+				case a == b:
+					wins += 0.5
+				}
+			}
+		}
+		fmt.Fprintf(w, "%-17s %8.3f %8.3f %6.3f\n", name, mh, me, wins/float64(max(len(e)*len(h), 1)))
+	}
+}
+
+func printFirstSamples(w io.Writer, streams []eotStream, ss []eotSample) {
+	seen := map[int]bool{}
+	for _, s := range ss {
+		if seen[s.point] {
+			continue
+		}
+		seen[s.point] = true
+		st := streams[s.point]
+		fmt.Fprintf(w, "%-28s %6d %-4s", st.clip, st.at/msSamples, map[bool]string{true: "end", false: "hold"}[st.end])
+		for j := range turn.NumEvidence - 1 {
+			fmt.Fprintf(w, " %6.2f", s.x[j])
+		}
+		fmt.Fprintln(w)
+	}
+}
