@@ -2,11 +2,13 @@ package glasses
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/veraneural/vera-gateway/devices"
+	"github.com/veraneural/vera-gateway/safety"
 	"golang.org/x/image/math/fixed"
 )
 
@@ -21,6 +23,9 @@ type Line struct {
 	WidthPx int  `json:"width_px"`
 	// Section is the block section (safety: resource index) of the line.
 	Section int `json:"section"`
+
+	block int // index of the source block (Card.Blocks) the line shows
+	act   int // 1 + index of the resource action the line shows; 0 if none
 }
 
 // Control is a focusable button in a page's control row.
@@ -157,6 +162,13 @@ type wline struct {
 	px   int
 }
 
+func newWrapper(fs *faces, st Style, maxPx, maxRunes int, device string) (*wrapper, error) {
+	if maxPx <= 0 || maxRunes <= 0 {
+		return nil, fmt.Errorf("glasses: %s: no room for %s text: %w", device, st, ErrLayout)
+	}
+	return &wrapper{m: fs.face(st), maxPx: maxPx, maxRunes: maxRunes, device: device}, nil
+}
+
 func (w *wrapper) fits(s string) (int, bool, error) {
 	if utf8.RuneCountInString(s) > w.maxRunes {
 		return 0, false, nil
@@ -170,67 +182,149 @@ func (w *wrapper) fits(s string) (int, bool, error) {
 
 // wrap wraps normalised text. It never drops or alters a rune: every
 // returned line's text joined per JoinText is the input.
-func (w *wrapper) wrap(text string) ([]wline, error) {
+func (w *wrapper) wrap(text string) ([]wline, error) { return w.wrapAtoms(atoms(text)) }
+
+// lineBuf is the line being filled: its atoms' texts, joined by spaces.
+type lineBuf struct {
+	parts []string
+	cont  bool // the line continues a token broken on the line before
+}
+
+func (b *lineBuf) text() string { return strings.Join(b.parts, " ") }
+
+// wrapAtoms fills lines greedily. A value glued to its label starts on the
+// label's line (the label's last word moves down with it if need be); a
+// token wider than a line starts on the current line when a piece of it
+// fits there, broken at a URL boundary.
+func (w *wrapper) wrapAtoms(queue []atom) ([]wline, error) {
 	var out []wline
-	cur, curPx, curCont := "", 0, false
-	flush := func() {
-		if cur != "" {
-			out = append(out, wline{text: cur, cont: curCont, px: curPx})
+	var cur lineBuf
+	flush := func() error {
+		if len(cur.parts) > 0 {
+			t := cur.text()
+			px, err := w.m.widthPx(t)
+			if err != nil {
+				return err
+			}
+			out = append(out, wline{text: t, cont: cur.cont, px: px})
 		}
-		cur, curPx, curCont = "", 0, false
+		cur = lineBuf{}
+		return nil
 	}
-	queue := atoms(text)
 	for len(queue) > 0 {
 		a := queue[0]
 		queue = queue[1:]
 		at := a.text()
-		if cur != "" {
-			cand := cur + " " + at
-			px, ok, err := w.fits(cand)
+		if len(cur.parts) > 0 {
+			placed, rest, err := w.extend(&cur, a)
 			if err != nil {
 				return nil, err
 			}
-			if ok {
-				cur, curPx = cand, px
+			if placed {
+				if rest != "" {
+					if err := flush(); err != nil {
+						return nil, err
+					}
+					queue = append([]atom{{words: []string{rest}}}, queue...)
+					cur.cont = true // the next line continues the token
+				}
 				continue
 			}
-			flush()
+			var carried lineBuf
+			if a.glue && len(cur.parts) > 1 {
+				// Keep the label with its value: the label's last word moves
+				// down when the value (or its first piece) then fits after it.
+				carried.parts = []string{cur.parts[len(cur.parts)-1]}
+				if placed, rest, err = w.extend(&carried, a); err != nil {
+					return nil, err
+				}
+				if placed {
+					cur.parts = cur.parts[:len(cur.parts)-1]
+				}
+			}
+			if err := flush(); err != nil {
+				return nil, err
+			}
+			if placed {
+				cur = carried
+				if rest != "" {
+					if err := flush(); err != nil {
+						return nil, err
+					}
+					queue = append([]atom{{words: []string{rest}}}, queue...)
+					cur.cont = true
+				}
+				continue
+			}
 		}
-		px, ok, err := w.fits(at)
-		if err != nil {
+		// a starts a line.
+		if _, ok, err := w.fits(at); err != nil {
 			return nil, err
-		}
-		if ok {
-			cur, curPx = at, px
+		} else if ok {
+			cur.parts = append(cur.parts, at)
 			continue
 		}
 		if len(a.words) > 1 {
-			// A no-break span wider than a line: fall back to its words,
+			// A no-break span wider than a line: fall back to its parts,
 			// each number still whole.
-			split := make([]atom, 0, len(a.words)+len(queue))
-			for _, wd := range a.words {
-				split = append(split, atom{words: []string{wd}})
+			split := a.split
+			if split == nil {
+				split = make([]atom, 0, len(a.words))
+				for _, wd := range a.words {
+					split = append(split, atom{words: []string{wd}})
+				}
 			}
-			queue = append(split, queue...)
+			queue = append(slices.Clone(split), queue...)
 			continue
 		}
 		if IsNumber(at) {
 			return nil, w.unbreakable(at)
 		}
-		pieces, err := w.breakWord(at)
+		pieces, err := w.breakWord(at, "")
 		if err != nil {
 			return nil, err
 		}
-		for i, p := range pieces {
-			if i < len(pieces)-1 {
-				out = append(out, wline{text: p.text, cont: i > 0, px: p.px})
-				continue
-			}
-			cur, curPx, curCont = p.text, p.px, true
+		cont := cur.cont
+		for i, p := range pieces[:len(pieces)-1] {
+			out = append(out, wline{text: p, cont: cont || i > 0, px: mustPx(w.m, p)})
 		}
+		cur = lineBuf{parts: []string{pieces[len(pieces)-1]}, cont: len(pieces) > 1 || cont}
 	}
-	flush()
+	if err := flush(); err != nil {
+		return nil, err
+	}
 	return out, nil
+}
+
+// extend tries to put atom a on the current (non-empty) line: whole, or, for
+// a single token wider than a line, its first piece broken at a boundary.
+// rest is the part of the token left for the next line.
+func (w *wrapper) extend(cur *lineBuf, a atom) (placed bool, rest string, err error) {
+	at := a.text()
+	line := cur.text()
+	if _, ok, err := w.fits(line + " " + at); err != nil || ok {
+		if ok {
+			cur.parts = append(cur.parts, at)
+		}
+		return ok, "", err
+	}
+	if len(a.words) > 1 || IsNumber(at) {
+		return false, "", nil
+	}
+	if _, ok, err := w.fits(at); err != nil || ok {
+		return false, "", err // it fits a line of its own: no need to break it
+	}
+	pieces, err := w.breakWord(at, line+" ")
+	if err != nil || pieces == nil {
+		return false, "", err
+	}
+	cur.parts = append(cur.parts, pieces[0])
+	return true, strings.Join(pieces[1:], ""), nil
+}
+
+func mustPx(m *metrics, s string) int {
+	px, _ := m.widthPx(s) // every rune was measured while breaking
+	return px
 }
 
 func (w *wrapper) unbreakable(tok string) error {
@@ -238,75 +332,463 @@ func (w *wrapper) unbreakable(tok string) error {
 	return &UnbreakableError{Token: tok, WidthPx: px, LimitPx: w.maxPx, Runes: utf8.RuneCountInString(tok), LimitRunes: w.maxRunes, SurfaceDevice: w.device}
 }
 
-// breakWord splits a non-number token wider than a line at character
-// boundaries. It never breaks between two digits (a number inside a URL
-// stays whole) nor before a mark; a digit run wider than a line is an error.
-func (w *wrapper) breakWord(tok string) ([]wline, error) {
-	var out []wline
+// URL boundaries: a token wider than a line breaks after one of these; the
+// major ones are preferred when they fill at least half the line.
+const (
+	boundaryRunes = "/.-?&=_#"
+	majorRunes    = "/?&#"
+)
+
+// breakWord splits a token wider than a line into pieces. When lead is not
+// empty the first piece goes after lead on the current line; breakWord
+// returns nil pieces if no piece may go there. Breaks fall after a URL
+// boundary (/ . - ? & = _ #) unless the segment between two boundaries is
+// itself wider than a line, which then breaks at character boundaries. It
+// never breaks inside a number ("800-273-8255", "2026/11") nor before a mark;
+// a number wider than a line is an *UnbreakableError.
+func (w *wrapper) breakWord(tok, lead string) ([]string, error) {
+	var out []string
 	rest := tok
 	for rest != "" {
-		if px, ok, err := w.fits(rest); err != nil {
+		if _, ok, err := w.fits(lead + rest); err != nil {
 			return nil, err
 		} else if ok {
-			out = append(out, wline{text: rest, px: px})
+			out = append(out, rest)
 			break
 		}
-		// Longest allowed prefix that fits.
-		cut, cutPx := -1, 0
-		nice, nicePx := -1, 0 // last break after a URL/word separator
-		var acc fixed.Int26_6
-		runes := 0
-		var prev rune = -1
-		for i, r := range rest {
-			if i > 0 && canBreak(prev, r) {
-				cut, cutPx = i, acc.Ceil()
-				if strings.ContainsRune("/-.?&=_", prev) {
-					nice, nicePx = i, acc.Ceil()
-				}
-			}
-			g, err := w.m.glyph(r)
-			if err != nil {
-				return nil, err
-			}
-			runes++
-			acc += g.advance
-			if runes > w.maxRunes || acc.Ceil() > w.maxPx {
-				break
-			}
-			prev = r
-		}
-		if nice > 0 && 2*nicePx >= w.maxPx {
-			cut, cutPx = nice, nicePx // prefer "…/how-we-can-" over "…/how-we-can-he"
+		cut, err := w.cutPoint(rest, lead)
+		if err != nil {
+			return nil, err
 		}
 		if cut <= 0 {
-			return nil, w.unbreakable(digitRunAt(rest))
+			if lead != "" {
+				return nil, nil
+			}
+			return nil, w.unbreakable(rest[:unbreakableRun(rest)])
 		}
-		out = append(out, wline{text: rest[:cut], px: cutPx})
-		rest = rest[cut:]
+		out = append(out, rest[:cut])
+		rest, lead = rest[cut:], ""
 	}
 	return out, nil
 }
 
-// canBreak reports whether a line may break between a and b inside a token.
-func canBreak(a, b rune) bool {
-	if unicode.IsDigit(a) && unicode.IsDigit(b) {
-		return false
+// cutPoint returns where the line holding lead+rest should end inside rest,
+// or 0 when no allowed break fits.
+func (w *wrapper) cutPoint(rest, lead string) (int, error) {
+	acc, err := w.m.width(lead)
+	if err != nil {
+		return 0, err
 	}
-	return !unicode.Is(unicode.Mn, b) && !unicode.Is(unicode.Me, b)
-}
-
-// digitRunAt returns the leading digit run of s (the reason it cannot
-// break), or s itself.
-func digitRunAt(s string) string {
-	end := 0
-	for i, r := range s {
-		if !unicode.IsDigit(r) {
+	avail := fixed.I(w.maxPx) - acc
+	runes := utf8.RuneCountInString(lead)
+	anyCut, bnd, major := 0, 0, 0
+	var majorW fixed.Int26_6
+	var prev rune = -1
+	for i, r := range rest {
+		if i > 0 && breakAllowed(rest, i) {
+			anyCut = i
+			if strings.ContainsRune(boundaryRunes, prev) && r != prev {
+				bnd = i
+				if strings.ContainsRune(majorRunes, prev) {
+					major, majorW = i, acc
+				}
+			}
+		}
+		g, err := w.m.glyph(r)
+		if err != nil {
+			return 0, err
+		}
+		runes++
+		acc += g.advance
+		if runes > w.maxRunes || acc.Ceil() > w.maxPx {
 			break
 		}
-		end = i + utf8.RuneLen(r)
+		prev = r
 	}
-	if end == 0 {
-		return s
+	leadW := fixed.I(w.maxPx) - avail
+	if major > 0 && 2*(majorW-leadW) >= avail && w.segmentFits(rest[major:]) {
+		return major, nil // "…samaritans.org/" + "how-we-can-help/…"
 	}
-	return s[:end]
+	if bnd > 0 && w.segmentFits(rest[bnd:]) {
+		return bnd, nil
+	}
+	if lead != "" && bnd == 0 && w.segmentFits(rest) {
+		// The first segment fits a line of its own: do not cut into it
+		// after the lead; it starts the next line.
+		return 0, nil
+	}
+	return anyCut, nil
+}
+
+// segmentFits reports whether the URL segment that s starts with (up to and
+// including its next boundary rune) fits on a line.
+func (w *wrapper) segmentFits(s string) bool {
+	end := len(s)
+	var prev rune = -1
+	for i, r := range s {
+		if i > 0 && strings.ContainsRune(boundaryRunes, prev) && r != prev {
+			end = i
+			break
+		}
+		prev = r
+	}
+	_, ok, err := w.fits(s[:end])
+	return err == nil && ok
+}
+
+// breakAllowed reports whether a line may break before byte offset i of
+// tok: never before a combining mark, never inside a number (digits joined
+// only by number punctuation: "988", "800-273-8255", "13.11", "2026/11").
+func breakAllowed(tok string, i int) bool {
+	b, _ := utf8.DecodeRuneInString(tok[i:])
+	if unicode.Is(unicode.Mn, b) || unicode.Is(unicode.Me, b) {
+		return false
+	}
+	return !(digitBefore(tok[:i]) && digitAfter(tok[i:]))
+}
+
+// digitBefore reports whether s ends in a digit, possibly followed by
+// number punctuation.
+func digitBefore(s string) bool {
+	for s != "" {
+		r, n := utf8.DecodeLastRuneInString(s)
+		switch {
+		case unicode.IsDigit(r):
+			return true
+		case strings.ContainsRune(numberPunct, r):
+			s = s[:len(s)-n]
+		default:
+			return false
+		}
+	}
+	return false
+}
+
+// digitAfter reports whether s starts with a digit, possibly after number
+// punctuation.
+func digitAfter(s string) bool {
+	for _, r := range s {
+		switch {
+		case unicode.IsDigit(r):
+			return true
+		case strings.ContainsRune(numberPunct, r):
+		default:
+			return false
+		}
+	}
+	return false
+}
+
+// unbreakableRun is the length of the leading part of s that has no allowed
+// break (the number that cannot be split).
+func unbreakableRun(s string) int {
+	for i := range s {
+		if i > 0 && breakAllowed(s, i) {
+			return i
+		}
+	}
+	return len(s)
+}
+
+// minResourcePageLines is the page height, in body lines, from which a
+// surface shows one safety resource per page (a name, a description, hours
+// and two numbers). Below it (G1, Mentra: 4 lines) resources flow from page
+// to page, and Card.Blocks puts each resource's numbers right after its name.
+const minResourcePageLines = 6
+
+// OnePerPage reports whether s starts every safety resource on a fresh page
+// (the Meta mock: one resource per page). On smaller surfaces a resource
+// that fits a page still never splits, and one that cannot fit a page starts
+// on the page the previous one ends on, so no page holds only a tail.
+func OnePerPage(s devices.Surface) bool { return s.TextBudget.LinesPerPage >= minResourcePageLines }
+
+// budget bounds one page's body.
+type budget struct {
+	lines, px int
+	lineH     map[Style]int
+}
+
+func (b budget) fits(n, h int) bool { return n <= b.lines && h <= b.px }
+
+func (b budget) height(ls []Line) int {
+	h := 0
+	for _, l := range ls {
+		h += b.lineH[l.Style]
+	}
+	return h
+}
+
+// wblock is one source block, wrapped.
+type wblock struct {
+	lines   []Line
+	style   Style // the block's own style (a line may be drawn smaller)
+	section int
+	act     int // 1 + index of the resource action the block shows; 0 if none
+}
+
+// unit is a run of lines that goes onto one page.
+type unit struct {
+	lines   []Line
+	h       int
+	section int
+}
+
+// packBody wraps the card's blocks and packs their lines into pages, in
+// source order:
+//   - an action's lines (label and value) stay on one page, and a
+//     resource's name stays with the line after it;
+//   - a safety resource starts a fresh page on surfaces where resources fit
+//     a page (OnePerPage); elsewhere a resource that fits a page is never
+//     split, and one that cannot fit starts where the previous one ends;
+//   - otherwise pages fill greedily, so a page that holds only the tail of
+//     a resource holds what could not fit on the page before.
+func packBody(fs *faces, c Card, device string, s devices.Surface) ([]Page, error) {
+	blocks, err := wrapBlocks(fs, c, device, s)
+	if err != nil {
+		return nil, err
+	}
+	b := budget{lines: s.TextBudget.LinesPerPage, px: s.BodyAreaPx(), lineH: fs.lineH}
+	return packUnits(keepUnits(blocks, b), c.Kind == KindSafety, OnePerPage(s), b), nil
+}
+
+func wrapBlocks(fs *faces, c Card, device string, s devices.Surface) ([]wblock, error) {
+	width, runes, bodyH := s.ContentWidth(), s.TextBudget.CharsPerLine, s.BodyAreaPx()
+	var out []wblock
+	for bi, b := range c.Blocks(s) {
+		act, valueAt := actionOf(c, b)
+		st := b.Style
+		if fs.lineH[st] > bodyH {
+			st = StyleBody
+		}
+		wl, err := wrapBlock(fs, st, b.Text, act, valueAt, width, runes, device)
+		if err != nil {
+			return nil, err
+		}
+		if st == StyleEmph && len(wl) > 1 {
+			// A call line too long to stand large on one line is drawn as
+			// body text instead of being split large.
+			st = StyleBody
+			if wl, err = wrapBlock(fs, st, b.Text, act, valueAt, width, runes, device); err != nil {
+				return nil, err
+			}
+		}
+		wb := wblock{style: b.Style, section: b.Section, act: act}
+		for _, w := range wl {
+			wb.lines = append(wb.lines, Line{Text: w.text, Style: st, Cont: w.cont, WidthPx: w.px, Section: b.Section, block: bi, act: act})
+		}
+		out = append(out, wb)
+	}
+	return out, nil
+}
+
+func wrapBlock(fs *faces, st Style, text string, act, valueAt, width, runes int, device string) ([]wline, error) {
+	w, err := newWrapper(fs, st, width, runes, device)
+	if err != nil {
+		return nil, err
+	}
+	if act == 0 {
+		return w.wrap(text)
+	}
+	return w.wrapAtoms(actionAtoms(text, valueAt))
+}
+
+// actionOf finds the resource action a safety block shows: 1 + its index
+// (0 when the block is not an action) and the word where its value starts.
+func actionOf(c Card, b Block) (act, valueAt int) {
+	if c.Kind != KindSafety || b.Style == StyleHeading || b.Section < 0 || b.Section >= len(c.Resources) {
+		return 0, -1
+	}
+	for j, a := range c.Resources[b.Section].Actions {
+		if NormalizeSpace(ActionText(a)) == b.Text {
+			return j + 1, valueWord(b.Text, a)
+		}
+	}
+	return 0, -1
+}
+
+// valueWord is the index of the word of text where the action's value (or,
+// for an address, its bare form) starts; -1 if it is not there whole.
+func valueWord(text string, a safety.Action) int {
+	v := NormalizeSpace(a.Value)
+	for _, v := range []string{v, bareURL(v)} {
+		if v == "" {
+			continue
+		}
+		for o := strings.LastIndex(text, v); o >= 0; o = strings.LastIndex(text[:o], v) {
+			if o == 0 || text[o-1] == ' ' {
+				return strings.Count(text[:o], " ")
+			}
+		}
+	}
+	return -1
+}
+
+// keepUnits groups lines that must share a page when they fit one: all
+// lines of an action (its label and value), a resource's consecutive actions
+// (its numbers), and a resource's name with the unit after it (on small
+// surfaces: with its numbers).
+func keepUnits(blocks []wblock, b budget) []unit {
+	var out []unit
+	for k := 0; k < len(blocks); {
+		bl := blocks[k]
+		if bl.style != StyleHeading {
+			us, next := blockUnits(blocks, k, b)
+			out = append(out, us...)
+			k = next
+			continue
+		}
+		if k+1 < len(blocks) && blocks[k+1].section == bl.section {
+			us, next := blockUnits(blocks, k+1, b)
+			// The name with as much of what follows as fits a page: all its
+			// numbers, else its first action (or the line after it).
+			for len(us) > 0 {
+				lead := append(slices.Clone(bl.lines), us[0].lines...)
+				if u, ok := b.unit(lead); ok {
+					us[0] = u
+					break
+				}
+				f := b.finer(us[0])
+				if f == nil {
+					us = append(b.units(bl.lines), us...)
+					break
+				}
+				us = append(f, us[1:]...)
+			}
+			out = append(out, us...)
+			k = next
+			continue
+		}
+		out = append(out, b.units(bl.lines)...)
+		k++
+	}
+	return out
+}
+
+// blockUnits returns the units of block k, or of the run of actions of one
+// resource that starts at k, and the index of the block after them.
+func blockUnits(blocks []wblock, k int, b budget) ([]unit, int) {
+	if blocks[k].act == 0 {
+		return b.lineUnits(blocks[k].lines), k + 1
+	}
+	m := k
+	var all []Line
+	for m < len(blocks) && blocks[m].act > 0 && blocks[m].section == blocks[k].section {
+		all = append(all, blocks[m].lines...)
+		m++
+	}
+	if u, ok := b.unit(all); ok {
+		return []unit{u}, m
+	}
+	var us []unit
+	for j := k; j < m; j++ {
+		us = append(us, b.units(blocks[j].lines)...)
+	}
+	return us, m
+}
+
+// finer splits a run of actions into its actions; nil for one block (an
+// action that fits a page is never split to keep a name company).
+func (b budget) finer(u unit) []unit {
+	if u.lines[len(u.lines)-1].block == u.lines[0].block {
+		return nil
+	}
+	var out []unit
+	for i := 0; i < len(u.lines); {
+		j := i
+		for j < len(u.lines) && u.lines[j].block == u.lines[i].block {
+			j++
+		}
+		out = append(out, b.units(u.lines[i:j:j])...)
+		i = j
+	}
+	return out
+}
+
+// unit makes one unit of ls if they fit a page.
+func (b budget) unit(ls []Line) (unit, bool) {
+	h := b.height(ls)
+	return unit{lines: ls, h: h, section: ls[0].Section}, b.fits(len(ls), h)
+}
+
+// units is ls as one unit when it fits a page, else one unit per line.
+func (b budget) units(ls []Line) []unit {
+	if u, ok := b.unit(ls); ok {
+		return []unit{u}
+	}
+	return b.lineUnits(ls)
+}
+
+func (b budget) lineUnits(ls []Line) []unit {
+	us := make([]unit, len(ls))
+	for i := range ls {
+		us[i], _ = b.unit(ls[i : i+1 : i+1])
+	}
+	return us
+}
+
+// packUnits fills pages with units in order (see packBody).
+func packUnits(units []unit, safetyCard, onePerPage bool, b budget) []Page {
+	var pages []Page
+	var cur []Line
+	curH := 0
+	flush := func() {
+		if len(cur) > 0 {
+			pages = append(pages, Page{Lines: cur})
+		}
+		cur, curH = nil, 0
+	}
+	room := func(n, h int) bool { return b.fits(len(cur)+n, curH+h) }
+	for i, u := range units {
+		if safetyCard && i > 0 && u.section != units[i-1].section && len(cur) > 0 {
+			n, h := sectionSize(units[i:])
+			switch {
+			case onePerPage:
+				flush()
+			case b.fits(n, h) && !room(n, h):
+				flush() // it fits a page: never split it
+			case !b.fits(n, h) && !room(len(u.lines), u.h):
+				flush()
+			}
+		}
+		if !room(len(u.lines), u.h) {
+			flush()
+		}
+		cur = append(cur, u.lines...)
+		curH += u.h
+	}
+	flush()
+	return pages
+}
+
+// sectionSize is the line count and height of the section us starts with.
+func sectionSize(us []unit) (n, h int) {
+	for _, u := range us {
+		if u.section != us[0].section {
+			break
+		}
+		n += len(u.lines)
+		h += u.h
+	}
+	return n, h
+}
+
+// linkControl is a safety page's Call/Text control: the first call or text
+// action whose line is on the page, so the button's number is on screen.
+func linkControl(c Card, p *Page) (Control, bool) {
+	if c.Kind != KindSafety {
+		return Control{}, false
+	}
+	for _, ln := range p.Lines {
+		if ln.act == 0 || ln.Section < 0 || ln.Section >= len(c.Resources) {
+			continue
+		}
+		r := c.Resources[ln.Section]
+		switch a := r.Actions[ln.act-1]; a.Type {
+		case safety.ActionCall:
+			return Control{ID: string(a.Type) + ":" + r.ID, Label: "Call", Role: RoleLink}, true
+		case safety.ActionText:
+			return Control{ID: string(a.Type) + ":" + r.ID, Label: "Text", Role: RoleLink}, true
+		}
+	}
+	return Control{}, false
 }
