@@ -197,103 +197,123 @@ func (b *lineBuf) text() string { return strings.Join(b.parts, " ") }
 // token wider than a line starts on the current line when a piece of it
 // fits there, broken at a URL boundary.
 func (w *wrapper) wrapAtoms(queue []atom) ([]wline, error) {
-	var out []wline
-	var cur lineBuf
-	flush := func() error {
-		if len(cur.parts) > 0 {
-			t := cur.text()
-			px, err := w.m.widthPx(t)
-			if err != nil {
-				return err
-			}
-			out = append(out, wline{text: t, cont: cur.cont, px: px})
-		}
-		cur = lineBuf{}
-		return nil
-	}
-	for len(queue) > 0 {
-		a := queue[0]
-		queue = queue[1:]
-		at := a.text()
-		if len(cur.parts) > 0 {
-			placed, rest, err := w.extend(&cur, a)
+	r := wrapRun{w: w, queue: queue}
+	for len(r.queue) > 0 {
+		a := r.queue[0]
+		r.queue = r.queue[1:]
+		if len(r.cur.parts) > 0 {
+			placed, err := r.after(a)
 			if err != nil {
 				return nil, err
 			}
 			if placed {
-				if rest != "" {
-					if err := flush(); err != nil {
-						return nil, err
-					}
-					queue = append([]atom{{words: []string{rest}}}, queue...)
-					cur.cont = true // the next line continues the token
-				}
-				continue
-			}
-			var carried lineBuf
-			if a.glue && len(cur.parts) > 1 {
-				// Keep the label with its value: the label's last word moves
-				// down when the value (or its first piece) then fits after it.
-				carried.parts = []string{cur.parts[len(cur.parts)-1]}
-				if placed, rest, err = w.extend(&carried, a); err != nil {
-					return nil, err
-				}
-				if placed {
-					cur.parts = cur.parts[:len(cur.parts)-1]
-				}
-			}
-			if err := flush(); err != nil {
-				return nil, err
-			}
-			if placed {
-				cur = carried
-				if rest != "" {
-					if err := flush(); err != nil {
-						return nil, err
-					}
-					queue = append([]atom{{words: []string{rest}}}, queue...)
-					cur.cont = true
-				}
 				continue
 			}
 		}
-		// a starts a line.
-		if _, ok, err := w.fits(at); err != nil {
-			return nil, err
-		} else if ok {
-			cur.parts = append(cur.parts, at)
-			continue
-		}
-		if len(a.words) > 1 {
-			// A no-break span wider than a line: fall back to its parts,
-			// each number still whole.
-			split := a.split
-			if split == nil {
-				split = make([]atom, 0, len(a.words))
-				for _, wd := range a.words {
-					split = append(split, atom{words: []string{wd}})
-				}
-			}
-			queue = append(slices.Clone(split), queue...)
-			continue
-		}
-		if IsNumber(at) {
-			return nil, w.unbreakable(at)
-		}
-		pieces, err := w.breakWord(at, "")
-		if err != nil {
+		if err := r.start(a); err != nil {
 			return nil, err
 		}
-		cont := cur.cont
-		for i, p := range pieces[:len(pieces)-1] {
-			out = append(out, wline{text: p, cont: cont || i > 0, px: mustPx(w.m, p)})
-		}
-		cur = lineBuf{parts: []string{pieces[len(pieces)-1]}, cont: len(pieces) > 1 || cont}
 	}
-	if err := flush(); err != nil {
+	if err := r.flush(); err != nil {
 		return nil, err
 	}
-	return out, nil
+	return r.out, nil
+}
+
+// wrapRun is the state of one wrap: lines done, the line being filled and
+// the atoms left.
+type wrapRun struct {
+	w     *wrapper
+	out   []wline
+	cur   lineBuf
+	queue []atom
+}
+
+func (r *wrapRun) flush() error {
+	if len(r.cur.parts) > 0 {
+		t := r.cur.text()
+		px, err := r.w.m.widthPx(t)
+		if err != nil {
+			return err
+		}
+		r.out = append(r.out, wline{text: t, cont: r.cur.cont, px: px})
+	}
+	r.cur = lineBuf{}
+	return nil
+}
+
+// after puts a after the current line's text when it (or its first piece)
+// fits there, moving a label's last word down with its glued value if
+// that makes it fit; otherwise it ends the line and reports false.
+func (r *wrapRun) after(a atom) (bool, error) {
+	placed, rest, err := r.w.extend(&r.cur, a)
+	if err != nil {
+		return false, err
+	}
+	var carried lineBuf
+	if !placed && a.glue && len(r.cur.parts) > 1 {
+		carried.parts = []string{r.cur.parts[len(r.cur.parts)-1]}
+		if placed, rest, err = r.w.extend(&carried, a); err != nil {
+			return false, err
+		}
+		if placed {
+			r.cur.parts = r.cur.parts[:len(r.cur.parts)-1]
+			if err := r.flush(); err != nil {
+				return false, err
+			}
+			r.cur = carried
+		}
+	}
+	if placed && rest == "" {
+		return true, nil
+	}
+	if err := r.flush(); err != nil {
+		return false, err
+	}
+	if placed {
+		// The rest of a broken token continues the next line.
+		r.queue = append([]atom{{words: []string{rest}}}, r.queue...)
+		r.cur.cont = true
+	}
+	return placed, nil
+}
+
+// start begins a line with a: whole when it fits, else a span falls back
+// to its parts and a token breaks (a number wider than a line is an error).
+func (r *wrapRun) start(a atom) error {
+	w, at := r.w, a.text()
+	if _, ok, err := w.fits(at); err != nil || ok {
+		if ok {
+			r.cur.parts = append(r.cur.parts, at)
+		}
+		return err
+	}
+	if len(a.words) > 1 {
+		// A no-break span wider than a line: fall back to its parts,
+		// each number still whole.
+		split := a.split
+		if split == nil {
+			split = make([]atom, 0, len(a.words))
+			for _, wd := range a.words {
+				split = append(split, atom{words: []string{wd}})
+			}
+		}
+		r.queue = append(slices.Clone(split), r.queue...)
+		return nil
+	}
+	if IsNumber(at) {
+		return w.unbreakable(at)
+	}
+	pieces, err := w.breakWord(at, "")
+	if err != nil {
+		return err
+	}
+	cont := r.cur.cont
+	for i, p := range pieces[:len(pieces)-1] {
+		r.out = append(r.out, wline{text: p, cont: cont || i > 0, px: mustPx(w.m, p)})
+	}
+	r.cur = lineBuf{parts: []string{pieces[len(pieces)-1]}, cont: len(pieces) > 1 || cont}
+	return nil
 }
 
 // extend tries to put atom a on the current (non-empty) line: whole, or, for
@@ -380,8 +400,9 @@ func (w *wrapper) cutPoint(rest, lead string) (int, error) {
 		return 0, err
 	}
 	avail := fixed.I(w.maxPx) - acc
-	runes := utf8.RuneCountInString(lead)
-	anyCut, bnd, major := 0, 0, 0
+	leadRunes := utf8.RuneCountInString(lead)
+	runes := leadRunes
+	anyCut, bnd, major, majorN := 0, 0, 0, 0
 	var majorW fixed.Int26_6
 	var prev rune = -1
 	for i, r := range rest {
@@ -390,7 +411,7 @@ func (w *wrapper) cutPoint(rest, lead string) (int, error) {
 			if strings.ContainsRune(boundaryRunes, prev) && r != prev {
 				bnd = i
 				if strings.ContainsRune(majorRunes, prev) {
-					major, majorW = i, acc
+					major, majorW, majorN = i, acc, runes
 				}
 			}
 		}
@@ -405,8 +426,10 @@ func (w *wrapper) cutPoint(rest, lead string) (int, error) {
 		}
 		prev = r
 	}
+	// Half the line, in pixels or in runes (whichever budget binds).
 	leadW := fixed.I(w.maxPx) - avail
-	if major > 0 && 2*(majorW-leadW) >= avail && w.segmentFits(rest[major:]) {
+	half := 2*(majorW-leadW) >= avail || 2*(majorN-leadRunes) >= w.maxRunes-leadRunes
+	if major > 0 && half && w.segmentFits(rest[major:]) {
 		return major, nil // "…samaritans.org/" + "how-we-can-help/…"
 	}
 	if bnd > 0 && w.segmentFits(rest[bnd:]) {
