@@ -154,6 +154,7 @@ type wrapper struct {
 	maxPx    int
 	maxRunes int
 	device   string
+	space    fixed.Int26_6 // advance of U+0020; measured on first use when zero
 }
 
 type wline struct {
@@ -162,35 +163,102 @@ type wline struct {
 	px   int
 }
 
-func newWrapper(fs *faces, st Style, maxPx, maxRunes int, device string) (*wrapper, error) {
+func newWrapper(fs *faces, st Style, maxPx, maxRunes int, device string) (wrapper, error) {
 	if maxPx <= 0 || maxRunes <= 0 {
-		return nil, fmt.Errorf("glasses: %s: no room for %s text: %w", device, st, ErrLayout)
+		return wrapper{}, fmt.Errorf("glasses: %s: no room for %s text: %w", device, st, ErrLayout)
 	}
-	return &wrapper{m: fs.face(st), maxPx: maxPx, maxRunes: maxRunes, device: device}, nil
+	m := fs.face(st)
+	sp, err := m.glyph(' ')
+	if err != nil {
+		return wrapper{}, err
+	}
+	return wrapper{m: m, maxPx: maxPx, maxRunes: maxRunes, device: device, space: sp.advance}, nil
 }
 
-func (w *wrapper) fits(s string) (int, bool, error) {
-	if utf8.RuneCountInString(s) > w.maxRunes {
-		return 0, false, nil
+// spaceAdv is the advance of a space (engine.go builds wrappers for titles
+// without newWrapper).
+func (w *wrapper) spaceAdv() fixed.Int26_6 {
+	if w.space == 0 {
+		if g, err := w.m.glyph(' '); err == nil {
+			w.space = g.advance
+		}
 	}
-	px, err := w.m.widthPx(s)
-	if err != nil {
-		return 0, false, err
-	}
-	return px, px <= w.maxPx, nil
+	return w.space
+}
+
+func (w *wrapper) fitsW(adv fixed.Int26_6, runes int) bool {
+	return runes <= w.maxRunes && adv.Ceil() <= w.maxPx
+}
+
+// fits measures s against the line budget.
+func (w *wrapper) fits(s string) (bool, error) {
+	adv, n, err := w.m.measure(s)
+	return err == nil && w.fitsW(adv, n), err
 }
 
 // wrap wraps normalised text. It never drops or alters a rune: every
 // returned line's text joined per JoinText is the input.
 func (w *wrapper) wrap(text string) ([]wline, error) { return w.wrapAtoms(atoms(text)) }
 
-// lineBuf is the line being filled: its atoms' texts, joined by spaces.
+// piece is a measured run of text.
+type piece struct {
+	text  string
+	adv   fixed.Int26_6
+	runes int
+}
+
+// lineBuf is the line being filled: its atoms' texts joined by spaces,
+// measured as they are added (advances add up exactly: no kerning).
 type lineBuf struct {
-	parts []string
+	parts []piece
+	adv   fixed.Int26_6
+	runes int
 	cont  bool // the line continues a token broken on the line before
 }
 
-func (b *lineBuf) text() string { return strings.Join(b.parts, " ") }
+// with returns the advance and runes of the line with p appended.
+func (b *lineBuf) with(w *wrapper, p piece) (fixed.Int26_6, int) {
+	if len(b.parts) == 0 {
+		return p.adv, p.runes
+	}
+	return b.adv + w.spaceAdv() + p.adv, b.runes + 1 + p.runes
+}
+
+func (b *lineBuf) add(w *wrapper, p piece) {
+	b.adv, b.runes = b.with(w, p)
+	b.parts = append(b.parts, p)
+}
+
+// text joins the parts with spaces.
+func (b *lineBuf) text() string {
+	if len(b.parts) == 1 {
+		return b.parts[0].text
+	}
+	n := len(b.parts) - 1
+	for _, p := range b.parts {
+		n += len(p.text)
+	}
+	var sb strings.Builder
+	sb.Grow(n)
+	for i, p := range b.parts {
+		if i > 0 {
+			sb.WriteByte(' ')
+		}
+		sb.WriteString(p.text)
+	}
+	return sb.String()
+}
+
+// dropLast removes the last part (a label word that moves down).
+func (b *lineBuf) dropLast(w *wrapper) piece {
+	last := b.parts[len(b.parts)-1]
+	rest := b.parts[:len(b.parts)-1]
+	*b = lineBuf{parts: rest[:0], cont: b.cont}
+	for _, p := range rest {
+		b.add(w, p)
+	}
+	return last
+}
 
 // wrapAtoms fills lines greedily. A value glued to its label starts on the
 // label's line (the label's last word moves down with it if need be); a
@@ -201,8 +269,14 @@ func (w *wrapper) wrapAtoms(queue []atom) ([]wline, error) {
 	for len(r.queue) > 0 {
 		a := r.queue[0]
 		r.queue = r.queue[1:]
+		at := a.text()
+		adv, n, err := w.m.measure(at)
+		if err != nil {
+			return nil, err
+		}
+		p := piece{text: at, adv: adv, runes: n}
 		if len(r.cur.parts) > 0 {
-			placed, err := r.after(a)
+			placed, err := r.after(a, p)
 			if err != nil {
 				return nil, err
 			}
@@ -210,13 +284,11 @@ func (w *wrapper) wrapAtoms(queue []atom) ([]wline, error) {
 				continue
 			}
 		}
-		if err := r.start(a); err != nil {
+		if err := r.start(a, p); err != nil {
 			return nil, err
 		}
 	}
-	if err := r.flush(); err != nil {
-		return nil, err
-	}
+	r.flush()
 	return r.out, nil
 }
 
@@ -229,122 +301,104 @@ type wrapRun struct {
 	queue []atom
 }
 
-func (r *wrapRun) flush() error {
+func (r *wrapRun) flush() {
 	if len(r.cur.parts) > 0 {
-		t := r.cur.text()
-		px, err := r.w.m.widthPx(t)
-		if err != nil {
-			return err
-		}
-		r.out = append(r.out, wline{text: t, cont: r.cur.cont, px: px})
+		r.out = append(r.out, wline{text: r.cur.text(), cont: r.cur.cont, px: r.cur.adv.Ceil()})
 	}
-	r.cur = lineBuf{}
-	return nil
+	r.cur = lineBuf{parts: r.cur.parts[:0]} // reuse the parts' array
 }
 
-// after puts a after the current line's text when it (or its first piece)
-// fits there, moving a label's last word down with its glued value if
-// that makes it fit; otherwise it ends the line and reports false.
-func (r *wrapRun) after(a atom) (bool, error) {
-	placed, rest, err := r.w.extend(&r.cur, a)
+// emit puts broken pieces on lines of their own; the last one stays the
+// current line. The first continues the line before when cont.
+func (r *wrapRun) emit(pieces []piece, cont bool) {
+	for i, p := range pieces[:len(pieces)-1] {
+		r.out = append(r.out, wline{text: p.text, cont: cont || i > 0, px: p.adv.Ceil()})
+	}
+	r.cur = lineBuf{parts: r.cur.parts[:0], cont: cont || len(pieces) > 1}
+	r.cur.add(r.w, pieces[len(pieces)-1])
+}
+
+// after puts atom a (measured as p) after the current line's text when it
+// (or its first piece) fits there, moving a label's last word down with
+// its glued value if that makes it fit; otherwise it ends the line and
+// reports false.
+func (r *wrapRun) after(a atom, p piece) (bool, error) {
+	placed, rest, err := r.w.extend(&r.cur, a, p)
 	if err != nil {
 		return false, err
 	}
-	var carried lineBuf
 	if !placed && a.glue && len(r.cur.parts) > 1 {
-		carried.parts = []string{r.cur.parts[len(r.cur.parts)-1]}
-		if placed, rest, err = r.w.extend(&carried, a); err != nil {
+		var carried lineBuf
+		carried.add(r.w, r.cur.parts[len(r.cur.parts)-1])
+		if placed, rest, err = r.w.extend(&carried, a, p); err != nil {
 			return false, err
 		}
 		if placed {
-			r.cur.parts = r.cur.parts[:len(r.cur.parts)-1]
-			if err := r.flush(); err != nil {
-				return false, err
-			}
+			r.cur.dropLast(r.w)
+			r.flush()
 			r.cur = carried
 		}
 	}
-	if placed && rest == "" {
+	if placed && len(rest) == 0 {
 		return true, nil
 	}
-	if err := r.flush(); err != nil {
-		return false, err
-	}
+	r.flush()
 	if placed {
-		// The rest of a broken token continues the next line.
-		r.queue = append([]atom{{words: []string{rest}}}, r.queue...)
-		r.cur.cont = true
+		r.emit(rest, true) // the rest of a broken token
 	}
 	return placed, nil
 }
 
 // start begins a line with a: whole when it fits, else a span falls back
 // to its parts and a token breaks (a number wider than a line is an error).
-func (r *wrapRun) start(a atom) error {
-	w, at := r.w, a.text()
-	if _, ok, err := w.fits(at); err != nil || ok {
-		if ok {
-			r.cur.parts = append(r.cur.parts, at)
-		}
-		return err
+func (r *wrapRun) start(a atom, p piece) error {
+	w := r.w
+	if w.fitsW(p.adv, p.runes) {
+		r.cur.add(w, p)
+		return nil
 	}
 	if len(a.words) > 1 {
-		// A no-break span wider than a line: fall back to its parts,
-		// each number still whole.
+		// A no-break span wider than a line: fall back to its parts, each
+		// number still whole and still on the line of the word before it
+		// ("Call" + "988", "to" + "741741").
 		split := a.split
 		if split == nil {
 			split = make([]atom, 0, len(a.words))
-			for _, wd := range a.words {
-				split = append(split, atom{words: []string{wd}})
+			for j, wd := range a.words {
+				split = append(split, atom{words: a.words[j : j+1 : j+1], glue: j > 0 && IsNumber(wd) && !IsNumber(a.words[j-1])})
 			}
 		}
 		r.queue = append(slices.Clone(split), r.queue...)
 		return nil
 	}
-	if IsNumber(at) {
-		return w.unbreakable(at)
+	if IsNumber(p.text) {
+		return w.unbreakable(p.text)
 	}
-	pieces, err := w.breakWord(at, "")
+	pieces, err := w.breakWord(p, 0, 0)
 	if err != nil {
 		return err
 	}
-	cont := r.cur.cont
-	for i, p := range pieces[:len(pieces)-1] {
-		r.out = append(r.out, wline{text: p, cont: cont || i > 0, px: mustPx(w.m, p)})
-	}
-	r.cur = lineBuf{parts: []string{pieces[len(pieces)-1]}, cont: len(pieces) > 1 || cont}
+	r.emit(pieces, r.cur.cont)
 	return nil
 }
 
-// extend tries to put atom a on the current (non-empty) line: whole, or, for
-// a single token wider than a line, its first piece broken at a boundary.
-// rest is the part of the token left for the next line.
-func (w *wrapper) extend(cur *lineBuf, a atom) (placed bool, rest string, err error) {
-	at := a.text()
-	line := cur.text()
-	if _, ok, err := w.fits(line + " " + at); err != nil || ok {
-		if ok {
-			cur.parts = append(cur.parts, at)
-		}
-		return ok, "", err
+// extend tries to put atom a (measured as p) on the current, non-empty
+// line: whole, or, for a single token wider than a line, its first piece
+// broken at a boundary. rest are the pieces left for the next lines.
+func (w *wrapper) extend(cur *lineBuf, a atom, p piece) (placed bool, rest []piece, err error) {
+	if w.fitsW(cur.with(w, p)) {
+		cur.add(w, p)
+		return true, nil, nil
 	}
-	if len(a.words) > 1 || IsNumber(at) {
-		return false, "", nil
+	if len(a.words) > 1 || IsNumber(p.text) || w.fitsW(p.adv, p.runes) {
+		return false, nil, nil // a span, a number, or a token that fits a line of its own
 	}
-	if _, ok, err := w.fits(at); err != nil || ok {
-		return false, "", err // it fits a line of its own: no need to break it
-	}
-	pieces, err := w.breakWord(at, line+" ")
+	pieces, err := w.breakWord(p, cur.adv+w.spaceAdv(), cur.runes+1)
 	if err != nil || pieces == nil {
-		return false, "", err
+		return false, nil, err
 	}
-	cur.parts = append(cur.parts, pieces[0])
-	return true, strings.Join(pieces[1:], ""), nil
-}
-
-func mustPx(m *metrics, s string) int {
-	px, _ := m.widthPx(s) // every rune was measured while breaking
-	return px
+	cur.add(w, pieces[0])
+	return true, pieces[1:], nil
 }
 
 func (w *wrapper) unbreakable(tok string) error {
@@ -359,86 +413,79 @@ const (
 	majorRunes    = "/?&#"
 )
 
-// breakWord splits a token wider than a line into pieces. When lead is not
-// empty the first piece goes after lead on the current line; breakWord
-// returns nil pieces if no piece may go there. Breaks fall after a URL
-// boundary (/ . - ? & = _ #) unless the segment between two boundaries is
-// itself wider than a line, which then breaks at character boundaries. It
-// never breaks inside a number ("800-273-8255", "2026/11") nor before a mark;
-// a number wider than a line is an *UnbreakableError.
-func (w *wrapper) breakWord(tok, lead string) ([]string, error) {
-	var out []string
+// breakWord splits a token wider than a line into pieces. With a lead (the
+// advance and runes of the current line plus a space) the first piece goes
+// after it; breakWord returns nil pieces if no piece may go there. Breaks
+// fall after a URL boundary (/ . - ? & = _ #) unless the segment between two
+// boundaries is itself wider than a line, which then breaks at character
+// boundaries. It never breaks inside a number ("800-273-8255", "2026/11")
+// nor before a mark; a number wider than a line is an *UnbreakableError.
+func (w *wrapper) breakWord(tok piece, leadAdv fixed.Int26_6, leadRunes int) ([]piece, error) {
+	var out []piece
 	rest := tok
-	for rest != "" {
-		if _, ok, err := w.fits(lead + rest); err != nil {
-			return nil, err
-		} else if ok {
+	for rest.text != "" {
+		if w.fitsW(leadAdv+rest.adv, leadRunes+rest.runes) {
 			out = append(out, rest)
 			break
 		}
-		cut, err := w.cutPoint(rest, lead)
+		cut, err := w.cutPoint(rest.text, leadAdv, leadRunes)
 		if err != nil {
 			return nil, err
 		}
-		if cut <= 0 {
-			if lead != "" {
+		if cut.text == "" {
+			if leadRunes > 0 {
 				return nil, nil
 			}
-			return nil, w.unbreakable(rest[:unbreakableRun(rest)])
+			return nil, w.unbreakable(rest.text[:unbreakableRun(rest.text)])
 		}
-		out = append(out, rest[:cut])
-		rest, lead = rest[cut:], ""
+		out = append(out, cut)
+		rest = piece{text: rest.text[len(cut.text):], adv: rest.adv - cut.adv, runes: rest.runes - cut.runes}
+		leadAdv, leadRunes = 0, 0
 	}
 	return out, nil
 }
 
-// cutPoint returns where the line holding lead+rest should end inside rest,
-// or 0 when no allowed break fits.
-func (w *wrapper) cutPoint(rest, lead string) (int, error) {
-	acc, err := w.m.width(lead)
-	if err != nil {
-		return 0, err
-	}
-	avail := fixed.I(w.maxPx) - acc
-	leadRunes := utf8.RuneCountInString(lead)
-	runes := leadRunes
-	anyCut, bnd, major, majorN := 0, 0, 0, 0
-	var majorW fixed.Int26_6
+// cutPoint returns the piece of rest the line holding the lead and rest
+// should end with; empty when no allowed break fits.
+func (w *wrapper) cutPoint(rest string, leadAdv fixed.Int26_6, leadRunes int) (piece, error) {
+	avail := fixed.I(w.maxPx) - leadAdv
+	var anyCut, bnd, major piece
+	var acc fixed.Int26_6
+	runes := 0
 	var prev rune = -1
 	for i, r := range rest {
 		if i > 0 && breakAllowed(rest, i) {
-			anyCut = i
+			anyCut = piece{rest[:i], acc, runes}
 			if strings.ContainsRune(boundaryRunes, prev) && r != prev {
-				bnd = i
+				bnd = anyCut
 				if strings.ContainsRune(majorRunes, prev) {
-					major, majorW, majorN = i, acc, runes
+					major = anyCut
 				}
 			}
 		}
 		g, err := w.m.glyph(r)
 		if err != nil {
-			return 0, err
+			return piece{}, err
 		}
 		runes++
 		acc += g.advance
-		if runes > w.maxRunes || acc.Ceil() > w.maxPx {
+		if leadRunes+runes > w.maxRunes || (leadAdv+acc).Ceil() > w.maxPx {
 			break
 		}
 		prev = r
 	}
 	// Half the line, in pixels or in runes (whichever budget binds).
-	leadW := fixed.I(w.maxPx) - avail
-	half := 2*(majorW-leadW) >= avail || 2*(majorN-leadRunes) >= w.maxRunes-leadRunes
-	if major > 0 && half && w.segmentFits(rest[major:]) {
+	half := 2*major.adv >= avail || 2*major.runes >= w.maxRunes-leadRunes
+	if major.text != "" && half && w.segmentFits(rest[len(major.text):]) {
 		return major, nil // "…samaritans.org/" + "how-we-can-help/…"
 	}
-	if bnd > 0 && w.segmentFits(rest[bnd:]) {
+	if bnd.text != "" && w.segmentFits(rest[len(bnd.text):]) {
 		return bnd, nil
 	}
-	if lead != "" && bnd == 0 && w.segmentFits(rest) {
+	if leadRunes > 0 && bnd.text == "" && w.segmentFits(rest) {
 		// The first segment fits a line of its own: do not cut into it
 		// after the lead; it starts the next line.
-		return 0, nil
+		return piece{}, nil
 	}
 	return anyCut, nil
 }
@@ -455,7 +502,7 @@ func (w *wrapper) segmentFits(s string) bool {
 		}
 		prev = r
 	}
-	_, ok, err := w.fits(s[:end])
+	ok, err := w.fits(s[:end])
 	return err == nil && ok
 }
 
@@ -576,9 +623,11 @@ func packBody(fs *faces, c Card, device string, s devices.Surface) ([]Page, erro
 
 func wrapBlocks(fs *faces, c Card, device string, s devices.Surface) ([]wblock, error) {
 	width, runes, bodyH := s.ContentWidth(), s.TextBudget.CharsPerLine, s.BodyAreaPx()
-	var out []wblock
-	for bi, b := range c.Blocks(s) {
-		act, valueAt := actionOf(c, b)
+	blocks := c.Blocks(s)
+	out := make([]wblock, 0, len(blocks))
+	var acts actionTexts
+	for bi, b := range blocks {
+		act, valueAt := acts.of(c, b)
 		st := b.Style
 		if fs.lineH[st] > bodyH {
 			st = StyleBody
@@ -595,7 +644,7 @@ func wrapBlocks(fs *faces, c Card, device string, s devices.Surface) ([]wblock, 
 				return nil, err
 			}
 		}
-		wb := wblock{style: b.Style, section: b.Section, act: act}
+		wb := wblock{style: b.Style, section: b.Section, act: act, lines: make([]Line, 0, len(wl))}
 		for _, w := range wl {
 			wb.lines = append(wb.lines, Line{Text: w.text, Style: st, Cont: w.cont, WidthPx: w.px, Section: b.Section, block: bi, act: act})
 		}
@@ -615,15 +664,28 @@ func wrapBlock(fs *faces, st Style, text string, act, valueAt, width, runes int,
 	return w.wrapAtoms(actionAtoms(text, valueAt))
 }
 
-// actionOf finds the resource action a safety block shows: 1 + its index
-// (0 when the block is not an action) and the word where its value starts.
-func actionOf(c Card, b Block) (act, valueAt int) {
+// actionTexts caches the action texts of the resource being wrapped.
+type actionTexts struct {
+	section int
+	texts   []string
+}
+
+// of finds the resource action a safety block shows: 1 + its index (0 when
+// the block is not an action) and the word where its value starts.
+func (at *actionTexts) of(c Card, b Block) (act, valueAt int) {
 	if c.Kind != KindSafety || b.Style == StyleHeading || b.Section < 0 || b.Section >= len(c.Resources) {
 		return 0, -1
 	}
-	for j, a := range c.Resources[b.Section].Actions {
-		if NormalizeSpace(ActionText(a)) == b.Text {
-			return j + 1, valueWord(b.Text, a)
+	acts := c.Resources[b.Section].Actions
+	if at.texts == nil || at.section != b.Section {
+		at.section, at.texts = b.Section, make([]string, len(acts))
+		for j, a := range acts {
+			at.texts[j] = NormalizeSpace(ActionText(a))
+		}
+	}
+	for j, t := range at.texts {
+		if t == b.Text {
+			return j + 1, valueWord(b.Text, acts[j])
 		}
 	}
 	return 0, -1
@@ -651,7 +713,7 @@ func valueWord(text string, a safety.Action) int {
 // (its numbers), and a resource's name with the unit after it (on small
 // surfaces: with its numbers).
 func keepUnits(blocks []wblock, b budget) []unit {
-	var out []unit
+	out := make([]unit, 0, 2*len(blocks))
 	for k := 0; k < len(blocks); {
 		bl := blocks[k]
 		if bl.style != StyleHeading {
@@ -758,8 +820,9 @@ func packUnits(units []unit, safetyCard, onePerPage bool, b budget) []Page {
 		if len(cur) > 0 {
 			pages = append(pages, Page{Lines: cur})
 		}
-		cur, curH = nil, 0
+		cur, curH = make([]Line, 0, b.lines), 0
 	}
+	flush()
 	room := func(n, h int) bool { return b.fits(len(cur)+n, curH+h) }
 	for i, u := range units {
 		if safetyCard && i > 0 && u.section != units[i-1].section && len(cur) > 0 {

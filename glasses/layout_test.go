@@ -594,3 +594,31 @@ func TestGoldenPacking(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkLayoutCard: one layout per card and profile — the three-resource
+// card and the whole embedded catalog as one card (13 resources).
+func BenchmarkLayoutCard(b *testing.B) {
+	cat, err := safety.DefaultCatalog()
+	if err != nil {
+		b.Fatal(err)
+	}
+	cards := []struct {
+		name string
+		card Card
+	}{{"safety3", mustSafety(b, threeResources()...)}, {"catalog", mustSafety(b, cat.All()...)}}
+	for _, c := range cards {
+		for _, p := range devices.Builtins() {
+			if _, ok := p.Display(); !ok {
+				continue
+			}
+			b.Run(c.name+"/"+p.ID, func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, err := LayoutCard(c.card, p); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}

@@ -60,7 +60,7 @@ type atom struct {
 	// the label's last word down rather than leave the label alone.
 	glue bool
 	// split is what a span wider than a line falls back to (nil: its
-	// single words, each number still whole).
+	// single words, each number still whole and glued to a word before it).
 	split []atom
 }
 
@@ -80,19 +80,10 @@ func atoms(s string) []atom {
 }
 
 func atomsOf(words []string) []atom {
-	var out []atom
+	out := make([]atom, 0, len(words))
 	for i := 0; i < len(words); {
 		end := spanEnd(words, i)
-		a := atom{words: words[i:end:end]}
-		a.glue = i > 0 && labelGlue(words[i-1], words[i])
-		if end-i > 1 && !IsNumber(words[i]) {
-			// "Call 988", "text HOME to 741741" wider than a line: the
-			// number still starts on the line of the word before it.
-			for j := i; j < end; j++ {
-				a.split = append(a.split, atom{words: words[j : j+1 : j+1], glue: j > i && IsNumber(words[j]) && !IsNumber(words[j-1])})
-			}
-		}
-		out = append(out, a)
+		out = append(out, atom{words: words[i:end:end], glue: i > 0 && labelGlue(words[i-1], words[i])})
 		i = end
 	}
 	return out
