@@ -205,6 +205,7 @@ type piece struct {
 	text  string
 	adv   fixed.Int26_6
 	runes int
+	glued bool // on the line as a value glued to the part before it
 }
 
 // lineBuf is the line being filled: its atoms' texts joined by spaces,
@@ -274,7 +275,7 @@ func (w *wrapper) wrapAtoms(queue []atom) ([]wline, error) {
 		if err != nil {
 			return nil, err
 		}
-		p := piece{text: at, adv: adv, runes: n}
+		p := piece{text: at, adv: adv, runes: n, glued: a.glue}
 		if len(r.cur.parts) > 0 {
 			placed, err := r.after(a, p)
 			if err != nil {
@@ -327,7 +328,9 @@ func (r *wrapRun) after(a atom, p piece) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if !placed && a.glue && len(r.cur.parts) > 1 {
+	// A word already glued to the one before it stays: of a chain of glued
+	// words too long for a line, the first link holds.
+	if !placed && a.glue && len(r.cur.parts) > 1 && !r.cur.parts[len(r.cur.parts)-1].glued {
 		var carried lineBuf
 		carried.add(r.w, r.cur.parts[len(r.cur.parts)-1])
 		if placed, rest, err = r.w.extend(&carried, a, p); err != nil {
@@ -397,6 +400,7 @@ func (w *wrapper) extend(cur *lineBuf, a atom, p piece) (placed bool, rest []pie
 	if err != nil || pieces == nil {
 		return false, nil, err
 	}
+	pieces[0].glued = a.glue
 	cur.add(w, pieces[0])
 	return true, pieces[1:], nil
 }
@@ -455,7 +459,7 @@ func (w *wrapper) cutPoint(rest string, leadAdv fixed.Int26_6, leadRunes int) (p
 	var prev rune = -1
 	for i, r := range rest {
 		if i > 0 && breakAllowed(rest, i) {
-			anyCut = piece{rest[:i], acc, runes}
+			anyCut = piece{text: rest[:i], adv: acc, runes: runes}
 			if strings.ContainsRune(boundaryRunes, prev) && r != prev {
 				bnd = anyCut
 				if strings.ContainsRune(majorRunes, prev) {

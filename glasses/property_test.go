@@ -681,8 +681,12 @@ func checkAction(t *testing.T, fs *faces, s devices.Surface, all []Line, idx []i
 	if off <= 0 {
 		return // no label before the value
 	}
-	label := strings.Fields(text[:off])
-	last := label[len(label)-1]
+	// last is the label's last word, or its last no-break span ("0 00:").
+	label := atoms(strings.TrimSpace(text[:off]))
+	if label[len(label)-1].glue {
+		return // the label's end is itself a value glued to the word before it
+	}
+	last := label[len(label)-1].text()
 	// vw is the value's first word (a phone number: all of it).
 	vw, _, _ := strings.Cut(v, " ")
 	if IsNumber(vw) {
