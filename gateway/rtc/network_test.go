@@ -237,9 +237,10 @@ func isTimeout(err error) bool {
 // TestTURNRelayThroughCoturn: a client forced to relay reaches the gateway
 // through a real coturn with the credential the answer's Link headers
 // minted, over TURN/UDP and over TURN/TCP (a client whose UDP is blocked).
+// The gateway also serves ICE-TCP, which a relay-only client must not use.
 func TestTURNRelayThroughCoturn(t *testing.T) {
 	turn := startCoturn(t)
-	ts := newTestServer(t, turnConfig(turn, coturnSecret), rtc.HandlerOptions{})
+	ts := newTestServer(t, turnConfig(turn, coturnSecret), rtc.HandlerOptions{}, rtc.WithTCPListener(tcpListener(t)))
 	servers := linkServers(t, ts.URL)
 	if len(servers) != 1 || len(servers[0].URLs) != 2 || servers[0].Username == "" {
 		t.Fatalf("Link servers %+v, want one minted TURN entry with two URLs", servers)
