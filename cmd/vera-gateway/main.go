@@ -165,6 +165,9 @@ func loadConfig(path, listen string, getenv func(string) string) (fileConfig, []
 			return cfg, nil, fmt.Errorf("auth.token_secret_env: environment variable %s is empty or unset", cfg.Auth.TokenSecretEnv)
 		}
 	}
+	if cfg.RTC.TURN.SecretEnv != "" {
+		cfg.RTC.TURN.Secret = getenv(cfg.RTC.TURN.SecretEnv) // rtc.Validate names an empty one
+	}
 	if cfg.DevMode() && cfg.RTC.UDPAddress == "" {
 		// Dev mode serves loopback clients only; its media stays there too.
 		cfg.RTC.UDPAddress = "127.0.0.1"
@@ -255,8 +258,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		go func() { serveErr <- debugSrv.Serve(dln) }()
 		log.Info("debug listener", "addr", dln.Addr().String())
 	}
+	rtcTCP := "off"
+	if ad := a.engine.TCPAddr(); ad != nil {
+		rtcTCP = ad.String()
+	}
 	log.Info("vera-gateway listening", "addr", ln.Addr().String(), "dev_mode", cfg.DevMode(), "env_overrides", used,
-		"web_client", "http://"+ln.Addr().String()+"/")
+		"web_client", "http://"+ln.Addr().String()+"/", "rtc_udp", a.engine.LocalAddrs(), "rtc_tcp", rtcTCP)
 
 	select {
 	case err := <-serveErr:
