@@ -27,7 +27,12 @@ func BenchmarkSessionSetup(b *testing.B) {
 	if turn != nil {
 		cfg = turnConfig(turn, coturnSecret)
 	}
-	ts := newTestServer(b, cfg, rtc.HandlerOptions{}, rtc.WithTCPListener(tcpListener(b)))
+	// Sessions decode but are not registered: the test server's registry
+	// channel holds 256, fewer than -count 5 × 4 paths × 20 sessions.
+	opts := rtc.HandlerOptions{NewSession: func(_ context.Context, _ rtc.SessionInfo, c *rtc.Conn) (rtc.Session, error) {
+		return newDecodeSession(c)
+	}}
+	ts := newTestServer(b, cfg, opts, rtc.WithTCPListener(tcpListener(b)))
 	var srv webrtc.ICEServer
 	if turn != nil {
 		srv = linkServers(b, ts.URL)[0]
