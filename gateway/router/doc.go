@@ -28,7 +28,7 @@
 // with the noembedded build tag. Every response read is bounded by
 // router.max_body_bytes and content types are checked.
 //
-// Time comes from an injected Clock; credentials from an injected getenv;
+// Time comes from an injected clock.Clock; credentials from an injected getenv;
 // metrics go to an injected prometheus.Registerer (namespace vera,
 // subsystem router). See README.md for configuration keys and metrics.
 package router

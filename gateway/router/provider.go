@@ -4,12 +4,14 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+
+	"github.com/veraneural/vera-gateway/gateway/clock"
 )
 
 // providerEnv is what every provider may use.
 type providerEnv struct {
 	client  *http.Client
-	clock   Clock
+	clock   clock.Clock
 	maxBody int64
 	assess  Assessor
 	log     *slog.Logger
