@@ -114,7 +114,7 @@ func New(cfg Config, deps Deps, owner Owner, hello *event.Hello) (*Session, erro
 		cancel()
 		return nil, err
 	}
-	s.disclosure = safety.NewDisclosure(s.clock, cfg.DisclosureEvery)
+	s.disclosure = safety.NewDisclosure(s.clock.Now, cfg.DisclosureEvery)
 	s.mu.Lock()
 	s.emitLocked(event.TypeSessionCreated, s.createdLocked(false, 1))
 	// The AI disclosure opens every session (and repeats per the schedule).
