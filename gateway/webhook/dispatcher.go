@@ -16,6 +16,8 @@ import (
 
 	"github.com/cenkalti/backoff/v4"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/veraneural/vera-gateway/gateway/clock"
 )
 
 // Options are the dispatcher's collaborators.
@@ -23,7 +25,7 @@ type Options struct {
 	// Endpoints by partner id, with secrets resolved. Dev mode's top-level
 	// webhooks belong to gateway.DevPartnerID ("dev").
 	Endpoints map[string][]Endpoint
-	Clock     Clock
+	Clock     clock.Clock
 	Logger    *slog.Logger
 	// Client sends the requests; nil gets one with Config.Timeout that
 	// follows no redirects.
@@ -41,7 +43,7 @@ type Dispatcher struct {
 	cfg    Config
 	store  Store
 	eps    map[string][]Endpoint
-	clock  Clock
+	clock  clock.Clock
 	log    *slog.Logger
 	client *http.Client
 	newBO  func() backoff.BackOff
@@ -76,7 +78,7 @@ func NewDispatcher(cfg Config, store Store, opts Options) (*Dispatcher, error) {
 	d := &Dispatcher{cfg: cfg, store: store, eps: eps, clock: opts.Clock, log: opts.Logger, client: opts.Client,
 		newBO: opts.NewBackOff, wake: make(chan struct{}, 1), done: make(chan struct{})}
 	if d.clock == nil {
-		d.clock = SystemClock()
+		d.clock = clock.Real{}
 	}
 	if d.log == nil {
 		d.log = slog.New(slog.DiscardHandler)
@@ -184,12 +186,11 @@ func (d *Dispatcher) run(ctx context.Context) {
 			continue
 		}
 		var (
-			timer Timer
+			timer clock.Timer
 			fire  <-chan time.Time
 		)
 		if !next.IsZero() {
-			timer = d.clock.NewTimer(next.Sub(now))
-			fire = timer.C()
+			timer, fire = d.clock.NewTimer(next.Sub(now))
 		}
 		select {
 		case <-ctx.Done():

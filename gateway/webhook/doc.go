@@ -17,5 +17,5 @@
 //
 // Goroutines: one dispatcher loop plus at most Config.Concurrency requests in
 // flight, all owned by the Dispatcher and joined by Close. Time comes from an
-// injected Clock.
+// injected clock.Clock.
 package webhook
