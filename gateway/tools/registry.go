@@ -9,13 +9,13 @@ import (
 	"regexp"
 	"strings"
 	"sync"
-	"time"
 	"unicode/utf8"
 
 	"github.com/gorilla/mux"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/veraneural/vera-gateway/gateway"
+	"github.com/veraneural/vera-gateway/gateway/clock"
 )
 
 // validName is the OpenAI function-name alphabet.
@@ -25,7 +25,7 @@ var validName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 type Registry struct {
 	cfg   Config
 	store Store
-	now   func() time.Time
+	clock clock.Clock
 
 	mu    sync.Mutex // mu guards cache
 	cache map[string]compiled
@@ -36,19 +36,16 @@ type compiled struct {
 	sch *jsonschema.Schema
 }
 
-// New returns a registry on store (nil: a MemoryStore) with clock now (nil:
-// time.Now).
-func New(cfg Config, store Store, now func() time.Time) (*Registry, error) {
+// New returns a registry on store (nil: a MemoryStore) with clock clk (nil:
+// the wall clock).
+func New(cfg Config, store Store, clk clock.Clock) (*Registry, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("tools: %w", err)
 	}
 	if store == nil {
 		store = NewMemoryStore()
 	}
-	if now == nil {
-		now = time.Now
-	}
-	return &Registry{cfg: cfg, store: store, now: now, cache: map[string]compiled{}}, nil
+	return &Registry{cfg: cfg, store: store, clock: clock.OrReal(clk), cache: map[string]compiled{}}, nil
 }
 
 // Routes returns the tool endpoints, all under scope tools:write:
@@ -179,7 +176,7 @@ func (r *Registry) handlePut(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	partner := partnerOf(req)
-	now := r.now().UTC()
+	now := r.clock.Now().UTC()
 	t, created, err := r.store.Put(partner, Tool{Name: name, Description: desc, InputSchema: raw, CreatedAt: now, UpdatedAt: now}, r.cfg.MaxPerPartner)
 	if errors.Is(err, ErrLimit) {
 		gateway.WriteError(w, req, gateway.Errorf(gateway.Conflict,
