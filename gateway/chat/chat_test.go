@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,6 +14,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/veraneural/vera-gateway/gateway/chat"
+	"github.com/veraneural/vera-gateway/gateway/clock/clocktest"
 	"github.com/veraneural/vera-gateway/gateway/event"
 	"github.com/veraneural/vera-gateway/gateway/session"
 	"github.com/veraneural/vera-gateway/safety"
@@ -59,23 +59,11 @@ func echo(ctx context.Context, req session.ConverseRequest, onDelta func(string)
 	return session.Reply{Message: "You said: " + req.Text}, nil
 }
 
-type fakeNow struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (f *fakeNow) now() time.Time { f.mu.Lock(); defer f.mu.Unlock(); return f.t }
-func (f *fakeNow) add(d time.Duration) {
-	f.mu.Lock()
-	f.t = f.t.Add(d)
-	f.mu.Unlock()
-}
-
 type server struct {
 	*httptest.Server
 	h      *chat.Handler
 	mgr    *session.Manager
-	now    *fakeNow
+	now    *clocktest.Clock
 	closes chan chat.CloseInfo
 }
 
@@ -105,8 +93,8 @@ func newServer(t testing.TB, mut func(*chat.Config, *session.Config)) *server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &server{mgr: mgr, now: &fakeNow{t: time.Unix(1_800_000_000, 0)}, closes: make(chan chat.CloseInfo, 16)}
-	s.h, err = chat.New(cfg, mgr, auth, chat.Options{Now: s.now.now, OnClose: func(ci chat.CloseInfo) { s.closes <- ci }})
+	s := &server{mgr: mgr, now: clocktest.NewClock(time.Unix(1_800_000_000, 0)), closes: make(chan chat.CloseInfo, 16)}
+	s.h, err = chat.New(cfg, mgr, auth, chat.Options{Clock: s.now, OnClose: func(ci chat.CloseInfo) { s.closes <- ci }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -372,7 +360,7 @@ func TestRateLimit(t *testing.T) {
 	if e.Type != event.TypeError || e.errBody().Type != event.ErrRateLimited {
 		t.Fatalf("want rate_limited, got %v", e.raw)
 	}
-	s.now.add(10 * time.Second)
+	s.now.Advance(10 * time.Second)
 	c.send(`{"type":"input.text","text":"after the pause"}`)
 	got := c.until(event.TypeReplyDone)
 	for _, m := range got {

@@ -11,10 +11,10 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/coder/websocket"
 
+	"github.com/veraneural/vera-gateway/gateway/clock"
 	"github.com/veraneural/vera-gateway/gateway/event"
 	"github.com/veraneural/vera-gateway/gateway/session"
 )
@@ -77,8 +77,10 @@ type CloseInfo struct {
 // Options are optional collaborators.
 type Options struct {
 	Logger *slog.Logger
-	// Now is the rate limiter's clock; default time.Now.
-	Now func() time.Time
+	// Clock is the rate limiter's and event timestamps' clock; nil is the
+	// wall clock. (The hello timeout and keep-alive pings pace the socket
+	// on the wall clock.)
+	Clock clock.Clock
 	// OnClose observes every close the server initiates, before the close
 	// handshake (metrics, tests).
 	OnClose func(CloseInfo)
@@ -108,9 +110,7 @@ func New(cfg Config, mgr *session.Manager, auth Authenticate, opts Options) (*Ha
 	if mgr == nil || auth == nil {
 		return nil, ErrMissingDeps
 	}
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
+	opts.Clock = clock.OrReal(opts.Clock)
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -205,7 +205,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	ws.SetReadLimit(h.cfg.ReadLimitBytes)
 	c.ws = ws
-	c.limit = newLimiter(h.cfg, h.opts.Now)
+	c.limit = newLimiter(h.cfg, h.opts.Clock)
 	c.run(ctx)
 }
 
