@@ -174,7 +174,7 @@ func (a *app) build(cfg fileConfig, getenv func(string) string) (err error) {
 
 func (a *app) mount() {
 	s := a.srv
-	s.Mount(s.OneshotRoute(a.router))
+	s.Mount(router.OneshotRoute(a.router, a.srv.Config().Limits, a.log.With("pkg", "router")))
 	for _, rt := range a.ext.routes() {
 		s.Mount(rt)
 	}
