@@ -85,7 +85,7 @@ func (a *app) build(cfg fileConfig, getenv func(string) string) (err error) {
 		return fmt.Errorf("router: %w", err)
 	}
 
-	a.srv, err = gateway.New(cfg.Config, gateway.Options{Logger: log, Registry: reg,
+	a.srv, err = gateway.New(cfg.edge(), gateway.Options{Logger: log, Registry: reg,
 		ValidateDevice: func(id string) error { _, err := devices.Lookup(id); return err }})
 	if err != nil {
 		return err

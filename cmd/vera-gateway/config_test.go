@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/veraneural/vera-gateway/gateway"
+	"github.com/veraneural/vera-gateway/gateway/webhook"
 )
 
 func writeConfig(t *testing.T, body string) string {
@@ -98,5 +101,24 @@ func TestDevModeRefusesPublicListen(t *testing.T) {
 	err := run(context.Background(), []string{"-listen", "0.0.0.0:0"}, envMap(nil), &out, &errb)
 	if err == nil || !strings.Contains(err.Error(), "loopback") {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// TestConfigValidatesKeyWebhooks: auth.keys[].webhooks is checked with the
+// rest of the file, naming the key; partner keys never get plain http.
+func TestConfigValidatesKeyWebhooks(t *testing.T) {
+	cfg := testFileConfig()
+	cfg.Listen = "0.0.0.0:8080"
+	cfg.Auth.Keys = []keyConfig{{KeyConfig: gateway.KeyConfig{ID: "acme", Secret: "vera_sk_acme_0123456789", Scopes: gateway.AllScopes},
+		Webhooks: []webhook.Endpoint{{URL: "https://partner.example/vera/events", Secret: "whsec_test_0123456789abcdef"}}}}
+	if err := cfg.validate(); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Auth.Keys[0].Webhooks = append(cfg.Auth.Keys[0].Webhooks, webhook.Endpoint{URL: "http://partner.example/h", SecretEnv: "VERA_WH_UNSET"})
+	err := cfg.validate()
+	for _, want := range []string{"auth.keys[0].webhooks[1].url", "auth.keys[0].webhooks[1].secret_env"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("validate() = %v, want it to name %s", err, want)
+		}
 	}
 }

@@ -94,15 +94,7 @@ func newExtensions(cfg fileConfig, reg prometheus.Registerer, log *slog.Logger, 
 		return nil, fmt.Errorf("store.path: %w", err)
 	}
 
-	endpoints := map[string][]webhook.Endpoint{}
-	for _, k := range cfg.Auth.Keys {
-		if len(k.Webhooks) > 0 {
-			endpoints[k.ID] = k.Webhooks
-		}
-	}
-	if cfg.DevMode() && len(cfg.Webhooks) > 0 {
-		endpoints[gateway.DevPartnerID] = cfg.Webhooks
-	}
+	endpoints := cfg.partnerWebhooks()
 	wstore, err := webhook.NewBoltStore(x.db)
 	if err != nil {
 		return nil, fmt.Errorf("webhooks: %w", err)

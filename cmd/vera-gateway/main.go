@@ -56,6 +56,9 @@ var errUsage = errors.New("usage")
 // and one section per package.
 type fileConfig struct {
 	gateway.Config `yaml:",inline"`
+	// Auth is the edge's auth section with each key's webhook receivers;
+	// edge() hands the edge its part.
+	Auth authConfig `yaml:"auth"`
 	// LogLevel is debug, info, warn or error.
 	LogLevel string         `yaml:"log_level"`
 	Router   router.Config  `yaml:"router"`
@@ -80,6 +83,50 @@ type fileConfig struct {
 	Audit audit.Config `yaml:"audit"`
 }
 
+// authConfig is the file's auth section: the edge's settings, and its keys
+// with each partner's webhook receivers (which the edge knows nothing of).
+type authConfig struct {
+	gateway.AuthConfig `yaml:",inline"`
+	Keys               []keyConfig `yaml:"keys"`
+}
+
+// keyConfig is one auth.keys entry.
+type keyConfig struct {
+	gateway.KeyConfig `yaml:",inline"`
+	// Webhooks receive this partner's signed events (secrets filled from
+	// each endpoint's secret_env, like the key's own).
+	Webhooks []webhook.Endpoint `yaml:"webhooks"`
+}
+
+// edge is the HTTP edge's config: the file's top level and auth keys.
+func (c fileConfig) edge() gateway.Config {
+	g := c.Config
+	g.Auth = c.Auth.AuthConfig
+	g.Auth.Keys = nil
+	for _, k := range c.Auth.Keys {
+		g.Auth.Keys = append(g.Auth.Keys, k.KeyConfig)
+	}
+	return g
+}
+
+// DevMode reports whether no partner key is configured.
+func (c fileConfig) DevMode() bool { return len(c.Auth.Keys) == 0 }
+
+// partnerWebhooks are the webhook receivers by partner: each key's, and in
+// dev mode the top-level ones for partner "dev".
+func (c fileConfig) partnerWebhooks() map[string][]webhook.Endpoint {
+	out := map[string][]webhook.Endpoint{}
+	for _, k := range c.Auth.Keys {
+		if len(k.Webhooks) > 0 {
+			out[k.ID] = k.Webhooks
+		}
+	}
+	if c.DevMode() && len(c.Webhooks) > 0 {
+		out[gateway.DevPartnerID] = c.Webhooks
+	}
+	return out
+}
+
 type admissionConfig struct {
 	// MaxVoiceSessions bounds live WebRTC voice sessions.
 	MaxVoiceSessions int `yaml:"max_voice_sessions"`
@@ -88,7 +135,8 @@ type admissionConfig struct {
 }
 
 func defaultFileConfig() fileConfig {
-	return fileConfig{Config: gateway.DefaultConfig(), LogLevel: "info",
+	edge := gateway.DefaultConfig()
+	return fileConfig{Config: edge, Auth: authConfig{AuthConfig: edge.Auth}, LogLevel: "info",
 		Router: router.DefaultConfig(), Session: session.DefaultConfig(), Chat: chat.DefaultConfig(),
 		RTC: rtc.DefaultConfig(), Safety: safety.DefaultConfig(), Glasses: glasses.DefaultConfig(),
 		Devices: devices.DefaultConfig(), Voice: voice.DefaultConfig(),
@@ -100,7 +148,10 @@ func defaultFileConfig() fileConfig {
 // validate checks every section, so one start-up lists every bad key.
 func (c *fileConfig) validate() error {
 	var errs []error
-	errs = append(errs, c.Config.Validate())
+	errs = append(errs, c.edge().Validate())
+	for i, k := range c.Auth.Keys {
+		errs = append(errs, webhook.ValidateEndpoints(fmt.Sprintf("auth.keys[%d].webhooks", i), k.Webhooks, false))
+	}
 	for _, sec := range []struct {
 		name string
 		err  error
@@ -211,7 +262,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	if *printConfig {
 		shown := cfg
-		shown.Auth.Keys = append([]gateway.KeyConfig(nil), cfg.Auth.Keys...)
+		shown.Auth.Keys = append([]keyConfig(nil), cfg.Auth.Keys...)
 		for i := range shown.Auth.Keys {
 			shown.Auth.Keys[i].Webhooks = append([]webhook.Endpoint(nil), shown.Auth.Keys[i].Webhooks...)
 		}

@@ -17,9 +17,9 @@ import (
 func TestVoiceSessionBelongsToItsPartner(t *testing.T) {
 	const keyA, keyB = "vera_sk_owner_a_0123456789abcdef", "vera_sk_owner_b_0123456789abcdef"
 	cfg := testFileConfig()
-	cfg.Auth.Keys = []gateway.KeyConfig{
-		{ID: "a", Secret: keyA, Scopes: []string{gateway.ScopeSessionsWrite}},
-		{ID: "b", Secret: keyB, Scopes: []string{gateway.ScopeSessionsWrite}},
+	cfg.Auth.Keys = []keyConfig{
+		{KeyConfig: gateway.KeyConfig{ID: "a", Secret: keyA, Scopes: []string{gateway.ScopeSessionsWrite}}},
+		{KeyConfig: gateway.KeyConfig{ID: "b", Secret: keyB, Scopes: []string{gateway.ScopeSessionsWrite}}},
 	}
 	a, srv := startApp(t, cfg)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -22,7 +22,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/goleak"
 
-	"github.com/veraneural/vera-gateway/gateway"
 	"github.com/veraneural/vera-gateway/gateway/clock"
 	"github.com/veraneural/vera-gateway/gateway/clock/clocktest"
 	"github.com/veraneural/vera-gateway/gateway/webhook"
@@ -658,23 +657,4 @@ func TestTurnReporterCountsAndShapes(t *testing.T) {
 		t.Errorf("turns after Forget = %d", ev.Data.Turns)
 	}
 	waitPending(t, store, 0)
-}
-
-// TestGatewayConfigValidatesKeyWebhooks: auth.keys[].webhooks is checked by
-// the gateway's config, naming the key; partner keys never get plain http.
-func TestGatewayConfigValidatesKeyWebhooks(t *testing.T) {
-	cfg := gateway.DefaultConfig()
-	cfg.Listen = "0.0.0.0:8080"
-	cfg.Auth.Keys = []gateway.KeyConfig{{ID: "acme", Secret: "vera_sk_acme_0123456789", Scopes: gateway.AllScopes,
-		Webhooks: []webhook.Endpoint{{URL: "https://partner.example/vera/events", Secret: secret}}}}
-	if err := cfg.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	cfg.Auth.Keys[0].Webhooks = append(cfg.Auth.Keys[0].Webhooks, webhook.Endpoint{URL: "http://partner.example/h", SecretEnv: "VERA_WH_UNSET"})
-	err := cfg.Validate()
-	for _, want := range []string{"auth.keys[0].webhooks[1].url", "auth.keys[0].webhooks[1].secret_env"} {
-		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("Validate() = %v, want it to name %s", err, want)
-		}
-	}
 }
