@@ -138,10 +138,6 @@ func (a *app) build(cfg fileConfig, getenv func(string) string) (err error) {
 	voices, err = voice.NewFactory(cfg.Voice, voice.Deps{
 		Listener: a.router, Speaker: a.router, Sessions: a.sessions, Logger: log.With("pkg", "voice"),
 		Metrics: voice.NewMetrics(reg), Counters: a.counters,
-		Owner: func(principal any) session.Owner {
-			p, _ := principal.(gateway.Principal)
-			return session.Owner{PartnerID: p.PartnerID, EndUserID: p.EndUserID}
-		},
 	})
 	if err != nil {
 		return err
@@ -155,14 +151,13 @@ func (a *app) build(cfg fileConfig, getenv func(string) string) (err error) {
 		Engine: a.engine, Logger: log.With("pkg", "rtc"), NewSession: a.owners.New,
 		// The gateway's middleware authenticated the request already; a
 		// request without a principal never reached here through it.
-		Authorize: func(w http.ResponseWriter, r *http.Request) (any, bool) {
+		Authorize: func(w http.ResponseWriter, r *http.Request) (gateway.Principal, bool) {
 			p, ok := gateway.PrincipalFrom(r.Context())
 			if !ok {
 				gateway.WriteError(w, r, gateway.Errorf(gateway.AuthenticationError, "missing credentials"))
 			}
 			return p, ok
 		},
-		WriteError: gateway.WriteErrorStatus,
 	})
 	if err != nil {
 		return fmt.Errorf("rtc: %w", err)
@@ -214,15 +209,15 @@ func (a *app) admit(next http.HandlerFunc) http.HandlerFunc {
 
 // chatAuth resolves the websocket's principal with the gateway's rules
 // (keys, client tokens, dev mode on loopback).
-func (a *app) chatAuth(r *http.Request, token string) (chat.Principal, error) {
+func (a *app) chatAuth(r *http.Request, token string) (gateway.Principal, error) {
 	p, e := a.srv.Authenticate(r, token)
 	if e != nil {
-		return chat.Principal{}, e
+		return gateway.Principal{}, e
 	}
 	if !p.Has(gateway.ScopeSessionsWrite) {
-		return chat.Principal{}, fmt.Errorf("%w: this credential lacks the %s scope", chat.ErrForbidden, gateway.ScopeSessionsWrite)
+		return gateway.Principal{}, fmt.Errorf("%w: this credential lacks the %s scope", chat.ErrForbidden, gateway.ScopeSessionsWrite)
 	}
-	return chat.Principal{PartnerID: p.PartnerID, EndUserID: p.EndUserID, Device: p.Device}, nil
+	return p, nil
 }
 
 // drain gives live voice sessions until ctx's deadline to end by

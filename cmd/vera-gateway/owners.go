@@ -41,9 +41,8 @@ func (o *voiceOwners) New(ctx context.Context, info rtc.SessionInfo, c *rtc.Conn
 	if err != nil {
 		return nil, err
 	}
-	p, _ := info.Principal.(gateway.Principal)
 	o.mu.Lock()
-	o.byID[info.ID] = p.PartnerID
+	o.byID[info.ID] = info.Principal.PartnerID
 	o.mu.Unlock()
 	return ownedSession{Session: s, forget: func() {
 		o.mu.Lock()

@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/veraneural/vera-gateway/gateway"
 	"github.com/veraneural/vera-gateway/gateway/router"
 	"github.com/veraneural/vera-gateway/gateway/rtc"
 	"github.com/veraneural/vera-gateway/gateway/session"
@@ -89,7 +90,7 @@ func newGateway(t *testing.T) string {
 	cfg.Jitter.MaxDelayMs = 1000
 	cfg.Jitter.Slots = 128
 	factory, err := voice.NewFactory(cfg, voice.Deps{Listener: r, Speaker: r, Sessions: mgr, Metrics: voice.NewMetrics(reg),
-		Owner: func(any) session.Owner { return session.Owner{PartnerID: "p_test"} }})
+		Owner: func(gateway.Principal) session.Owner { return session.Owner{PartnerID: "p_test"} }})
 	if err != nil {
 		t.Fatal(err)
 	}

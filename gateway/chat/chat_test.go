@@ -13,6 +13,7 @@ import (
 	"github.com/coder/websocket"
 	"go.uber.org/goleak"
 
+	"github.com/veraneural/vera-gateway/gateway"
 	"github.com/veraneural/vera-gateway/gateway/chat"
 	"github.com/veraneural/vera-gateway/gateway/clock/clocktest"
 	"github.com/veraneural/vera-gateway/gateway/event"
@@ -67,20 +68,20 @@ type server struct {
 	closes chan chat.CloseInfo
 }
 
-func auth(r *http.Request, token string) (chat.Principal, error) {
+func auth(r *http.Request, token string) (gateway.Principal, error) {
 	switch token {
 	case "good":
-		return chat.Principal{PartnerID: "p1", EndUserID: "u1"}, nil
+		return gateway.Principal{PartnerID: "p1", EndUserID: "u1"}, nil
 	case "other":
-		return chat.Principal{PartnerID: "p1", EndUserID: "u2"}, nil
+		return gateway.Principal{PartnerID: "p1", EndUserID: "u2"}, nil
 	case "reader":
-		return chat.Principal{PartnerID: "p1", EndUserID: "u3", Scopes: []string{"conversations:read"}}, nil
+		return gateway.Principal{PartnerID: "p1", EndUserID: "u3", Scopes: []string{"conversations:read"}}, nil
 	case "glasses":
-		return chat.Principal{PartnerID: "p1", EndUserID: "u4", Device: "meta-rayban-display"}, nil
+		return gateway.Principal{PartnerID: "p1", EndUserID: "u4", Device: "meta-rayban-display"}, nil
 	case "forbidden":
-		return chat.Principal{}, chat.ErrForbidden
+		return gateway.Principal{}, chat.ErrForbidden
 	}
-	return chat.Principal{}, errors.New("bad token")
+	return gateway.Principal{}, errors.New("bad token")
 }
 
 func newServer(t testing.TB, mut func(*chat.Config, *session.Config)) *server {

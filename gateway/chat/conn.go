@@ -9,6 +9,7 @@ import (
 	"github.com/coder/websocket"
 	"golang.org/x/time/rate"
 
+	"github.com/veraneural/vera-gateway/gateway"
 	"github.com/veraneural/vera-gateway/gateway/clock"
 	"github.com/veraneural/vera-gateway/gateway/event"
 	"github.com/veraneural/vera-gateway/gateway/session"
@@ -17,7 +18,7 @@ import (
 // conn is one websocket connection.
 type conn struct {
 	h     *Handler
-	p     Principal
+	p     gateway.Principal
 	ws    *websocket.Conn
 	limit *limiter
 

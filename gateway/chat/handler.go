@@ -2,7 +2,6 @@ package chat
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -14,8 +13,8 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/veraneural/vera-gateway/gateway"
 	"github.com/veraneural/vera-gateway/gateway/clock"
-	"github.com/veraneural/vera-gateway/gateway/event"
 	"github.com/veraneural/vera-gateway/gateway/session"
 )
 
@@ -23,24 +22,14 @@ import (
 // send the client token as a second subprotocol after it.
 const Subprotocol = "vera.v1"
 
-// ScopeWrite is the scope a token needs to open a live session when the
-// principal carries scopes at all (the gateway's sessions:write).
-const ScopeWrite = "sessions:write"
-
-// Principal is who a connection acts for, as Authenticate established it.
-// Device, when set, binds the token to one device profile.
-type Principal struct {
-	PartnerID string
-	EndUserID string
-	Device    string
-	Scopes    []string
-}
-
-// Authenticate checks a client token ("" when none was sent) for a request.
+// Authenticate checks a client token ("" when none was sent) for a request
+// and returns who the connection acts for. A principal that carries scopes
+// must hold sessions:write; Device, when set, binds the token to one
+// device profile.
 // Return an error wrapping ErrForbidden for a valid token without the
 // right, any other error for a missing or bad token. Dev mode passes a func
 // that accepts loopback clients without a token.
-type Authenticate func(r *http.Request, token string) (Principal, error)
+type Authenticate func(r *http.Request, token string) (gateway.Principal, error)
 
 // Sentinel errors.
 var (
@@ -158,20 +147,20 @@ func TokenFrom(r *http.Request) string {
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet {
 		w.Header().Set("Allow", http.MethodGet)
-		writeHTTPError(w, r, http.StatusMethodNotAllowed, event.ErrInvalidRequest, "GET /v1/chat upgrades to a websocket")
+		writeHTTPError(w, r, http.StatusMethodNotAllowed, gateway.InvalidRequest, "GET /v1/chat upgrades to a websocket")
 		return
 	}
 	p, err := h.auth(r, TokenFrom(r))
 	if err != nil {
 		if errors.Is(err, ErrForbidden) {
-			writeHTTPError(w, r, http.StatusForbidden, event.ErrPermission, "this token may not open a chat")
+			writeHTTPError(w, r, http.StatusForbidden, gateway.PermissionError, "this token may not open a chat")
 			return
 		}
-		writeHTTPError(w, r, http.StatusUnauthorized, event.ErrAuthentication, "a valid client token is required (subprotocol after vera.v1, or ?token=)")
+		writeHTTPError(w, r, http.StatusUnauthorized, gateway.AuthenticationError, "a valid client token is required (subprotocol after vera.v1, or ?token=)")
 		return
 	}
-	if len(p.Scopes) > 0 && !slices.Contains(p.Scopes, ScopeWrite) {
-		writeHTTPError(w, r, http.StatusForbidden, event.ErrPermission, "the token lacks the sessions:write scope")
+	if len(p.Scopes) > 0 && !p.Has(gateway.ScopeSessionsWrite) {
+		writeHTTPError(w, r, http.StatusForbidden, gateway.PermissionError, "the token lacks the sessions:write scope")
 		return
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -180,8 +169,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.mu.Lock()
 	if h.closed || len(h.conns) >= h.cfg.MaxConnections {
 		h.mu.Unlock()
-		w.Header().Set("Retry-After", "5")
-		writeHTTPError(w, r, http.StatusServiceUnavailable, "unavailable", "no capacity for another chat connection")
+		gateway.WriteError(w, r, &gateway.Error{Type: gateway.Unavailable, Message: "no capacity for another chat connection", RetryAfter: 5})
 		return
 	}
 	h.conns[c] = cancel
@@ -209,20 +197,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	c.run(ctx)
 }
 
-func writeHTTPError(w http.ResponseWriter, r *http.Request, status int, t event.ErrorType, msg string) {
-	rid := w.Header().Get("X-Request-Id")
-	if rid == "" {
-		rid = r.Header.Get("X-Request-Id")
-	}
-	body := struct {
-		Error struct {
-			Type      event.ErrorType `json:"type"`
-			Message   string          `json:"message"`
-			RequestID string          `json:"request_id,omitempty"`
-		} `json:"error"`
-	}{}
-	body.Error.Type, body.Error.Message, body.Error.RequestID = t, msg, rid
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(body)
+// writeHTTPError answers a request that is not upgraded with the Partner
+// API envelope (gateway.WriteError).
+func writeHTTPError(w http.ResponseWriter, r *http.Request, status int, t gateway.ErrorType, msg string) {
+	gateway.WriteError(w, r, &gateway.Error{Type: t, Message: msg, HTTPStatus: status})
 }

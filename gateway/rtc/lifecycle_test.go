@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/veraneural/vera-gateway/fixtures"
+	"github.com/veraneural/vera-gateway/gateway"
 	"github.com/veraneural/vera-gateway/gateway/rtc"
 )
 
@@ -274,12 +275,12 @@ func TestClientQuitsWithoutDelete(t *testing.T) {
 
 func TestAuthorizeGuardsEveryMethod(t *testing.T) {
 	ts := newTestServer(t, rtc.LoopbackConfig(), rtc.HandlerOptions{
-		Authorize: func(w http.ResponseWriter, r *http.Request) (any, bool) {
+		Authorize: func(w http.ResponseWriter, r *http.Request) (gateway.Principal, bool) {
 			if r.Header.Get("Authorization") != "Bearer good" {
-				rtc.WriteEnvelope(w, r, http.StatusUnauthorized, "authentication_error", "missing or bad token")
-				return nil, false
+				gateway.WriteError(w, r, gateway.Errorf(gateway.AuthenticationError, "missing or bad token"))
+				return gateway.Principal{}, false
 			}
-			return "partner-1", true
+			return gateway.Principal{PartnerID: "partner-1"}, true
 		},
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)

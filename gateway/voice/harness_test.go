@@ -16,6 +16,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/veraneural/vera-gateway/fixtures"
+	"github.com/veraneural/vera-gateway/gateway"
 	"github.com/veraneural/vera-gateway/gateway/router"
 	"github.com/veraneural/vera-gateway/gateway/rtc"
 	"github.com/veraneural/vera-gateway/gateway/session"
@@ -161,7 +162,7 @@ func newStack(t testing.TB, o stackOptions) *stack {
 		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
 	st.factory, err = NewFactory(cfg, Deps{Listener: r, Speaker: r, Sessions: mgr, Metrics: st.metrics, Logger: log,
-		Owner: func(any) session.Owner { return session.Owner{PartnerID: "p_test"} }})
+		Owner: func(gateway.Principal) session.Owner { return session.Owner{PartnerID: "p_test"} }})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/veraneural/vera-gateway/gateway"
 	"github.com/veraneural/vera-gateway/gateway/event"
 	"github.com/veraneural/vera-gateway/gateway/router"
 	"github.com/veraneural/vera-gateway/gateway/rtc"
@@ -170,7 +171,7 @@ func TestOnUnackedSpeaksFirstResource(t *testing.T) {
 	t.Cleanup(func() { _ = mgr.Close(t.Context()) })
 	counters := safety.NewCounters(nil)
 	f, err := NewFactory(DefaultConfig(), Deps{Listener: r, Speaker: r, Sessions: mgr, Counters: counters,
-		Owner: func(any) session.Owner { return session.Owner{} }})
+		Owner: func(gateway.Principal) session.Owner { return session.Owner{} }})
 	if err != nil {
 		t.Fatal(err)
 	}
