@@ -33,7 +33,6 @@ type app struct {
 	chat     *chat.Handler
 	rtc      *rtc.Handler
 	engine   *rtc.Engine
-	owners   *voiceOwners
 	ext      *extensions
 	// admission is read by admit on every new voice session.
 	admission admissionConfig
@@ -142,13 +141,12 @@ func (a *app) build(cfg fileConfig, getenv func(string) string) (err error) {
 	if err != nil {
 		return err
 	}
-	a.owners = newVoiceOwners(voices.New)
 	a.engine, err = rtc.NewEngine(cfg.RTC, log.With("pkg", "rtc"))
 	if err != nil {
 		return fmt.Errorf("rtc: %w", err)
 	}
 	a.rtc, err = rtc.NewHandler(rtc.HandlerOptions{
-		Engine: a.engine, Logger: log.With("pkg", "rtc"), NewSession: a.owners.New,
+		Engine: a.engine, Logger: log.With("pkg", "rtc"), NewSession: voices.New,
 		// The gateway's middleware authenticated the request already; a
 		// request without a principal never reached here through it.
 		Authorize: func(w http.ResponseWriter, r *http.Request) (gateway.Principal, bool) {
@@ -185,9 +183,9 @@ func (a *app) mount() {
 			CreatesSession: creates, MaxBodyBytes: -1, Handler: h}
 	}
 	s.Mount(voice(http.MethodPost, rtc.DefaultBasePath, a.admit(a.rtc.Create), true))
-	s.Mount(voice(http.MethodPatch, rtc.DefaultBasePath+"/{id}", a.owners.guard(a.rtc.Update), false))
+	s.Mount(voice(http.MethodPatch, rtc.DefaultBasePath+"/{id}", a.rtc.Update, false))
 	// A hang-up releases resources: it is never refused for rate.
-	hangup := voice(http.MethodDelete, rtc.DefaultBasePath+"/{id}", a.owners.guard(a.rtc.Delete), false)
+	hangup := voice(http.MethodDelete, rtc.DefaultBasePath+"/{id}", a.rtc.Delete, false)
 	hangup.NoRateLimit = true
 	s.Mount(hangup)
 	s.Mount(gateway.Route{Method: http.MethodGet, Path: "/", NoRateLimit: true, Handler: web.Handler()})

@@ -46,7 +46,10 @@ type HandlerOptions struct {
 }
 
 // Handler is the WHIP-style signaling endpoint and the registry of live
-// Conns. It owns every Conn it created; Close ends and joins them all.
+// Conns. It owns every Conn it created; Close ends and joins them all. A
+// Conn belongs to the partner whose principal created it: PATCH and DELETE
+// from another partner get 404, as for a session that does not exist
+// (another partner's objects do not exist for it, so never 403).
 type Handler struct {
 	eng        *Engine
 	newSession SessionFactory
@@ -56,10 +59,12 @@ type Handler struct {
 	router     *mux.Router
 	onClosed   func(string, error, Stats)
 
-	// mu guards conns and closed.
-	mu     sync.Mutex
-	conns  map[string]*Conn
-	closed bool
+	// mu guards conns, partner and closed.
+	mu    sync.Mutex
+	conns map[string]*Conn
+	// partner owns each live Conn, by id.
+	partner map[string]string
+	closed  bool
 }
 
 var deviceRe = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,64}$`)
@@ -73,7 +78,7 @@ func NewHandler(o HandlerOptions) (*Handler, error) {
 	h := &Handler{
 		eng: o.Engine, newSession: o.NewSession, authorize: o.Authorize,
 		log: o.Logger, base: strings.TrimRight(o.BasePath, "/"), onClosed: o.OnClosed,
-		conns: make(map[string]*Conn),
+		conns: make(map[string]*Conn), partner: make(map[string]string),
 	}
 	if h.log == nil {
 		h.log = discardLogger()
@@ -231,6 +236,7 @@ func (h *Handler) Create(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.conns[id] = c
+	h.partner[id] = principal.PartnerID
 	h.mu.Unlock()
 	c.start(h.forget)
 	h.log.Info("rtc: session created", "session", id, "device", device)
@@ -250,6 +256,7 @@ func (h *Handler) forget(c *Conn, reason error) {
 	h.mu.Lock()
 	if h.conns[c.id] == c {
 		delete(h.conns, c.id)
+		delete(h.partner, c.id)
 	}
 	h.mu.Unlock()
 	if h.onClosed != nil {
@@ -257,12 +264,16 @@ func (h *Handler) forget(c *Conn, reason error) {
 	}
 }
 
-func (h *Handler) lookup(w http.ResponseWriter, r *http.Request) (*Conn, bool) {
+// lookup finds the live Conn a PATCH or DELETE names, if p's partner owns it.
+func (h *Handler) lookup(w http.ResponseWriter, r *http.Request, p gateway.Principal) (*Conn, bool) {
 	id := mux.Vars(r)["id"]
 	if id == "" {
 		id = r.URL.Path[strings.LastIndexByte(r.URL.Path, '/')+1:]
 	}
-	c, ok := h.Conn(id)
+	h.mu.Lock()
+	c, ok := h.conns[id]
+	ok = ok && h.partner[id] == p.PartnerID
+	h.mu.Unlock()
 	if !ok {
 		writeError(w, r, http.StatusNotFound, gateway.NotFound, "no such voice session")
 	}
@@ -272,10 +283,11 @@ func (h *Handler) lookup(w http.ResponseWriter, r *http.Request) (*Conn, bool) {
 // Update handles PATCH: trickle candidates (204) or ICE restart (200 with
 // the server's new fragment). A present If-Match must equal the ETag.
 func (h *Handler) Update(w http.ResponseWriter, r *http.Request) {
-	if _, ok := h.auth(w, r); !ok {
+	p, ok := h.auth(w, r)
+	if !ok {
 		return
 	}
-	c, ok := h.lookup(w, r)
+	c, ok := h.lookup(w, r, p)
 	if !ok {
 		return
 	}
@@ -321,10 +333,11 @@ func (h *Handler) Update(w http.ResponseWriter, r *http.Request) {
 
 // Delete handles DELETE: hang up and wait for the session to end.
 func (h *Handler) Delete(w http.ResponseWriter, r *http.Request) {
-	if _, ok := h.auth(w, r); !ok {
+	p, ok := h.auth(w, r)
+	if !ok {
 		return
 	}
-	c, ok := h.lookup(w, r)
+	c, ok := h.lookup(w, r, p)
 	if !ok {
 		return
 	}

@@ -12,7 +12,8 @@ import (
 	"github.com/veraneural/vera-gateway/gateway"
 )
 
-// TestVoiceSessionBelongsToItsPartner: another partner's PATCH or DELETE
+// TestVoiceSessionBelongsToItsPartner: through the wired gateway (keys, rtc
+// and voice), another partner's PATCH or DELETE
 // on a live voice session is 404, the owner's DELETE hangs up.
 func TestVoiceSessionBelongsToItsPartner(t *testing.T) {
 	const keyA, keyB = "vera_sk_owner_a_0123456789abcdef", "vera_sk_owner_b_0123456789abcdef"
