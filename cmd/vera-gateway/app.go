@@ -14,6 +14,7 @@ import (
 	"github.com/veraneural/vera-gateway/devices"
 	"github.com/veraneural/vera-gateway/gateway"
 	"github.com/veraneural/vera-gateway/gateway/chat"
+	"github.com/veraneural/vera-gateway/gateway/converse"
 	"github.com/veraneural/vera-gateway/gateway/event"
 	"github.com/veraneural/vera-gateway/gateway/router"
 	"github.com/veraneural/vera-gateway/gateway/rtc"
@@ -94,14 +95,15 @@ func (a *app) build(cfg fileConfig, getenv func(string) string) (err error) {
 	if err != nil {
 		return err
 	}
-	conv := newConverser(a.router, cfg.Router)
 	a.ext, err = newExtensions(cfg, reg, log, func() *session.Manager { return a.sessions })
 	if err != nil {
 		return err
 	}
-	conv.validate, conv.log, conv.tools = a.ext.tools.Validate, log.With("pkg", "actions"), a.ext.tools.OpenAI
-	reg.MustRegister(conv.violations)
-	a.ext.engineApprove = conv.approveUpstream
+	conv, err := converse.New(a.router, cfg.Router, converse.Options{Tools: a.ext.tools, Registerer: reg, Logger: log.With("pkg", "actions")})
+	if err != nil {
+		return err
+	}
+	a.ext.engineApprove = conv.ApproveUpstream
 	a.ext.setTitle = func(id, title string) string { return string(a.sessions.SetTitle(id, title)) }
 	a.ext.titles = newTitler(a.router.Oneshot, a.ext.setTitle, log.With("pkg", "titles"))
 	reg.MustRegister(a.ext.titles.outcomes)
@@ -113,7 +115,7 @@ func (a *app) build(cfg fileConfig, getenv func(string) string) (err error) {
 		Actions: a.ext, Observer: a.ext, OnOpened: a.ext.opened,
 		Logger: log.With("pkg", "session"),
 		OnClosed: func(s *session.Session) {
-			conv.forget(s.ID())
+			conv.Forget(s.ID())
 			a.ext.closed(s)
 		},
 		// A card nobody acknowledged in time is spoken in the session's

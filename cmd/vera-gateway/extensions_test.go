@@ -6,9 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -20,7 +18,6 @@ import (
 	"github.com/veraneural/vera-gateway/gateway/event"
 	"github.com/veraneural/vera-gateway/gateway/router"
 	"github.com/veraneural/vera-gateway/gateway/session"
-	"github.com/veraneural/vera-gateway/gateway/tools"
 	"github.com/veraneural/vera-gateway/gateway/webhook"
 )
 
@@ -146,31 +143,6 @@ func TestInboxTurnAndSignedWebhook(t *testing.T) {
 	}
 }
 
-// TestConverserStreamsOnlyWithoutEngineSafety: replies stream early only
-// when no model of the converse slot can send engine safety resources.
-func TestConverserStreamsOnlyWithoutEngineSafety(t *testing.T) {
-	cfg := testFileConfig()
-	a, err := newApp(cfg, envMap(nil), slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !newConverser(a.router, cfg.Router).streamSafe {
-		t.Error("embedded companion slot should stream")
-	}
-	a.close()
-
-	cfg.Router.Models = append(cfg.Router.Models, routerModel("engine", "vera", "https://api.example.invalid/v1", "VERA_KEY"))
-	cfg.Router.Slots = map[string][]string{"converse": {"engine", "embedded-companion"}}
-	a, err = newApp(cfg, envMap(map[string]string{"VERA_KEY": "vera_sk_x"}), slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.close()
-	if newConverser(a.router, cfg.Router).streamSafe {
-		t.Error("a VERA engine in the slot must hold replies until its safety is known")
-	}
-}
-
 func routerModel(name, provider, baseURL, keyEnv string) router.ModelConfig {
 	return router.ModelConfig{Name: name, Provider: provider, BaseURL: baseURL, APIKeyEnv: keyEnv, Model: "m", ContextWindow: 8192, TTFTMs: 5000, TimeoutMs: 20000}
 }
@@ -247,41 +219,6 @@ func TestActionApprovedThenResult(t *testing.T) {
 			t.Fatalf("webhooks received: %s", got)
 		}
 		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-// TestConverserActionsContract: at most three actions per reply, inputs
-// that fail their tool's schema never reach the person, unknown tools
-// (engine actions) pass, and every action expires.
-func TestConverserActionsContract(t *testing.T) {
-	c := &converser{log: slog.New(slog.DiscardHandler), violations: newViolations()}
-	c.validate = func(partner, name string, input json.RawMessage) error {
-		switch name {
-		case "send_message":
-			if !strings.Contains(string(input), `"to"`) {
-				return fmt.Errorf("input/to: missing: %w", tools.ErrInvalid)
-			}
-			return nil
-		default:
-			return tools.ErrUnknownTool
-		}
-	}
-	rep := router.Reply{ProposedActions: []router.ProposedAction{
-		{ID: "a1", Type: "send_message", Input: json.RawMessage(`{"to":"u_1"}`)},
-		{ID: "a2", Type: "send_message", Input: json.RawMessage(`{}`)},
-		{ID: "a3", Type: "book_slot"},
-		{ID: "a4", Type: "book_slot"},
-	}}
-	got := c.actions("p", rep)
-	var ids []string
-	for _, a := range got {
-		ids = append(ids, a.ID)
-		if a.ExpiresAt.IsZero() || time.Until(a.ExpiresAt) > actionTTL {
-			t.Errorf("action %s expires at %v", a.ID, a.ExpiresAt)
-		}
-	}
-	if strings.Join(ids, ",") != "a1,a3" {
-		t.Fatalf("kept %v, want a1,a3 (a4 over the limit, a2 fails its schema)", ids)
 	}
 }
 

@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/veraneural/vera-gateway/gateway"
+	"github.com/veraneural/vera-gateway/gateway/converse"
 	"github.com/veraneural/vera-gateway/gateway/router"
 	"github.com/veraneural/vera-gateway/gateway/rtc"
 	"github.com/veraneural/vera-gateway/gateway/session"
@@ -25,34 +25,6 @@ import (
 	"github.com/veraneural/vera-gateway/glasses"
 	"github.com/veraneural/vera-gateway/safety"
 )
-
-// threadConverser adapts the router to session.Converser with one engine
-// thread per session, as cmd/vera-gateway wires it.
-type threadConverser struct {
-	r       *router.Router
-	mu      sync.Mutex // guards threads
-	threads map[string]*router.Thread
-}
-
-func (c *threadConverser) Converse(ctx context.Context, req session.ConverseRequest, onDelta func(string)) (session.Reply, error) {
-	c.mu.Lock()
-	th, ok := c.threads[req.SessionID]
-	if !ok {
-		th = router.NewThread("s_" + req.SessionID)
-		c.threads[req.SessionID] = th
-	}
-	c.mu.Unlock()
-	hist := make([]router.Message, len(req.History))
-	for i, m := range req.History {
-		hist[i] = router.Message{Role: m.Role, Text: m.Text}
-	}
-	rep, err := c.r.Converse(ctx, router.ConverseRequest{Slot: router.SlotConverse, Thread: th, History: hist, Text: req.Text},
-		func(d string) error { onDelta(d); return nil })
-	if err != nil {
-		return session.Reply{}, err
-	}
-	return session.Reply{Message: rep.Message, Safety: rep.Safety, Model: rep.Model, Provider: rep.Provider}, nil
-}
 
 // newGateway serves the real voice path on loopback: the rtc handler, the
 // session manager with the local safety layer and glasses layout, the
@@ -75,8 +47,12 @@ func newGateway(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	conv, err := converse.New(r, router.DefaultConfig(), converse.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	mgr, err := session.NewManager(session.DefaultConfig(), session.Deps{
-		Converser: &threadConverser{r: r, threads: map[string]*router.Thread{}}, Safety: local, Layout: layout,
+		Converser: conv, Safety: local, Layout: layout, OnClosed: func(s *session.Session) { conv.Forget(s.ID()) },
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -9,7 +9,6 @@ import (
 
 	"github.com/veraneural/vera-gateway/gateway"
 	"github.com/veraneural/vera-gateway/gateway/event"
-	"github.com/veraneural/vera-gateway/gateway/router"
 	"github.com/veraneural/vera-gateway/gateway/rtc"
 	"github.com/veraneural/vera-gateway/gateway/session"
 	"github.com/veraneural/vera-gateway/safety"
@@ -164,7 +163,7 @@ func TestNewFactoryNeedsDeps(t *testing.T) {
 func TestOnUnackedSpeaksFirstResource(t *testing.T) {
 	r, local := getShared(t)
 	mgr, err := session.NewManager(session.DefaultConfig(), session.Deps{
-		Converser: &testConverser{r: r, threads: map[string]*router.Thread{}}, Safety: local, Layout: session.PlainLayout{}})
+		Converser: newConverser(t, r), Safety: local, Layout: session.PlainLayout{}})
 	if err != nil {
 		t.Fatal(err)
 	}
