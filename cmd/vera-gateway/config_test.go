@@ -122,3 +122,4 @@ func TestConfigValidatesKeyWebhooks(t *testing.T) {
 		}
 	}
 }
+

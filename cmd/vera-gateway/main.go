@@ -127,6 +127,15 @@ func (c fileConfig) partnerWebhooks() map[string][]webhook.Endpoint {
 	return out
 }
 
+// storeConfig places the embedded database that keeps inbox messages,
+// webhook deliveries and the decision audit across restarts.
+type storeConfig struct {
+	// Path of the bbolt file. Empty: a file in a temporary directory that is
+	// removed at exit, so nothing survives a restart (fine for make run;
+	// set a path in production).
+	Path string `yaml:"path"`
+}
+
 type admissionConfig struct {
 	// MaxVoiceSessions bounds live WebRTC voice sessions.
 	MaxVoiceSessions int `yaml:"max_voice_sessions"`
