@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/veraneural/vera-gateway/gateway"
 	"github.com/veraneural/vera-gateway/gateway/webhook"
@@ -123,3 +124,16 @@ func TestConfigValidatesKeyWebhooks(t *testing.T) {
 	}
 }
 
+// TestOneDisclosureIntervalKey: session.disclosure_every sets the AI
+// disclosure's interval; the old safety.disclosure_interval, which nothing
+// read, stops start-up with its name rather than being silently ignored.
+func TestOneDisclosureIntervalKey(t *testing.T) {
+	cfg, _, err := loadConfig(writeConfig(t, "session:\n  disclosure_every: 1h\n"), "", envMap(nil))
+	if err != nil || cfg.Session.DisclosureEvery != time.Hour {
+		t.Fatalf("disclosure_every: %v, %v", cfg.Session.DisclosureEvery, err)
+	}
+	_, _, err = loadConfig(writeConfig(t, "safety:\n  disclosure_interval: 1h\n"), "", envMap(nil))
+	if err == nil || !strings.Contains(err.Error(), `unknown key "disclosure_interval"`) || !strings.Contains(err.Error(), "line 2") {
+		t.Fatalf("err = %v, want the unknown key named with its line", err)
+	}
+}
