@@ -316,15 +316,9 @@ func (a *app) close() {
 	if a.router != nil {
 		_ = a.router.Close()
 	}
-	if a.hooks != nil {
-		a.hooks.Close()
-	}
-	if a.actions != nil {
-		a.actions.Close()
-	}
-	if a.titles != nil {
-		a.titles.Close()
-	}
+	a.hooks.Close() // nil-safe, as are the two below
+	a.actions.Close()
+	a.titles.Close()
 	var errs []error
 	if a.dispatcher != nil {
 		errs = append(errs, a.dispatcher.Close(context.Background()))

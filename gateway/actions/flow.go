@@ -98,8 +98,11 @@ func New(o Options) (*Flow, error) {
 	return f, nil
 }
 
-// Close stops pruning and waits for it.
+// Close stops pruning and waits for it. A nil Flow is closed.
 func (f *Flow) Close() {
+	if f == nil {
+		return
+	}
 	f.closeOnce.Do(func() {
 		close(f.stop)
 		f.wg.Wait()

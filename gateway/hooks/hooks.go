@@ -101,8 +101,11 @@ func (h *Hooks) Get(id string) (*session.Session, bool) {
 	return s, ok
 }
 
-// Close stops the expiry loop and waits for it.
+// Close stops the expiry loop and waits for it. A nil Hooks is closed.
 func (h *Hooks) Close() {
+	if h == nil {
+		return
+	}
 	h.closeOnce.Do(func() {
 		close(h.stop)
 		h.wg.Wait()

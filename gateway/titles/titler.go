@@ -117,8 +117,11 @@ func (t *Titler) run(s Session, prompt string) {
 }
 
 // Close cancels naming calls in flight and waits for them; later Name
-// calls do nothing.
+// calls do nothing. A nil Titler is closed.
 func (t *Titler) Close() {
+	if t == nil {
+		return
+	}
 	t.cancel()
 	t.wg.Wait()
 }

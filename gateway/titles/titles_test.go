@@ -88,6 +88,7 @@ func TestTitlerOffTurnPathBoundedAndJoined(t *testing.T) {
 		t.Fatalf("skipped %v, want 3", got)
 	}
 	tt.Close()
+	(*Titler)(nil).Close() // a failed start closes what it never built
 	late := &fakeSession{id: "late"}
 	tt.Name(late, "after close") // ignored once closed
 	sessions = append(sessions, late)
