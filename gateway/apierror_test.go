@@ -38,3 +38,19 @@ func TestWriteErrorOutsideTheServer(t *testing.T) {
 		t.Fatalf("internal error = %d %s", rec.Code, rec.Body)
 	}
 }
+
+// TestRequirePrincipal: behind the middleware the stored principal comes
+// back; without one the caller gets 401 and the envelope.
+func TestRequirePrincipal(t *testing.T) {
+	req := httptest.NewRequest("POST", "/x", nil)
+	rec := httptest.NewRecorder()
+	if _, ok := RequirePrincipal(rec, req); ok || rec.Code != 401 || !strings.Contains(rec.Body.String(), `"authentication_error"`) {
+		t.Fatalf("no principal: ok, %d %s", rec.Code, rec.Body)
+	}
+	want := Principal{PartnerID: "p", Via: "key", Scopes: []string{ScopeSessionsWrite}}
+	rec = httptest.NewRecorder()
+	got, ok := RequirePrincipal(rec, req.WithContext(WithPrincipal(req.Context(), want)))
+	if !ok || got.PartnerID != "p" || !got.Has(ScopeSessionsWrite) || rec.Body.Len() != 0 {
+		t.Fatalf("stored principal: %+v %v, wrote %q", got, ok, rec.Body)
+	}
+}

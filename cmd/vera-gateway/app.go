@@ -55,15 +55,13 @@ type app struct {
 	titles     *titles.Titler
 	hooks      *hooks.Hooks
 	actions    *actions.Flow
-	// admission is read by admit on every new voice session.
-	admission admissionConfig
 }
 
 // newApp wires every package by hand. Anything that cannot work — a card
 // of the safety catalog that does not lay out on a profile, a router slot
 // naming an unknown model, a missing credential — stops start-up here.
 func newApp(cfg fileConfig, getenv func(string) string, log *slog.Logger) (*app, error) {
-	a := &app{log: log, admission: cfg.Admission}
+	a := &app{log: log}
 	if err := a.build(cfg, getenv); err != nil {
 		a.close()
 		return nil, err
@@ -155,15 +153,8 @@ func (a *app) build(cfg fileConfig, getenv func(string) string) (err error) {
 	}
 	if a.rtc, err = rtc.NewHandler(rtc.HandlerOptions{
 		Engine: a.engine, Logger: log.With("pkg", "rtc"), NewSession: voices.New,
-		// The gateway's middleware authenticated the request already; a
-		// request without a principal never reached here through it.
-		Authorize: func(w http.ResponseWriter, r *http.Request) (gateway.Principal, bool) {
-			p, ok := gateway.PrincipalFrom(r.Context())
-			if !ok {
-				gateway.WriteError(w, r, gateway.Errorf(gateway.AuthenticationError, "missing credentials"))
-			}
-			return p, ok
-		},
+		MaxSessions: cfg.Admission.MaxVoiceSessions, RetryAfterSeconds: cfg.Admission.RetryAfterSeconds,
+		Authorize: gateway.RequirePrincipal, // the routes below authenticate first
 	}); err != nil {
 		return fmt.Errorf("rtc: %w", err)
 	}
@@ -232,7 +223,7 @@ func (a *app) mount() {
 		return gateway.Route{Method: method, Path: path, Scope: gateway.ScopeSessionsWrite, AllowClientToken: true,
 			CreatesSession: creates, MaxBodyBytes: -1, Handler: h}
 	}
-	s.Mount(voice(http.MethodPost, rtc.DefaultBasePath, a.admit(a.rtc.Create), true))
+	s.Mount(voice(http.MethodPost, rtc.DefaultBasePath, a.rtc.Create, true))
 	s.Mount(voice(http.MethodPatch, rtc.DefaultBasePath+"/{id}", a.rtc.Update, false))
 	// A hang-up releases resources: it is never refused for rate.
 	hangup := voice(http.MethodDelete, rtc.DefaultBasePath+"/{id}", a.rtc.Delete, false)
@@ -240,19 +231,6 @@ func (a *app) mount() {
 	s.Mount(hangup)
 	s.Mount(gateway.Route{Method: http.MethodGet, Path: "/", NoRateLimit: true, Handler: web.Handler()})
 	s.Mount(gateway.Route{Method: http.MethodGet, Path: web.AssetPrefix, Prefix: true, NoRateLimit: true, Undocumented: true, Handler: web.Handler()})
-}
-
-// admit refuses a new voice session with 503 and Retry-After once
-// admission.max_voice_sessions are live, so live sessions keep their CPU.
-func (a *app) admit(next http.HandlerFunc) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		if a.rtc.Len() >= a.admission.MaxVoiceSessions {
-			gateway.WriteError(w, r, &gateway.Error{Type: gateway.Unavailable, RetryAfter: a.admission.RetryAfterSeconds,
-				Message: "the gateway is at its voice session limit; retry later"})
-			return
-		}
-		next(w, r)
-	}
 }
 
 // chatAuth resolves the websocket's principal with the gateway's rules

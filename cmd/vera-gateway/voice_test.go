@@ -22,7 +22,7 @@ func TestVoiceSessionBelongsToItsPartner(t *testing.T) {
 		{KeyConfig: gateway.KeyConfig{ID: "a", Secret: keyA, Scopes: []string{gateway.ScopeSessionsWrite}}},
 		{KeyConfig: gateway.KeyConfig{ID: "b", Secret: keyB, Scopes: []string{gateway.ScopeSessionsWrite}}},
 	}
-	a, srv := startApp(t, cfg)
+	_, srv := startApp(t, cfg)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	c, err := fixtures.Dial(ctx, fixtures.ClientOptions{URL: srv.URL + "/v1/voice/sessions", Token: keyA, LoopbackOnly: true})
@@ -65,7 +65,8 @@ func TestVoiceSessionBelongsToItsPartner(t *testing.T) {
 
 	// Admission: at the limit a new session is refused with 503 and
 	// Retry-After, before any WebRTC work.
-	a.admission.MaxVoiceSessions = 1
+	cfg.Admission.MaxVoiceSessions = 1
+	_, srv = startApp(t, cfg)
 	c2, err := fixtures.Dial(ctx, fixtures.ClientOptions{URL: srv.URL + "/v1/voice/sessions", Token: keyA, LoopbackOnly: true})
 	if err != nil {
 		t.Fatal(err)

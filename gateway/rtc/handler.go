@@ -39,6 +39,11 @@ type HandlerOptions struct {
 	Logger *slog.Logger
 	// BasePath for Location headers; "" means DefaultBasePath.
 	BasePath string
+	// MaxSessions, when positive, is admission: past that many live
+	// sessions a new offer gets 503 with Retry-After (RetryAfterSeconds,
+	// at least 1) before any WebRTC work, so live sessions keep their CPU.
+	MaxSessions       int
+	RetryAfterSeconds int
 	// OnClosed, if set, is called once per started session after it ended,
 	// with its end reason and final counters (for metrics). It runs on the
 	// session's supervisor goroutine and must not block.
@@ -58,6 +63,8 @@ type Handler struct {
 	base       string
 	router     *mux.Router
 	onClosed   func(string, error, Stats)
+	maxLive    int
+	retryAfter int
 
 	// mu guards conns, partner and closed.
 	mu    sync.Mutex
@@ -78,6 +85,7 @@ func NewHandler(o HandlerOptions) (*Handler, error) {
 	h := &Handler{
 		eng: o.Engine, newSession: o.NewSession, authorize: o.Authorize,
 		log: o.Logger, base: strings.TrimRight(o.BasePath, "/"), onClosed: o.OnClosed,
+		maxLive: o.MaxSessions, retryAfter: max(o.RetryAfterSeconds, 1),
 		conns: make(map[string]*Conn), partner: make(map[string]string),
 	}
 	if h.log == nil {
@@ -158,6 +166,11 @@ func newID() string {
 func (h *Handler) Create(w http.ResponseWriter, r *http.Request) {
 	principal, ok := h.auth(w, r)
 	if !ok {
+		return
+	}
+	if h.maxLive > 0 && h.Len() >= h.maxLive {
+		gateway.WriteError(w, r, &gateway.Error{Type: gateway.Unavailable, RetryAfter: h.retryAfter,
+			Message: "the gateway is at its voice session limit; retry later"})
 		return
 	}
 	if !contentTypeIs(r, "application/sdp") {

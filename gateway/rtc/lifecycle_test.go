@@ -378,6 +378,41 @@ func TestSessionBelongsToItsPartner(t *testing.T) {
 	}
 }
 
+// TestAdmissionLimit: at MaxSessions live sessions a new offer is refused
+// with 503, Retry-After and the unavailable envelope, before any WebRTC
+// work; the live session is untouched.
+func TestAdmissionLimit(t *testing.T) {
+	ts := newTestServer(t, rtc.LoopbackConfig(), rtc.HandlerOptions{MaxSessions: 1, RetryAfterSeconds: 7})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	c, err := fixtures.Dial(ctx, fixtures.ClientOptions{URL: ts.URL, LoopbackOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		cctx, cc := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cc()
+		_ = c.Close(cctx)
+	}()
+	resp, err := http.Post(ts.URL, "application/sdp", strings.NewReader("v=0\r\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var env struct {
+		Error struct {
+			Type string `json:"type"`
+		} `json:"error"`
+	}
+	_ = json.NewDecoder(resp.Body).Decode(&env)
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") != "7" || env.Error.Type != "unavailable" {
+		t.Fatalf("over the limit: %d Retry-After %q %+v", resp.StatusCode, resp.Header.Get("Retry-After"), env)
+	}
+	if ts.h.Len() != 1 {
+		t.Fatalf("%d sessions, want the live one", ts.h.Len())
+	}
+}
+
 // endingSession ends its Conn from inside the data channel callback, which
 // must not deadlock (Close there would).
 type endingSession struct {
