@@ -162,15 +162,24 @@ func newID() string {
 	return hex.EncodeToString(b[:])
 }
 
+// admit refuses a new offer with 503 and Retry-After once MaxSessions
+// sessions are live; it reports whether the offer may proceed.
+func (h *Handler) admit(w http.ResponseWriter, r *http.Request) bool {
+	if h.maxLive > 0 && h.Len() >= h.maxLive {
+		gateway.WriteError(w, r, &gateway.Error{Type: gateway.Unavailable, RetryAfter: h.retryAfter,
+			Message: "the gateway is at its voice session limit; retry later"})
+		return false
+	}
+	return true
+}
+
 // Create handles POST: offer in, 201 + answer out.
 func (h *Handler) Create(w http.ResponseWriter, r *http.Request) {
 	principal, ok := h.auth(w, r)
 	if !ok {
 		return
 	}
-	if h.maxLive > 0 && h.Len() >= h.maxLive {
-		gateway.WriteError(w, r, &gateway.Error{Type: gateway.Unavailable, RetryAfter: h.retryAfter,
-			Message: "the gateway is at its voice session limit; retry later"})
+	if !h.admit(w, r) {
 		return
 	}
 	if !contentTypeIs(r, "application/sdp") {
