@@ -183,7 +183,7 @@ func (a *app) buildExtensions(cfg fileConfig, reg prometheus.Registerer) (err er
 		return fmt.Errorf("webhooks: %w", err)
 	}
 	if a.dispatcher, err = webhook.NewDispatcher(cfg.WebhookDelivery, wstore, webhook.Options{
-		Endpoints: cfg.partnerWebhooks(), Logger: log.With("pkg", "webhook"), Registerer: reg}); err != nil {
+		Endpoints: cfg.partnerWebhooks(), Dev: cfg.DevMode(), Logger: log.With("pkg", "webhook"), Registerer: reg}); err != nil {
 		return fmt.Errorf("webhooks: %w", err)
 	}
 	if a.tools, err = tools.New(cfg.Tools, nil, nil); err != nil {

@@ -159,7 +159,8 @@ func (c *fileConfig) validate() error {
 	var errs []error
 	errs = append(errs, c.edge().Validate())
 	for i, k := range c.Auth.Keys {
-		errs = append(errs, webhook.ValidateEndpoints(fmt.Sprintf("auth.keys[%d].webhooks", i), k.Webhooks, false))
+		key := fmt.Sprintf("auth.keys[%d].webhooks", i)
+		errs = append(errs, webhook.ValidateEndpoints(key, k.Webhooks, false), webhook.ValidateTargets(key, k.Webhooks, c.WebhookDelivery, false))
 	}
 	for _, sec := range []struct {
 		name string
@@ -180,6 +181,8 @@ func (c *fileConfig) validate() error {
 			errs = append(errs, errors.New("webhooks: top-level webhooks are for dev mode; with keys, use auth.keys[].webhooks"))
 		} else if err := webhook.ValidateEndpoints("webhooks", c.Webhooks, true); err != nil {
 			errs = append(errs, err)
+		} else {
+			errs = append(errs, webhook.ValidateTargets("webhooks", c.Webhooks, c.WebhookDelivery, true))
 		}
 	}
 	if c.Admission.MaxVoiceSessions < 1 {
