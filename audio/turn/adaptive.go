@@ -75,7 +75,7 @@ func (pl *policy) scaled(v int64) int64 { return int64(float32(v) * pl.patience)
 func (pl *policy) maxWait() int64 { return pl.scaled(pl.maxW) }
 
 // push records one 10 ms frame's prosody.
-func (pl *policy) push(speech bool, f *vad.Features, assistant bool) {
+func (pl *policy) push(speech bool, f *vad.Features) {
 	pl.pr.push(speech, f)
 	if speech {
 		pl.speechFrameEnd = pl.pr.n
@@ -105,6 +105,7 @@ func (pl *policy) evidence() {
 	x := &pl.x
 	x[EvPitchSlope] = clamp(s.pitchSlope/20, -3, 3)
 	x[EvPitchEnd] = clamp(s.pitchEnd/6, -3, 3)
+	x[EvPitchRise] = max(x[EvPitchSlope]-1, 0)
 	x[EvEnergySlope] = clamp(s.energySlope/60, -3, 3)
 	x[EvEnergyEnd] = clamp(s.energyEnd/10, -3, 3)
 	x[EvLengthening] = s.lengthening

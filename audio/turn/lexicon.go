@@ -66,23 +66,26 @@ var lexicons = map[string]*lexicon{
 
 func enLexicon() *lexicon {
 	t := map[string]WordClass{}
+	// Only words a sentence seldom ends on: "that", "this", "her", "on",
+	// "over", the auxiliaries and the like end plenty ("I did that", "turn
+	// it on", "I think it is").
 	// Conjunctions and subordinators.
 	words(WordsHold, t, "and", "or", "but", "so", "because", "cause", "'cause", "if", "when", "while", "although",
-		"though", "unless", "until", "than", "that", "which", "who", "whether", "since", "as", "then")
+		"though", "unless", "than", "whether")
 	// Fillers and hesitations.
-	words(WordsHold, t, "um", "umm", "uh", "uhh", "er", "erm", "ah", "eh", "hmm", "mm", "like")
+	words(WordsHold, t, "um", "umm", "uh", "uhh", "er", "erm", "ah", "eh", "hmm", "mm")
 	// Prepositions.
-	words(WordsHold, t, "to", "of", "in", "on", "at", "for", "with", "from", "about", "into", "onto", "by", "over",
-		"under", "after", "before", "between", "through", "without", "around", "towards", "toward", "against")
-	// Articles, possessives, determiners.
-	words(WordsHold, t, "the", "a", "an", "my", "your", "his", "her", "our", "their", "its", "this", "these",
-		"those", "some", "every", "each", "no", "any")
-	// Subjects and auxiliaries with nothing after them.
-	words(WordsHold, t, "i", "i'm", "we", "you're", "it's", "is", "am", "are", "was", "were", "be", "been", "have",
-		"has", "had", "will", "would", "could", "should", "can", "do", "does", "did", "not", "just", "really", "very")
+	words(WordsHold, t, "to", "of", "for", "with", "from", "about", "into", "onto", "between", "through", "without",
+		"towards", "toward", "against")
+	// Articles and possessive determiners.
+	words(WordsHold, t, "the", "a", "an", "my", "your", "our", "their")
+	// Subjects with nothing after them.
+	words(WordsHold, t, "i", "i'm", "we", "we're", "you're", "it's", "there's")
 	// Openers.
 	words(WordsHold, t, "i think", "i mean", "i guess", "i feel", "i want", "i need", "i was", "kind of", "sort of",
 		"going to", "want to", "have to", "need to", "and then", "so that", "the thing", "you know what")
+	// Endings that only look like the above.
+	words(WordsNone, t, "think so", "hope so", "guess so", "or so", "so so", "and so on", "or something", "you know")
 	// Closing formulas.
 	words(WordsEnd, t, "thanks", "thank you", "bye", "goodbye", "bye bye", "that's all", "that's it", "that is all",
 		"please", "okay thanks", "see you", "good night", "cheers")
@@ -105,8 +108,7 @@ func esLexicon() *lexicon {
 		"hacia", "contra")
 	words(WordsHold, t, "el", "la", "los", "las", "un", "una", "unos", "unas", "mi", "mis", "tu", "tus", "su", "sus",
 		"nuestro", "nuestra", "este", "esta", "ese", "esa")
-	words(WordsHold, t, "yo", "es", "está", "estoy", "soy", "fue", "era", "he", "ha", "muy", "creo que", "yo creo",
-		"es que", "lo que", "tengo que", "voy a", "quiero", "necesito")
+	words(WordsHold, t, "muy", "creo que", "yo creo", "es que", "lo que", "tengo que", "voy a", "quiero", "necesito")
 	words(WordsEnd, t, "gracias", "muchas gracias", "adiós", "hasta luego", "eso es todo", "nada más", "por favor",
 		"vale", "buenas noches", "chao")
 	return &lexicon{trailing: t,
@@ -126,8 +128,8 @@ func frLexicon() *lexicon {
 		"sans", "chez", "vers", "entre", "depuis", "pendant")
 	words(WordsHold, t, "le", "la", "les", "l'", "un", "une", "mon", "ma", "mes", "ton", "ta", "tes", "son", "sa",
 		"ses", "notre", "votre", "leur", "ce", "cette", "ces")
-	words(WordsHold, t, "je", "j'ai", "je suis", "c'est", "il", "elle", "on", "nous", "vous", "est", "suis", "très",
-		"je pense", "je crois", "je veux", "il faut", "je dois", "est-ce que")
+	words(WordsHold, t, "je", "j'ai", "je suis", "c'est", "très", "je pense", "je crois", "je veux", "il faut", "je dois",
+		"est-ce que")
 	words(WordsEnd, t, "merci", "merci beaucoup", "au revoir", "c'est tout", "voilà", "bonne nuit", "à bientôt",
 		"s'il vous plaît", "s'il te plaît", "salut")
 	return &lexicon{trailing: t,
@@ -146,8 +148,7 @@ func deLexicon() *lexicon {
 		"nach", "aus", "über", "unter", "vor", "durch", "ohne", "gegen", "um")
 	words(WordsHold, t, "der", "die", "das", "den", "dem", "des", "ein", "eine", "einen", "einem", "einer", "mein",
 		"meine", "meinen", "dein", "deine", "sein", "seine", "ihr", "ihre", "unser", "unsere")
-	words(WordsHold, t, "ich", "ist", "bin", "war", "habe", "hab", "hat", "sehr", "ich glaube", "ich denke",
-		"ich meine", "ich will", "ich muss", "es ist", "ich bin")
+	words(WordsHold, t, "sehr", "ich glaube", "ich denke", "ich meine", "ich will", "ich muss", "es ist", "ich bin")
 	words(WordsEnd, t, "danke", "danke schön", "vielen dank", "tschüss", "auf wiedersehen", "das war's",
 		"das ist alles", "gute nacht", "bitte", "bis bald")
 	return &lexicon{trailing: t,
@@ -194,7 +195,7 @@ func (t *token) str() []byte { return t.b[:t.n] }
 // than the apostrophe and hyphen, which are inside words).
 func isSep(c byte) bool {
 	switch c {
-	case ' ', '\t', '\n', '\r', ',', '.', ';', ':', '!', '?', '"', '(', ')', '[', ']':
+	case ' ', '\t', '\n', '\r', ',', '.', ';', ':', '!', '?', '"', '[', ']':
 		return true
 	}
 	return false
@@ -221,11 +222,8 @@ func lastTokens(text string, toks []token) (n int, question bool) {
 		if j == i {
 			break
 		}
-		w := text[j:i]
+		w := trimWord(text[j:i])
 		i = j
-		if k := indexByte(w, '('); k > 0 { // "and(2)"
-			w = w[:k]
-		}
 		if len(w) > maxToken || len(w) == 0 {
 			toks[n].n = 0
 			n++
@@ -251,17 +249,38 @@ func firstToken(text string, t *token) bool {
 	for j < len(text) && !isSep(text[j]) {
 		j++
 	}
-	if j == i || j-i > maxToken {
+	w := trimWord(text[i:j])
+	if len(w) == 0 || len(w) > maxToken {
 		return false
 	}
-	for k := i; k < j; k++ {
-		t.b[k-i] = lower(text[k])
+	for k := range len(w) {
+		t.b[k] = lower(w[k])
 	}
-	t.n = j - i
-	if k := indexByte(string(t.b[:t.n]), '('); k > 0 {
-		t.n = k
-	}
+	t.n = len(w)
 	return true
+}
+
+// trimWord drops what a recogniser or writer puts around a word: a
+// pronunciation variant ("and(2)"), parentheses, Spanish opening marks.
+func trimWord(w string) string {
+	for {
+		switch {
+		case len(w) >= 2 && (w[:2] == "¿" || w[:2] == "¡"):
+			w = w[2:]
+			continue
+		case len(w) > 0 && w[0] == '(':
+			w = w[1:]
+			continue
+		}
+		break
+	}
+	if k := indexByte(w, '('); k > 0 {
+		w = w[:k]
+	}
+	if len(w) > 0 && w[len(w)-1] == ')' {
+		w = w[:len(w)-1]
+	}
+	return w
 }
 
 func indexByte(s string, c byte) int {
@@ -289,6 +308,9 @@ func (lx *lexicon) classify(text string) WordClass {
 	if n == 0 {
 		return WordsNone
 	}
+	if question {
+		return WordsEnd
+	}
 	if n == 2 && toks[0].n > 0 && toks[1].n > 0 {
 		var pair [2*maxToken + 1]byte
 		k := copy(pair[:], toks[1].str())
@@ -303,9 +325,6 @@ func (lx *lexicon) classify(text string) WordClass {
 		if c, ok := lx.trailing[string(toks[0].str())]; ok {
 			return c
 		}
-	}
-	if question {
-		return WordsEnd
 	}
 	var first token
 	if firstToken(text, &first) && lx.openers[string(first.str())] && countWords(text) <= maxQuestionWords {

@@ -17,7 +17,7 @@ const minVoicing = 0.6
 // Analysis windows before the end of speech, in 10 ms frames.
 const (
 	pitchWindow  = 50 // pitch: the last 0.5 s (median, octave errors)
-	slopeWindow  = 20 // pitch contour: the last 0.2 s of it
+	slopeWindow  = 20 // pitch contour: its last 0.2 s up to the last voiced frame (a final voiceless consonant does not count)
 	energyWindow = 30 // energy decay: the last 0.3 s
 	finalFrames  = 10 // final energy: the last 0.1 s
 	finalPitchN  = 5  // final pitch: the last five voiced frames
@@ -126,7 +126,7 @@ func (pr *prosody) at(k int64) (pitch, level float32, fl uint8) {
 
 // prosodic is the summary of the speech before a pause.
 type prosodic struct {
-	pitchSlope  float32 // semitones per second over the voiced frames of the last 0.2 s
+	pitchSlope  float32 // semitones per second over the 0.2 s up to the last voiced frame
 	pitchEnd    float32 // final pitch minus the speaker's mean, semitones
 	energySlope float32 // dB per second over the last 0.3 s of speech
 	energyEnd   float32 // final 0.1 s level minus the speaker's mean, dB
@@ -168,8 +168,8 @@ func (pr *prosody) summarise(end int64) prosodic {
 			}
 		}
 		if m >= 6 {
-			k := m
-			for k > 0 && xs[k-1] >= float32(end-lo-slopeWindow) {
+			k := m - 1
+			for k > 0 && xs[k-1] >= xs[m-1]-slopeWindow {
 				k--
 			}
 			if m-k >= 5 {

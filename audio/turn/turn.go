@@ -357,7 +357,9 @@ func (d *Detector) process(frame []int16, p, raw float32, f *vad.Features) ([]Ev
 		d.runStart = -1
 	}
 	if f != nil {
-		d.pol.push(speechEnd, f, d.assistant)
+		if d.pol.adaptive {
+			d.pol.push(speechEnd, f)
+		}
 		d.ov.level(speechEnd, f, d.assistant)
 	}
 	ev := d.events[:0]

@@ -13,6 +13,7 @@ import (
 const (
 	EvPitchSlope = iota
 	EvPitchEnd
+	EvPitchRise
 	EvEnergySlope
 	EvEnergyEnd
 	EvLengthening
@@ -31,6 +32,7 @@ const (
 var EvidenceNames = [NumEvidence]string{
 	"pitch_slope",      // pitch contour over the last 0.2 s of voiced speech, semitones/s ÷ 20 (falling < 0)
 	"pitch_end",        // final pitch minus the speaker's mean, semitones ÷ 6
+	"pitch_rise",       // how far the contour rises beyond 20 semitones/s (a question's rise), ÷ 20
 	"energy_slope",     // level over the last 0.3 s of speech, dB/s ÷ 60 (decaying < 0)
 	"energy_end",       // final 0.1 s level minus the speaker's mean speech level, dB ÷ 10
 	"lengthening",      // log2 of the final voiced run over the speaker's mean run (final lengthening > 0)

@@ -153,9 +153,9 @@ const (
 	lagMax    = 25 // 12.5 ms = 80 Hz
 	// lagLow extends the pitch estimate (not harmonicity) down to 60 Hz:
 	// low male voices fall below 80 Hz at the end of a statement.
-	lagLow = 33
-	firTaps   = 24
-	lowBuf    = pitchWin + lagLow
+	lagLow  = 33
+	firTaps = 24
+	lowBuf  = pitchWin + lagLow
 
 	blockMs     = 500
 	blockFrames = blockMs / 10

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -201,10 +202,42 @@ type eotReport struct {
 var (
 	fixedGrid = []int{100, 150, 200, 250, 300, 350, 400, 450, 500, 550, 600, 700, 800, 900, 1000, 1100, 1200,
 		1400, 1600, 1800, 2000, 2250, 2500, 2750, 3000}
-	thresholdGrid = []float32{0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95}
+	thresholdGrid = logitGrid(-4, 4, 0.5)
 	minWaitGrid   = []int{200, 300}
 	maxWaitGrid   = []int{2000, 3000}
+	// gainGrid scales the evidence against the silence: how far the wait
+	// moves for the same evidence.
+	gainGrid = []float32{1, 2, 3}
 )
+
+// logitGrid is probabilities evenly spaced in logit from lo to hi.
+func logitGrid(lo, hi, step float64) []float32 {
+	var out []float32
+	for l := lo; l <= hi+1e-9; l += step {
+		p := 1 / (1 + math.Exp(-l))
+		out = append(out, float32(math.Round(p*10000)/10000))
+	}
+	return out
+}
+
+// withGain returns w with the evidence weights (and bias) scaled by g
+// about the threshold, the silence weight kept: the wait for evidence z0
+// becomes 200 ms · exp((logit(threshold) − g·(z0 − logit(threshold)) −
+// logit(threshold)) / w_silence).
+func withGain(w turn.Weights, g float32) turn.Weights {
+	if g == 1 {
+		return w
+	}
+	t := float64(w.Threshold)
+	l := float32(math.Log(t / (1 - t)))
+	w.Bias = l + g*(w.Bias-l)
+	for i := range w.W {
+		if i != turn.EvSilence {
+			w.W[i] *= g
+		}
+	}
+	return w
+}
 
 func sweepSettings(w turn.Weights, only string) (fixed, adaptive []setting) {
 	if only == "" || only == turn.PolicyFixed {
@@ -217,12 +250,15 @@ func sweepSettings(w turn.Weights, only string) (fixed, adaptive []setting) {
 	if only == "" || only == turn.PolicyAdaptive {
 		for _, lo := range minWaitGrid {
 			for _, hi := range maxWaitGrid {
-				for _, thr := range thresholdGrid {
-					c := turn.DefaultConfig()
-					ww := w
-					ww.Threshold = thr
-					c.SilenceDurationMs, c.MaxSilenceMs, c.Weights = lo, hi, &ww
-					adaptive = append(adaptive, setting{turn.PolicyAdaptive, fmt.Sprintf("threshold=%g min=%d max=%d", thr, lo, hi), c})
+				for _, g := range gainGrid {
+					for _, thr := range thresholdGrid {
+						c := turn.DefaultConfig()
+						ww := w
+						ww.Threshold = thr
+						ww = withGain(ww, g)
+						c.SilenceDurationMs, c.MaxSilenceMs, c.Weights = lo, hi, &ww
+						adaptive = append(adaptive, setting{turn.PolicyAdaptive, fmt.Sprintf("threshold=%g gain=%g min=%d max=%d", thr, g, lo, hi), c})
+					}
 				}
 			}
 		}
@@ -324,7 +360,7 @@ func printPoints(w io.Writer, ps *eotSet, wt turn.Weights, f eotFlags) {
 		if st.end {
 			label = "end"
 		}
-		fmt.Fprintf(w, "%-40s %5d ms %-4s %5d ms", st.clip, st.at/msSamples, label, (st.e-st.s)/msSamples)
+		fmt.Fprintf(w, "%-28s %5d ms %-4s %-12s %5d ms", st.clip, st.at/msSamples, label, st.kind, (st.e-st.s)/msSamples)
 		for _, s := range sets {
 			o, err := runStream(st, s.cfg)
 			if err != nil {

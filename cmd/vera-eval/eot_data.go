@@ -393,10 +393,11 @@ func quietRuns(pcm []int16) []eotPoint {
 	return out
 }
 
-// roomTone is the clip's quietest 300 ms (by mean power), the background
-// a pause is continued with.
+// roomTone is the clip's quietest 100 ms (by mean power), the background
+// a pause is continued with (looped forward and back by appendTone). Short
+// enough that a clip with little silence around its speech still has it.
 func roomTone(pcm []int16) []int16 {
-	const w = 300 * msSamples
+	const w = 100 * msSamples
 	if len(pcm) <= w {
 		return make([]int16, w)
 	}

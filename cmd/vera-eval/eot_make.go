@@ -139,13 +139,10 @@ func runEOTMake(args []string, stdout, stderr io.Writer) error {
 		for k := range *perVoice {
 			// A turn is one to three of the sentences above: the person
 			// says a complete sentence, pauses, and goes on.
-			// (65 % one sentence, 30 % two, 5 % three: most pauses people
-			// hold through are inside a sentence).
+			// (80 % one sentence, 20 % two: most pauses people hold through
+			// are inside a sentence; some come after one).
 			m := 1
-			switch r := rng.Float64(); {
-			case r > 0.95:
-				m = 3
-			case r > 0.65:
+			if rng.Float64() > 0.8 {
 				m = 2
 			}
 			parts := make([]string, m)

@@ -49,6 +49,7 @@ type eotStream struct {
 	pcm      []int16
 	s, e     int64 // the silence in stream samples
 	end      bool
+	kind     string // eot.json's kind of pause, when given
 	partials []partial
 }
 
@@ -61,7 +62,7 @@ func buildStream(c *eotClip, p eotPoint, tone []int16, parts []partial, contextM
 	pcm := appendTone(make([]int16, 0, lead+p.S-ctx+int64(tailMs*msSamples)+int64(holdAfterMs*msSamples)), tone, int(lead))
 	pcm = append(pcm, c.pcm[ctx:p.S]...)
 	off := lead - ctx // stream time = clip time + off
-	st := eotStream{clip: c.name, at: p.S, s: p.S + off, e: p.E + off, end: p.End}
+	st := eotStream{clip: c.name, at: p.S, s: p.S + off, e: p.E + off, end: p.End, kind: p.Kind}
 	var limit int64 // clip time up to which partials are the clip's own
 	if !p.End {
 		stop := min(p.E+int64(holdAfterMs*msSamples), n)

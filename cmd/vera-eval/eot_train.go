@@ -67,19 +67,22 @@ func runEOTTrain(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	printDiagnostics(stderr, samples)
+	printDiagnostics(stderr, samples, train.streams)
 	if f.verbose {
 		printFirstSamples(stderr, train.streams, samples)
 	}
-	w, err := fitLogistic(samples, len(train.streams), *lambda)
+	w, dropped, err := fitSigned(samples, len(train.streams), *lambda)
 	if err != nil {
 		return err
 	}
-	thr, op, err := pickThreshold(train.streams, w, *target, f.workers)
+	if len(dropped) > 0 {
+		fmt.Fprintf(stderr, "fit: against their expected sign, left out: %s\n", strings.Join(dropped, ", "))
+	}
+	w, op, err := pickThreshold(train.streams, w, *target, f.workers)
 	if err != nil {
 		return err
 	}
-	w.Threshold = thr
+	thr := w.Threshold
 	holds, ends := countPoints(train.streams)
 	w.About = fmt.Sprintf("vera-eval eot-train -split %s -lambda %g -target-fcr %g on %s (%d clips, %d holds, %d ends, %d samples; words %v; %s)",
 		f.split, *lambda, *target, describeSet(dir), len(train.clips), holds, ends, len(samples), train.words, espeakVersion())
@@ -217,6 +220,52 @@ func streamSamples(st *eotStream, point int) ([]eotSample, error) {
 	return out, nil
 }
 
+// expectedSign is what each evidence may say: +1 only end, −1 only hold,
+// 0 either. Prior knowledge, not fitted: a rising contour, a high or
+// louder ending and a trailing "and" never argue for the end, a question's
+// rise and a closing formula never against it. Evidence the fit gives the
+// wrong sign is left out (a quirk of the training voices, not of speech).
+var expectedSign = [turn.NumEvidence]int{
+	turn.EvPitchSlope: -1, turn.EvPitchEnd: -1, turn.EvPitchRise: +1, turn.EvEnergySlope: -1, turn.EvEnergyEnd: -1,
+	turn.EvWordsHold: -1, turn.EvWordsHoldEarly: -1, turn.EvWordsEnd: +1, turn.EvWordsEndEarly: +1, turn.EvSilence: +1,
+}
+
+// fitSigned fits, then refits without the evidence whose weight came out
+// against its expected sign, one at a time, worst first.
+func fitSigned(ss []eotSample, points int, lambda float64) (turn.Weights, []string, error) {
+	var dropped []string
+	var off [turn.NumEvidence]bool
+	for {
+		masked := ss
+		if len(dropped) > 0 {
+			masked = make([]eotSample, len(ss))
+			for i, s := range ss {
+				masked[i] = s
+				for j := range s.x {
+					if off[j] {
+						masked[i].x[j] = 0
+					}
+				}
+			}
+		}
+		w, err := fitLogistic(masked, points, lambda)
+		if err != nil {
+			return w, dropped, err
+		}
+		worst, by := -1, float32(0)
+		for j, sg := range expectedSign {
+			if v := w.W[j] * float32(sg); sg != 0 && !off[j] && v < by {
+				worst, by = j, v
+			}
+		}
+		if worst < 0 {
+			return w, dropped, nil
+		}
+		off[worst] = true
+		dropped = append(dropped, turn.EvidenceNames[worst])
+	}
+}
+
 // fitLogistic fits bias and weights by Newton's method (IRLS) on samples
 // weighted so every point counts once and both classes equally, with an
 // L2 penalty lambda on the weights.
@@ -328,20 +377,26 @@ func solve(h [turn.NumEvidence + 1][turn.NumEvidence + 1]float64, g [turn.NumEvi
 	return x, nil
 }
 
-// pickThreshold runs the real detector with w at every threshold of the
-// grid (default waits) and returns the fastest within the target.
-func pickThreshold(streams []eotStream, w turn.Weights, target float64, workers int) (float32, eotResult, error) {
+// pickThreshold runs the real detector with w at every threshold and gain
+// of the grids (default waits) and returns the fastest within the target,
+// with the gain applied to the weights.
+func pickThreshold(streams []eotStream, w turn.Weights, target float64, workers int) (turn.Weights, eotResult, error) {
 	var sets []setting
-	for _, thr := range thresholdGrid {
-		c := turn.DefaultConfig()
-		ww := w
-		ww.Threshold = thr
-		c.Weights = &ww
-		sets = append(sets, setting{turn.PolicyAdaptive, fmt.Sprint(thr), c})
+	var ws []turn.Weights
+	for _, g := range gainGrid {
+		for _, thr := range thresholdGrid {
+			c := turn.DefaultConfig()
+			ww := w
+			ww.Threshold = thr
+			ww = withGain(ww, g)
+			c.Weights = &ww
+			sets = append(sets, setting{turn.PolicyAdaptive, fmt.Sprint(thr, g), c})
+			ws = append(ws, ww)
+		}
 	}
 	rs, err := score(streams, sets, workers)
 	if err != nil {
-		return 0, eotResult{}, err
+		return w, eotResult{}, err
 	}
 	best := -1
 	for i, r := range rs {
@@ -357,52 +412,66 @@ func pickThreshold(streams []eotStream, w turn.Weights, target float64, workers 
 			}
 		}
 	}
-	return thresholdGrid[best], rs[best], nil
+	return ws[best], rs[best], nil
 }
 
 // printDiagnostics shows, per evidence, its mean for holds and ends at the
-// first sample of each pause and how well it alone ranks them (AUC).
-func printDiagnostics(w io.Writer, ss []eotSample) {
+// first sample of each pause and how well it alone ranks ends above holds
+// (AUC), over all holds and per kind of hold.
+func printDiagnostics(w io.Writer, ss []eotSample, streams []eotStream) {
 	first := map[int]eotSample{}
 	for _, s := range ss {
 		if _, ok := first[s.point]; !ok {
 			first[s.point] = s
 		}
 	}
-	fmt.Fprintf(w, "%-17s %8s %8s %6s\n", "evidence", "hold", "end", "AUC")
+	kinds := []string{"", "continuation", "sentence", "comma"}
+	fmt.Fprintf(w, "%-17s %8s %8s %6s %6s %6s %6s  (AUC: ends vs all holds, continuation, sentence, comma)\n", "evidence", "hold", "end", "AUC", "cont", "sent", "comma")
 	for j, name := range turn.EvidenceNames {
-		var h, e []float64
-		for _, s := range first {
-			if s.y == 1 {
-				e = append(e, s.x[j])
-			} else {
-				h = append(h, s.x[j])
-			}
-		}
-		var mh, me float64
-		for _, v := range h {
-			mh += v
-		}
-		for _, v := range e {
-			me += v
-		}
-		mh /= float64(max(len(h), 1))
-		me /= float64(max(len(e), 1))
-		var wins float64
-		for _, a := range e {
-			for _, b := range h {
-				switch {
-				case a > b:
-					wins++
-				case a == b:
-					wins += 0.5
+		fmt.Fprintf(w, "%-17s", name)
+		for ki, kind := range kinds {
+			var h, e []float64
+			for p, s := range first {
+				if s.y == 1 {
+					e = append(e, s.x[j])
+				} else if kind == "" || streams[p].kind == kind {
+					h = append(h, s.x[j])
 				}
 			}
+			if ki == 0 {
+				fmt.Fprintf(w, " %8.3f %8.3f", mean(h), mean(e))
+			}
+			fmt.Fprintf(w, " %6.3f", auc(e, h))
 		}
-		fmt.Fprintf(w, "%-17s %8.3f %8.3f %6.3f\n", name, mh, me, wins/float64(max(len(e)*len(h), 1)))
+		fmt.Fprintln(w)
 	}
 }
 
+func mean(v []float64) float64 {
+	var s float64
+	for _, x := range v {
+		s += x
+	}
+	return s / float64(max(len(v), 1))
+}
+
+// auc is the chance that a random a outranks a random b (ties half).
+func auc(a, b []float64) float64 {
+	var wins float64
+	for _, x := range a {
+		for _, y := range b {
+			switch {
+			case x > y:
+				wins++
+			case x == y:
+				wins += 0.5
+			}
+		}
+	}
+	return wins / float64(max(len(a)*len(b), 1))
+}
+
+// printFirstSamples lists each point's evidence at its first sample.
 func printFirstSamples(w io.Writer, streams []eotStream, ss []eotSample) {
 	seen := map[int]bool{}
 	for _, s := range ss {
@@ -411,7 +480,7 @@ func printFirstSamples(w io.Writer, streams []eotStream, ss []eotSample) {
 		}
 		seen[s.point] = true
 		st := streams[s.point]
-		fmt.Fprintf(w, "%-28s %6d %-4s", st.clip, st.at/msSamples, map[bool]string{true: "end", false: "hold"}[st.end])
+		fmt.Fprintf(w, "%-28s %6d %-4s %-12s", st.clip, st.at/msSamples, map[bool]string{true: "end", false: "hold"}[st.end], st.kind)
 		for j := range turn.NumEvidence - 1 {
 			fmt.Fprintf(w, " %6.2f", s.x[j])
 		}

@@ -41,7 +41,17 @@ type Hello struct {
 	Region      string             `json:"region,omitempty"`
 	ResumeToken string             `json:"resume_token,omitempty"`
 	LastSeq     int64              `json:"last_seq,omitempty"`
+	// Patience widens a voice session's end-of-turn waits by this factor
+	// (MinPatience–MaxPatience; absent or 0: 1): for people who speak
+	// slowly, or who dictate into the glasses' composer.
+	Patience float64 `json:"patience,omitempty"`
 }
+
+// Bounds of Hello.Patience.
+const (
+	MinPatience = 1
+	MaxPatience = 3
+)
 
 // InputText is one typed user message.
 type InputText struct {
@@ -140,6 +150,9 @@ func (h *Hello) Validate() error {
 	}
 	if h.LastSeq > 0 && h.ResumeToken == "" {
 		return invalid("last_seq", ErrInvalidValue, "needs resume_token")
+	}
+	if h.Patience != 0 && !(h.Patience >= MinPatience && h.Patience <= MaxPatience) {
+		return invalid("patience", ErrInvalidValue, "must be in [%d, %d], got %g", MinPatience, MaxPatience, h.Patience)
 	}
 	return nil
 }

@@ -15,7 +15,11 @@ type Config struct {
 	Jitter jitter.Config `yaml:"jitter"`
 	Codec  codec.Config  `yaml:"codec"`
 	VAD    vad.Config    `yaml:"vad"`
-	Turn   turn.Config   `yaml:"turn"`
+	// Turn is turn-taking (audio/turn/README.md): policy adaptive (default)
+	// or fixed, silence_duration_ms (the shortest wait; the whole wait with
+	// the fixed policy), max_silence_ms (the longest), weights_file,
+	// barge_in_ms, backchannel_ms and the VAD thresholds.
+	Turn turn.Config `yaml:"turn"`
 	// ResumeAfterMs is how long paused playout waits for words after a
 	// barge-in before it resumes (a false interruption).
 	ResumeAfterMs int `yaml:"resume_after_ms"`
@@ -60,7 +64,9 @@ func (c Config) Validate() error {
 	wrap("jitter", c.Jitter.Validate())
 	wrap("codec", c.Codec.Validate())
 	wrap("vad", c.VAD.Validate())
-	wrap("turn", c.Turn.Validate())
+	if err := c.Turn.Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("voice.%w", err)) // "voice.turn.<key>: …"
+	}
 	if c.Codec.DecodeRate != 16000 {
 		errs = append(errs, errors.New("codec.decode_rate: the voice pipeline decodes at 16000"))
 	}

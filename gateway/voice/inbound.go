@@ -12,7 +12,9 @@ import (
 // media loop owns it; the echo measurement and the benchmarks build theirs
 // here too, so they run the session's own path.
 func newInbound(cfg Config) (*pipeline.Inbound, error) {
-	in, err := pipeline.New(pipeline.Config{Jitter: cfg.Jitter, Codec: cfg.Codec, VAD: cfg.VAD, Turn: cfg.Turn, EchoGuard: cfg.EchoGuard})
+	tc := cfg.Turn
+	tc.Language = cfg.Language // the adaptive policy's and the barge-in's word lists
+	in, err := pipeline.New(pipeline.Config{Jitter: cfg.Jitter, Codec: cfg.Codec, VAD: cfg.VAD, Turn: tc, EchoGuard: cfg.EchoGuard})
 	if err != nil {
 		return nil, fmt.Errorf("voice: inbound: %w", err)
 	}

@@ -1,0 +1,315 @@
+package turn
+
+import (
+	"errors"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/veraneural/vera-gateway/audio/vad"
+)
+
+// voicedFrame fills f as the VAD would describe 10 ms of voiced speech at
+// pitch hz and level lv (share of the floor-to-peak range, 40 dB SNR).
+func voicedFrame(f *vad.Features, hz, lv float32) {
+	*f = vad.Features{Raw: 0.95, Pitch: hz}
+	f.X[4], f.X[8], f.X[9] = 0.9, lv, 40
+}
+
+// feedTurn plays 1 s of silence, then speech whose pitch goes from hz0 to
+// hz1 over its last 0.4 s (1.2 s at hz0 before), then silence, through a
+// detector built from cfg, calling words (if set) when the speech ends;
+// it returns the SpeechStopped event's delay after the speech in ms, or
+// -1 when none came within 4 s.
+func feedTurn(t *testing.T, cfg Config, hz0, hz1 float32, words string) int {
+	t.Helper()
+	d, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	frame := make([]int16, vad.FrameSamples)
+	var f vad.Features
+	step := func(p float32) []Event {
+		evs, err := d.ProcessFeatures(frame, p, &f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return evs
+	}
+	for range 100 {
+		f = vad.Features{}
+		step(0)
+	}
+	for i := range 160 {
+		hz := hz0
+		if i >= 120 {
+			hz = hz0 + (hz1-hz0)*float32(i-120)/40
+		}
+		voicedFrame(&f, hz, 0.8)
+		step(0.95)
+	}
+	end := d.Now()
+	for i := range 400 {
+		if i == 20 && words != "" {
+			d.SetTranscript(words)
+		}
+		f = vad.Features{}
+		for _, e := range step(0) {
+			if e.Type == SpeechStopped {
+				if e.SpeechEnd != end {
+					t.Fatalf("speech end %d, want %d", e.SpeechEnd, end)
+				}
+				return int((e.At - end) * 1000 / SampleRate)
+			}
+		}
+	}
+	return -1
+}
+
+// The adaptive wait follows the evidence and stays inside
+// [silence_duration_ms, max_silence_ms]; the fixed one does not move.
+func TestAdaptiveWaitFollowsEvidence(t *testing.T) {
+	cfg := DefaultConfig()
+	fall := feedTurn(t, cfg, 140, 100, "")
+	rise := feedTurn(t, cfg, 110, 150, "")
+	if !(rise > fall) {
+		t.Errorf("rising contour waits %d ms, falling %d ms: want the rise to wait longer", rise, fall)
+	}
+	hold := feedTurn(t, cfg, 140, 100, "i went to the store and")
+	end := feedTurn(t, cfg, 140, 100, "that's all thank you")
+	if !(hold > fall && end <= fall) {
+		t.Errorf("trailing \"and\" waits %d ms, closing formula %d ms, no words %d ms", hold, end, fall)
+	}
+	t.Logf("waits: falling %d ms, rising %d ms, trailing \"and\" %d ms, closing %d ms", fall, rise, hold, end)
+	for name, ms := range map[string]int{"fall": fall, "rise": rise, "hold": hold, "end": end} {
+		if ms < cfg.SilenceDurationMs || ms > cfg.MaxSilenceMs+10 {
+			t.Errorf("%s: waited %d ms, outside [%d, %d]", name, ms, cfg.SilenceDurationMs, cfg.MaxSilenceMs)
+		}
+	}
+	// Certain evidence either way hits the bounds, never past them.
+	sure := DefaultWeights()
+	sure.Bias, sure.W[EvWordsEnd] = 20, 20
+	c := cfg
+	c.Weights = &sure
+	if ms := feedTurn(t, c, 140, 100, "thank you"); ms < cfg.SilenceDurationMs || ms > cfg.SilenceDurationMs+10 {
+		t.Errorf("certain end waited %d ms, want %d", ms, cfg.SilenceDurationMs)
+	}
+	sure.Bias, sure.W[EvWordsHold] = -40, -20
+	if ms := feedTurn(t, c, 140, 100, "and"); ms < cfg.MaxSilenceMs || ms > cfg.MaxSilenceMs+10 {
+		t.Errorf("certain hold waited %d ms, want %d", ms, cfg.MaxSilenceMs)
+	}
+	fixed := FixedConfig()
+	for _, w := range []string{"", "and", "thank you"} {
+		if ms := feedTurn(t, fixed, 140, 100, w); ms != fixed.SilenceDurationMs {
+			t.Errorf("fixed policy, words %q: waited %d ms, want %d", w, ms, fixed.SilenceDurationMs)
+		}
+	}
+}
+
+// Patience widens every wait, the bounds included, by its factor.
+func TestPatienceWidensWaits(t *testing.T) {
+	fixed := FixedConfig()
+	d, err := New(fixed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.SetPatience(2)
+	if got := d.MaxWaitMs(); got != 2*fixed.SilenceDurationMs {
+		t.Fatalf("fixed, patience 2: max wait %d ms, want %d", got, 2*fixed.SilenceDurationMs)
+	}
+	d.SetPatience(10)
+	if got := d.MaxWaitMs(); got != MaxPatience*fixed.SilenceDurationMs {
+		t.Fatalf("patience 10: max wait %d ms, want it clamped to %d", got, MaxPatience*fixed.SilenceDurationMs)
+	}
+	d.SetPatience(float32(math.NaN()))
+	if got := d.MaxWaitMs(); got != fixed.SilenceDurationMs {
+		t.Fatalf("patience NaN: max wait %d ms, want %d", got, fixed.SilenceDurationMs)
+	}
+	cfg := DefaultConfig()
+	base := feedTurn(t, cfg, 140, 100, "")
+	d2, _ := New(cfg)
+	d2.SetPatience(1.5)
+	if got := d2.MaxWaitMs(); got != cfg.MaxSilenceMs*3/2 {
+		t.Fatalf("adaptive, patience 1.5: max wait %d, want %d", got, cfg.MaxSilenceMs*3/2)
+	}
+	// A patient detector waits longer on the same pause.
+	patient := feedTurnPatient(t, cfg, 1.5)
+	if !(patient > base) {
+		t.Errorf("patience 1.5 waited %d ms, 1 waited %d ms", patient, base)
+	}
+}
+
+func feedTurnPatient(t *testing.T, cfg Config, p float32) int {
+	t.Helper()
+	w := DefaultWeights()
+	c := cfg
+	c.Weights = &w
+	d, err := New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.SetPatience(p)
+	frame := make([]int16, vad.FrameSamples)
+	var f vad.Features
+	for range 100 {
+		f = vad.Features{}
+		if _, err := d.ProcessFeatures(frame, 0, &f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 160 {
+		voicedFrame(&f, 140-40*float32(max(i-120, 0))/40, 0.8)
+		if _, err := d.ProcessFeatures(frame, 0.95, &f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	end := d.Now()
+	for range 600 {
+		f = vad.Features{}
+		evs, _ := d.ProcessFeatures(frame, 0, &f)
+		for _, e := range evs {
+			if e.Type == SpeechStopped {
+				return int((e.At - end) * 1000 / SampleRate)
+			}
+		}
+	}
+	return -1
+}
+
+func TestAdaptiveConfigValidate(t *testing.T) {
+	cases := map[string]func(*Config){
+		"policy":         func(c *Config) { c.Policy = "psychic" },
+		"max_silence_ms": func(c *Config) { c.MaxSilenceMs = c.SilenceDurationMs - 1 },
+		"backchannel_ms": func(c *Config) { c.BackchannelMs = c.BargeInMs - 1 },
+		"weights_file":   func(c *Config) { c.WeightsFile = "/nonexistent/weights.json" },
+		"weights":        func(c *Config) { w := DefaultWeights(); w.W[EvSilence] = -1; c.Weights = &w },
+	}
+	for key, f := range cases {
+		c := DefaultConfig()
+		f(&c)
+		err := c.Validate()
+		if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "turn."+key) {
+			t.Errorf("%s: %v", key, err)
+		}
+		if _, err := New(c); !errors.Is(err, ErrConfig) {
+			t.Errorf("%s: New accepted it: %v", key, err)
+		}
+	}
+}
+
+func TestDefaultWeights(t *testing.T) {
+	w, err := ParseWeights(defaultWeightsJSON)
+	if err != nil {
+		t.Fatalf("weights.json: %v", err)
+	}
+	if w.About == "" || strings.HasPrefix(DefaultWeights().About, "fallback") {
+		t.Fatalf("weights.json has no provenance: %+v", w)
+	}
+	b, err := w.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w2, err := ParseWeights(b)
+	if err != nil || w2 != w {
+		t.Fatalf("round trip: %+v, %v", w2, err)
+	}
+	for _, bad := range []string{
+		`{"bias":0,"threshold":0.5,"weights":{}}`,
+		`{"bias":0,"threshold":0.5,"weights":{"silence":1,"nonsense":2}}`,
+		`{"bias":0,"threshold":1.5}`,
+		`not json`,
+	} {
+		if _, err := ParseWeights([]byte(bad)); err == nil {
+			t.Errorf("%s: accepted", bad)
+		}
+	}
+}
+
+// Frames and decisions allocate nothing, the transcript included.
+func TestAdaptiveNoAllocs(t *testing.T) {
+	d, err := New(DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	frame := make([]int16, vad.FrameSamples)
+	var f vad.Features
+	i := 0
+	step := func() {
+		k := i % 300
+		switch {
+		case k < 50:
+			f = vad.Features{}
+			d.ProcessFeatures(frame, 0, &f)
+		case k < 200:
+			voicedFrame(&f, 120+float32(k%20), 0.7)
+			d.ProcessFeatures(frame, 0.9, &f)
+		default:
+			if k == 210 {
+				d.SetTranscript("i went to the store and")
+			}
+			f = vad.Features{}
+			d.ProcessFeatures(frame, 0, &f)
+		}
+		i++
+	}
+	for range 600 {
+		step()
+	}
+	if n := testing.AllocsPerRun(900, step); n != 0 {
+		t.Fatalf("%v allocations per frame", n)
+	}
+}
+
+// BenchmarkAdaptiveFrame is the detector's cost per 10 ms frame with the
+// adaptive policy over a turn cycle (silence, speech, a pause with a
+// transcript), against the fixed policy on the same frames.
+func BenchmarkAdaptiveFrame(b *testing.B) {
+	for _, pol := range []string{PolicyFixed, PolicyAdaptive} {
+		b.Run(pol, func(b *testing.B) {
+			cfg := DefaultConfig()
+			cfg.Policy = pol
+			d, _ := New(cfg)
+			frame := make([]int16, vad.FrameSamples)
+			var f vad.Features
+			i := 0
+			b.ReportAllocs()
+			for b.Loop() {
+				k := i % 400
+				switch {
+				case k < 50:
+					f = vad.Features{}
+					d.ProcessFeatures(frame, 0, &f)
+				case k < 300:
+					voicedFrame(&f, 120+float32(k%25), 0.7)
+					d.ProcessFeatures(frame, 0.9, &f)
+				default:
+					if k%30 == 0 {
+						d.SetTranscript("so i went to the store and")
+					}
+					f = vad.Features{}
+					d.ProcessFeatures(frame, 0, &f)
+				}
+				i++
+			}
+		})
+	}
+}
+
+// BenchmarkAdaptiveDecision is one pause's decision: the prosody summary
+// of the speech before it, the evidence and the wait (what the detector
+// does on the first silent frame after speech), plus a transcript update.
+func BenchmarkAdaptiveDecision(b *testing.B) {
+	d, _ := New(DefaultConfig())
+	frame := make([]int16, vad.FrameSamples)
+	var f vad.Features
+	for i := range 200 {
+		voicedFrame(&f, 100+float32(i%30), 0.5+float32(i%7)/10)
+		d.ProcessFeatures(frame, 0.9, &f)
+	}
+	d.st, d.lastSpeechEnd = speaking, d.now
+	b.ReportAllocs()
+	for b.Loop() {
+		d.pol.pause(d)
+		d.pol.setWords(d.pol.lex.classify("i went to the store and"), d.now, d)
+	}
+}
