@@ -32,7 +32,6 @@ type policy struct {
 	words            WordClass
 	wordsAt          int64 // when the transcript was last given; -1 none
 	inPause          bool
-	turnSpeech       int64 // samples from the turn's start to its last speech
 	x                [NumEvidence]float32
 	zProsody, zWords float32
 	// wait is the current pause's wait in samples (the fixed wait outside
@@ -89,31 +88,30 @@ func (pl *policy) speech() { pl.inPause = false }
 // prosody of the speech before it is summarised and the wait computed.
 func (pl *policy) pause(d *Detector) {
 	pl.inPause = true
-	pl.turnSpeech = d.lastSpeechEnd - d.speechStart
 	if !pl.adaptive {
 		pl.wait = pl.scaled(pl.minWait)
 		return
 	}
-	pl.evidence()
+	pl.evidence(d.lastSpeechEnd - d.speechStart)
 	pl.wordEvidence(d.lastSpeechEnd)
 	pl.setWait()
 }
 
 // evidence fills the prosodic part of x and its share of the score.
-func (pl *policy) evidence() {
+func (pl *policy) evidence(turnSpeech int64) {
 	s := pl.pr.summarise(pl.speechFrameEnd)
 	x := &pl.x
-	x[EvPitchSlope] = clamp(s.pitchSlope/20, -3, 3)
+	x[EvPitchFall] = clamp(s.pitchFall/6, 0, 3)
+	x[EvPitchMove] = clamp(s.pitchMove/6, -3, 3)
 	x[EvPitchEnd] = clamp(s.pitchEnd/6, -3, 3)
-	x[EvPitchRise] = max(x[EvPitchSlope]-1, 0)
 	x[EvEnergySlope] = clamp(s.energySlope/60, -3, 3)
 	x[EvEnergyEnd] = clamp(s.energyEnd/10, -3, 3)
 	x[EvLengthening] = s.lengthening
 	x[EvRate] = s.rate
-	sec := float64(pl.turnSpeech) / SampleRate
-	x[EvTurnLength] = clamp(float32(math.Log2(max(sec, 1.0/8))), -3, 5)
+	sec := float64(turnSpeech) / SampleRate
+	x[EvTurnLength] = clamp(float32(math.Log2(max(sec, 1.0/8))), -3, 2)
 	z := pl.w.Bias
-	for i := EvPitchSlope; i <= EvTurnLength; i++ {
+	for i := EvPitchFall; i <= EvTurnLength; i++ {
 		z += pl.w.W[i] * x[i]
 	}
 	pl.zProsody = z

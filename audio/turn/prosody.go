@@ -17,10 +17,10 @@ const minVoicing = 0.6
 // Analysis windows before the end of speech, in 10 ms frames.
 const (
 	pitchWindow  = 50 // pitch: the last 0.5 s (median, octave errors)
-	slopeWindow  = 20 // pitch contour: its last 0.2 s up to the last voiced frame (a final voiceless consonant does not count)
 	energyWindow = 30 // energy decay: the last 0.3 s
 	finalFrames  = 10 // final energy: the last 0.1 s
-	finalPitchN  = 5  // final pitch: the last five voiced frames
+	finalPitchN  = 3  // final pitch: the last three voiced frames
+	moveFrames   = 10 // the last movement: the final pitch against 0.1 s before it
 	// maxCoda is how many unvoiced frames may follow the final voiced run
 	// (a final consonant) before the run is no longer final.
 	maxCoda = 15
@@ -126,7 +126,8 @@ func (pr *prosody) at(k int64) (pitch, level float32, fl uint8) {
 
 // prosodic is the summary of the speech before a pause.
 type prosodic struct {
-	pitchSlope  float32 // semitones per second over the 0.2 s up to the last voiced frame
+	pitchFall   float32 // semitones the final pitch lies below the peak of the last 0.5 s
+	pitchMove   float32 // semitones the final pitch moved over the last 0.1 s of voicing
 	pitchEnd    float32 // final pitch minus the speaker's mean, semitones
 	energySlope float32 // dB per second over the last 0.3 s of speech
 	energyEnd   float32 // final 0.1 s level minus the speaker's mean, dB
@@ -168,21 +169,37 @@ func (pr *prosody) summarise(end int64) prosodic {
 			}
 		}
 		if m >= 6 {
-			k := m - 1
-			for k > 0 && xs[k-1] >= xs[m-1]-slopeWindow {
-				k--
+			// The final pitch against the contour's peak and trough: a
+			// statement falls from its last accent (a rise-fall ends below
+			// the peak), a continuation or a question ends at the top.
+			k := max(m-finalPitchN, 0)
+			var sum float32
+			for _, y := range ys[k:m] {
+				sum += y
 			}
-			if m-k >= 5 {
-				s.pitchSlope = slope(xs[k:m], ys[k:m]) * 100 // per frame → per second
+			final := sum / float32(m-k)
+			hi := ys[0]
+			for _, y := range ys[:m] {
+				hi = max(hi, y)
+			}
+			s.pitchFall = hi - final
+			// The last movement: the final pitch against the voiced frames
+			// moveFrames before it (a rise-fall's last accent has fallen).
+			j := m - 1
+			for j > 0 && xs[j] > xs[m-1]-moveFrames {
+				j--
+			}
+			if xs[m-1]-xs[j] >= moveFrames/2 {
+				i := max(j-finalPitchN+1, 0)
+				var before float32
+				for _, y := range ys[i : j+1] {
+					before += y
+				}
+				s.pitchMove = final - before/float32(j+1-i)
 			}
 			s.voiced = m
 			if pr.pitchN > 50 {
-				k := max(m-finalPitchN, 0)
-				var sum float32
-				for _, y := range ys[k:m] {
-					sum += y
-				}
-				s.pitchEnd = sum/float32(m-k) - pr.meanPitch
+				s.pitchEnd = final - pr.meanPitch
 			}
 		}
 	}

@@ -11,9 +11,9 @@ import (
 
 // Evidence the adaptive policy weighs, per pause (see EvidenceNames).
 const (
-	EvPitchSlope = iota
+	EvPitchFall = iota
+	EvPitchMove
 	EvPitchEnd
-	EvPitchRise
 	EvEnergySlope
 	EvEnergyEnd
 	EvLengthening
@@ -30,14 +30,14 @@ const (
 
 // EvidenceNames names the evidence, in order, as the weights file does.
 var EvidenceNames = [NumEvidence]string{
-	"pitch_slope",      // pitch contour over the last 0.2 s of voiced speech, semitones/s ÷ 20 (falling < 0)
+	"pitch_fall",       // semitones the final pitch lies below the peak of the last 0.5 s of voiced speech, ÷ 6
+	"pitch_move",       // semitones the pitch moved over the last 0.1 s of voicing, ÷ 6 (rising > 0)
 	"pitch_end",        // final pitch minus the speaker's mean, semitones ÷ 6
-	"pitch_rise",       // how far the contour rises beyond 20 semitones/s (a question's rise), ÷ 20
 	"energy_slope",     // level over the last 0.3 s of speech, dB/s ÷ 60 (decaying < 0)
 	"energy_end",       // final 0.1 s level minus the speaker's mean speech level, dB ÷ 10
 	"lengthening",      // log2 of the final voiced run over the speaker's mean run (final lengthening > 0)
 	"rate",             // log2 of the speaking rate (voiced-run onsets per second) over 4
-	"turn_length",      // log2 of the turn's length so far in seconds, in [-3, 5]
+	"turn_length",      // log2 of the turn's length so far in seconds, in [-3, 2] (a pause a second into a turn is seldom its end)
 	"words_hold",       // 1: the transcript, updated after the speech ended, stops mid-thought
 	"words_end",        // 1: ... ends with a closing formula or is a question
 	"words_hold_early", // 1: the same, from a transcript that arrived before the speech ended

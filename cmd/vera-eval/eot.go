@@ -202,41 +202,36 @@ type eotReport struct {
 var (
 	fixedGrid = []int{100, 150, 200, 250, 300, 350, 400, 450, 500, 550, 600, 700, 800, 900, 1000, 1100, 1200,
 		1400, 1600, 1800, 2000, 2250, 2500, 2750, 3000}
-	thresholdGrid = logitGrid(-4, 4, 0.5)
-	minWaitGrid   = []int{200, 300}
-	maxWaitGrid   = []int{2000, 3000}
+	// neutralGrid is the wait with no evidence either way (ms): the
+	// adaptive sweep's main knob, like the fixed policy's silence.
+	neutralGrid = []float64{150, 200, 250, 300, 400, 500, 600, 700, 800, 1000, 1200, 1400, 1700, 2000, 2500, 3000}
+	minWaitGrid = []int{200, 300}
+	maxWaitGrid = []int{2000, 3000}
 	// gainGrid scales the evidence against the silence: how far the wait
 	// moves for the same evidence.
-	gainGrid = []float32{1, 2, 3}
+	gainGrid = []float32{0.5, 1, 2}
 )
 
-// logitGrid is probabilities evenly spaced in logit from lo to hi.
-func logitGrid(lo, hi, step float64) []float32 {
-	var out []float32
-	for l := lo; l <= hi+1e-9; l += step {
-		p := 1 / (1 + math.Exp(-l))
-		out = append(out, float32(math.Round(p*10000)/10000))
-	}
-	return out
-}
-
-// withGain returns w with the evidence weights (and bias) scaled by g
-// about the threshold, the silence weight kept: the wait for evidence z0
-// becomes 200 ms · exp((logit(threshold) − g·(z0 − logit(threshold)) −
-// logit(threshold)) / w_silence).
-func withGain(w turn.Weights, g float32) turn.Weights {
-	if g == 1 {
-		return w
-	}
-	t := float64(w.Threshold)
-	l := float32(math.Log(t / (1 - t)))
-	w.Bias = l + g*(w.Bias-l)
+// tuned returns w whose wait with no evidence is neutralMs and whose
+// evidence weights are scaled by gain: the threshold becomes
+// σ(bias + w_silence · ln(neutralMs / 200 ms)), so a pause with evidence
+// z waits neutralMs · exp(−gain · z / w_silence).
+func tuned(w turn.Weights, neutralMs float64, gain float32) turn.Weights {
 	for i := range w.W {
 		if i != turn.EvSilence {
-			w.W[i] *= g
+			w.W[i] *= gain
 		}
 	}
+	l := float64(w.Bias) + float64(w.W[turn.EvSilence])*math.Log(neutralMs/200)
+	w.Threshold = float32(1 / (1 + math.Exp(-l)))
+	w.Threshold = min(max(w.Threshold, 1e-6), 1-1e-6)
 	return w
+}
+
+// neutralOf is the wait of w with no evidence, in ms.
+func neutralOf(w turn.Weights) float64 {
+	t := float64(w.Threshold)
+	return 200 * math.Exp((math.Log(t/(1-t))-float64(w.Bias))/float64(w.W[turn.EvSilence]))
 }
 
 func sweepSettings(w turn.Weights, only string) (fixed, adaptive []setting) {
@@ -251,13 +246,11 @@ func sweepSettings(w turn.Weights, only string) (fixed, adaptive []setting) {
 		for _, lo := range minWaitGrid {
 			for _, hi := range maxWaitGrid {
 				for _, g := range gainGrid {
-					for _, thr := range thresholdGrid {
+					for _, n := range neutralGrid {
 						c := turn.DefaultConfig()
-						ww := w
-						ww.Threshold = thr
-						ww = withGain(ww, g)
+						ww := tuned(w, n, g)
 						c.SilenceDurationMs, c.MaxSilenceMs, c.Weights = lo, hi, &ww
-						adaptive = append(adaptive, setting{turn.PolicyAdaptive, fmt.Sprintf("threshold=%g gain=%g min=%d max=%d", thr, g, lo, hi), c})
+						adaptive = append(adaptive, setting{turn.PolicyAdaptive, fmt.Sprintf("neutral=%g gain=%g min=%d max=%d", n, g, lo, hi), c})
 					}
 				}
 			}
@@ -274,7 +267,7 @@ func defaultSetting(policy string, w turn.Weights) setting {
 	c := turn.DefaultConfig()
 	ww := w
 	c.Weights = &ww
-	return setting{policy, fmt.Sprintf("threshold=%g min=%d max=%d (default)", w.Threshold, c.SilenceDurationMs, c.MaxSilenceMs), c}
+	return setting{policy, fmt.Sprintf("neutral=%.0f threshold=%.3g min=%d max=%d (default)", neutralOf(w), w.Threshold, c.SilenceDurationMs, c.MaxSilenceMs), c}
 }
 
 func evaluateEOT(ps *eotSet, w turn.Weights, f eotFlags) (eotReport, error) {

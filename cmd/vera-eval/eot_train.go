@@ -47,7 +47,7 @@ func runEOTTrain(args []string, stdout, stderr io.Writer) error {
 	var f eotFlags
 	f.register(fs)
 	out := fs.String("out", "", "write the weights file here")
-	lambda := fs.Float64("lambda", 1, "L2 penalty on the weights (not the bias)")
+	lambda := fs.Float64("lambda", 4, "L2 penalty on the weights' distance from the phonetic prior (not the bias)")
 	target := fs.Float64("target-fcr", 0.05, "the threshold is the fastest whose cutoff rate on the training points is at most this")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -76,7 +76,7 @@ func runEOTTrain(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if len(dropped) > 0 {
-		fmt.Fprintf(stderr, "fit: against their expected sign, left out: %s\n", strings.Join(dropped, ", "))
+		fmt.Fprintf(stderr, "fit: against their expected sign, kept at the prior: %s\n", strings.Join(dropped, ", "))
 	}
 	w, op, err := pickThreshold(train.streams, w, *target, f.workers)
 	if err != nil {
@@ -93,8 +93,8 @@ func runEOTTrain(args []string, stdout, stderr io.Writer) error {
 	if err := os.WriteFile(*out, b, 0o644); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "fitted on %d points (%d samples): threshold %.3g gives cutoffs %.1f %%, latency mean %.0f ms (p50 %.0f) on them\n",
-		len(train.streams), len(samples), thr, 100*op.FCR, op.LatencyMs, op.P50Ms)
+	fmt.Fprintf(stdout, "fitted on %d points (%d samples): neutral wait %.0f ms (threshold %.3g) gives cutoffs %.1f %%, latency mean %.0f ms (p50 %.0f) on them\n",
+		len(train.streams), len(samples), neutralOf(w), thr, 100*op.FCR, op.LatencyMs, op.P50Ms)
 	for i, n := range turn.EvidenceNames {
 		fmt.Fprintf(stdout, "  %-17s %+.3f\n", n, w.W[i])
 	}
@@ -226,8 +226,22 @@ func streamSamples(st *eotStream, point int) ([]eotSample, error) {
 // rise and a closing formula never against it. Evidence the fit gives the
 // wrong sign is left out (a quirk of the training voices, not of speech).
 var expectedSign = [turn.NumEvidence]int{
-	turn.EvPitchSlope: -1, turn.EvPitchEnd: -1, turn.EvPitchRise: +1, turn.EvEnergySlope: -1, turn.EvEnergyEnd: -1,
-	turn.EvWordsHold: -1, turn.EvWordsHoldEarly: -1, turn.EvWordsEnd: +1, turn.EvWordsEndEarly: +1, turn.EvSilence: +1,
+	turn.EvPitchFall: +1, turn.EvPitchMove: -1, turn.EvPitchEnd: -1, turn.EvEnergySlope: -1, turn.EvEnergyEnd: -1,
+	turn.EvTurnLength: +1, turn.EvWordsHold: -1, turn.EvWordsHoldEarly: -1, turn.EvWordsEnd: +1, turn.EvWordsEndEarly: +1, turn.EvSilence: +1,
+}
+
+// priorWeights are what phonetics says before any data (per unit of each
+// evidence, see turn.EvidenceNames): a fall from the last accent, a
+// falling last movement, a low final pitch and a fading final level say
+// end; a trailing "and" or "um" says hold, strongly once the recogniser
+// has heard the last word; a closing formula or a question says end. The
+// fit's L2 penalty pulls toward these, not toward zero, so evidence the
+// training voices do not show (espeak-ng's level barely moves at a full
+// stop) keeps its prior weight instead of vanishing. Not tuned on any
+// evaluation set.
+var priorWeights = [turn.NumEvidence]float32{
+	turn.EvPitchFall: 0.5, turn.EvPitchMove: -0.5, turn.EvPitchEnd: -0.5, turn.EvEnergySlope: -0.3, turn.EvEnergyEnd: -0.5,
+	turn.EvTurnLength: 0.3, turn.EvWordsHold: -2, turn.EvWordsEnd: 1.5, turn.EvWordsHoldEarly: -0.7, turn.EvWordsEndEarly: 0.5, turn.EvSilence: 2,
 }
 
 // fitSigned fits, then refits without the evidence whose weight came out
@@ -268,7 +282,7 @@ func fitSigned(ss []eotSample, points int, lambda float64) (turn.Weights, []stri
 
 // fitLogistic fits bias and weights by Newton's method (IRLS) on samples
 // weighted so every point counts once and both classes equally, with an
-// L2 penalty lambda on the weights.
+// L2 penalty lambda on the weights' distance from priorWeights.
 func fitLogistic(ss []eotSample, points int, lambda float64) (turn.Weights, error) {
 	const n = turn.NumEvidence + 1 // bias first
 	perPoint := make([]int, points)
@@ -309,7 +323,7 @@ func fitLogistic(ss []eotSample, points int, lambda float64) (turn.Weights, erro
 			}
 		}
 		for j := 1; j < n; j++ {
-			g[j] += lambda * beta[j]
+			g[j] += lambda * (beta[j] - float64(priorWeights[j-1]))
 			h[j][j] += lambda
 		}
 		h[0][0] += 1e-9
@@ -377,20 +391,18 @@ func solve(h [turn.NumEvidence + 1][turn.NumEvidence + 1]float64, g [turn.NumEvi
 	return x, nil
 }
 
-// pickThreshold runs the real detector with w at every threshold and gain
-// of the grids (default waits) and returns the fastest within the target,
-// with the gain applied to the weights.
+// pickThreshold runs the real detector with w at every neutral wait and
+// gain of the grids (default min and max waits) and returns the weights of
+// the fastest within the target.
 func pickThreshold(streams []eotStream, w turn.Weights, target float64, workers int) (turn.Weights, eotResult, error) {
 	var sets []setting
 	var ws []turn.Weights
 	for _, g := range gainGrid {
-		for _, thr := range thresholdGrid {
+		for _, n := range neutralGrid {
 			c := turn.DefaultConfig()
-			ww := w
-			ww.Threshold = thr
-			ww = withGain(ww, g)
+			ww := tuned(w, n, g)
 			c.Weights = &ww
-			sets = append(sets, setting{turn.PolicyAdaptive, fmt.Sprint(thr, g), c})
+			sets = append(sets, setting{turn.PolicyAdaptive, fmt.Sprint(n, g), c})
 			ws = append(ws, ww)
 		}
 	}
