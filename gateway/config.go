@@ -69,15 +69,22 @@ type KeyConfig struct {
 
 // LimitsConfig bounds what one key may send.
 type LimitsConfig struct {
-	RequestsPerMinute int   `yaml:"requests_per_minute"`
-	BodyBytes         int64 `yaml:"body_bytes"`
-	MessageChars      int   `yaml:"message_chars"`
-	ContextChars      int   `yaml:"context_chars"`
+	// RequestsPerMinute is a partner's bucket: every request made with its
+	// key or any of its client tokens counts.
+	RequestsPerMinute int `yaml:"requests_per_minute"`
+	// PerEndUserRPM is each end user's own bucket, taken from besides the
+	// partner's by that end user's client tokens.
+	PerEndUserRPM int   `yaml:"per_end_user_rpm"`
+	BodyBytes     int64 `yaml:"body_bytes"`
+	MessageChars  int   `yaml:"message_chars"`
+	ContextChars  int   `yaml:"context_chars"`
 }
 
 // IdempotencyConfig bounds the Idempotency-Key store.
 type IdempotencyConfig struct {
 	TTLSeconds int `yaml:"ttl_seconds"`
+	// MaxEntries is each partner's capacity: past it that partner's oldest
+	// key is dropped, never another partner's.
 	MaxEntries int `yaml:"max_entries"`
 	// MaxResponseBytes is the largest response body kept for replay; larger
 	// responses are not stored and their key is released.
@@ -96,6 +103,7 @@ func DefaultConfig() Config {
 		},
 		Limits: LimitsConfig{
 			RequestsPerMinute: 60,
+			PerEndUserRPM:     20,
 			BodyBytes:         64 << 10,
 			MessageChars:      8000,
 			ContextChars:      4000,
@@ -173,6 +181,9 @@ func (c Config) Validate() error {
 	}
 	if c.Limits.RequestsPerMinute < 1 {
 		bad("limits.requests_per_minute", "must be at least 1")
+	}
+	if c.Limits.PerEndUserRPM < 1 || c.Limits.PerEndUserRPM > c.Limits.RequestsPerMinute {
+		bad("limits.per_end_user_rpm", "must be in [1, limits.requests_per_minute]")
 	}
 	if c.Limits.BodyBytes < 1024 {
 		bad("limits.body_bytes", "must be at least 1024")

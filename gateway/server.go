@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"fmt"
 	"io"
@@ -98,7 +99,7 @@ func New(cfg Config, opts Options) (*Server, error) {
 		s.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	}
 	if s.limiter == nil {
-		s.limiter = NewMemoryRateLimiter(cfg.Limits.RequestsPerMinute, s.clock)
+		s.limiter = NewMemoryRateLimiter(s.clock)
 	}
 	if s.idem == nil {
 		s.idem = NewMemoryIdempotencyStore(time.Duration(cfg.Idempotency.TTLSeconds)*time.Second, cfg.Idempotency.MaxEntries, s.clock)
@@ -228,11 +229,8 @@ func (s *Server) wrap(rt Route) http.Handler {
 				return
 			}
 			r = r.WithContext(WithPrincipal(r.Context(), p))
-			if key, limited := rateKey(p); limited && !rt.NoRateLimit {
-				if ok, wait := s.limiter.Allow(key); !ok {
-					WriteError(w, r, &Error{Type: RateLimited, Message: fmt.Sprintf("more than %d requests per minute for this key", s.cfg.Limits.RequestsPerMinute), RetryAfter: retryAfterSeconds(wait)})
-					return
-				}
+			if !rt.NoRateLimit && !s.allow(w, r, p) {
+				return
 			}
 		}
 		if limit > 0 {
@@ -246,20 +244,46 @@ func (s *Server) wrap(rt Route) http.Handler {
 	}))
 }
 
-// rateKey is the bucket a request counts against: a partner key's own
-// bucket (the Partner API's per-key limit), or one per end user for client
-// tokens, so that a partner's devices do not share the partner's server
-// budget. Dev mode (loopback only, no keys) is not limited: it is where the
-// load tool and local clients run.
-func rateKey(p Principal) (string, bool) {
+// rateBuckets are the buckets a request of p takes from: every request
+// made with a partner key or any of its client tokens counts against the
+// key's limits.requests_per_minute; a client token's request also against
+// its end user's own limits.per_end_user_rpm, so one device cannot spend
+// its partner's budget. Dev mode (loopback only, no keys) is not limited:
+// it is where the load tool and local clients run.
+func (s *Server) rateBuckets(p Principal) []Bucket {
+	partner := Bucket{Key: "partner\x00" + p.PartnerID, PerMinute: s.cfg.Limits.RequestsPerMinute}
 	switch p.Via {
 	case "key":
-		return "key\x00" + p.PartnerID, true
+		return []Bucket{partner}
 	case "token":
-		return "token\x00" + p.PartnerID + "\x00" + p.EndUserID, true
+		return []Bucket{partner, {Key: "user\x00" + p.PartnerID + "\x00" + p.EndUserID, PerMinute: s.cfg.Limits.PerEndUserRPM}}
 	default:
-		return "", false
+		return nil
 	}
+}
+
+// allow takes p's request from its buckets, or writes 429 with the exact
+// Retry-After and reports false. A limiter that cannot decide lets the
+// request through (logged).
+func (s *Server) allow(w http.ResponseWriter, r *http.Request, p Principal) bool {
+	bs := s.rateBuckets(p)
+	if len(bs) == 0 {
+		return true
+	}
+	d, err := s.limiter.Take(r.Context(), bs...)
+	if err != nil {
+		s.log.Warn("rate limiter unavailable; request let through", "err", err)
+		return true
+	}
+	if d.OK {
+		return true
+	}
+	msg := fmt.Sprintf("more than %d requests per minute for this partner key and its client tokens", s.cfg.Limits.RequestsPerMinute)
+	if d.Refused == 1 {
+		msg = fmt.Sprintf("more than %d requests per minute for this end user", s.cfg.Limits.PerEndUserRPM)
+	}
+	WriteError(w, r, &Error{Type: RateLimited, Message: msg, RetryAfter: retryAfterSeconds(d.RetryAfter)})
+	return false
 }
 
 // maxIdempotencyKeyLen bounds the Idempotency-Key header.
@@ -286,8 +310,9 @@ func (s *Server) withIdempotency(next http.Handler) http.Handler {
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		p, _ := PrincipalFrom(r.Context())
-		scoped := p.PartnerID + "\x00" + r.Method + "\x00" + r.URL.Path + "\x00" + key
-		stored, err := s.idem.Begin(scoped, sha256.Sum256(body))
+		ik := IdempotencyKey{Partner: p.PartnerID, Scope: r.Method + " " + r.URL.Path, Key: key}
+		ctx := r.Context()
+		stored, err := s.idem.Begin(ctx, ik, sha256.Sum256(body))
 		switch {
 		case err == ErrIdempotencyMismatch:
 			WriteError(w, r, Errorf(Conflict, "Idempotency-Key %q was already used with a different request body", key))
@@ -296,7 +321,8 @@ func (s *Server) withIdempotency(next http.Handler) http.Handler {
 			WriteError(w, r, &Error{Type: Conflict, Message: "a request with this Idempotency-Key is still in progress", RetryAfter: 1})
 			return
 		case err != nil:
-			WriteError(w, r, err)
+			s.log.Warn("idempotency store unavailable", "err", err)
+			WriteError(w, r, &Error{Type: Unavailable, Message: "the idempotency store is unavailable; retry with the same Idempotency-Key", RetryAfter: 1})
 			return
 		case stored != nil:
 			for k, v := range stored.Header {
@@ -311,7 +337,7 @@ func (s *Server) withIdempotency(next http.Handler) http.Handler {
 		completed := false
 		defer func() {
 			if !completed {
-				s.idem.Release(scoped)
+				_ = s.idem.Release(context.WithoutCancel(ctx), ik)
 			}
 		}()
 		next.ServeHTTP(rec, r)
@@ -322,8 +348,7 @@ func (s *Server) withIdempotency(next http.Handler) http.Handler {
 					h[k] = v
 				}
 			}
-			s.idem.Complete(scoped, StoredResponse{Status: rec.status, Header: h, Body: rec.buf.Bytes()})
-			completed = true
+			completed = s.idem.Complete(context.WithoutCancel(ctx), ik, StoredResponse{Status: rec.status, Header: h, Body: rec.buf.Bytes()}) == nil
 		}
 	})
 }
