@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/pprof"
+	"net/netip"
 	"runtime/debug"
 	"sort"
 	"strings"
@@ -64,6 +65,17 @@ type Route struct {
 	// Undocumented keeps a route out of Routes (and so out of the OpenAPI
 	// coverage check): static assets only.
 	Undocumented bool
+	// Upgrade marks a websocket route: once authenticated, the body and
+	// write deadlines are cleared (the connection keeps itself alive with
+	// pings).
+	Upgrade bool
+	// Token finds a credential outside the Authorization header (a
+	// websocket subprotocol or query parameter). Only client tokens are
+	// accepted there: a partner key never belongs in a URL or a browser.
+	Token func(r *http.Request) string
+	// WriteTimeout overrides limits.write_timeout for a route that waits
+	// longer on purpose.
+	WriteTimeout time.Duration
 	Handler      http.Handler
 }
 
@@ -82,6 +94,11 @@ type Server struct {
 	draining atomic.Bool
 	routes   []Route
 	metrics  *httpMetrics
+	// Connection bounds (listen.go): open connections per source, requests
+	// in flight per source named by a trusted proxy, and the proxies.
+	conns    *sourceCounts
+	inflight *sourceCounts
+	proxies  []netip.Prefix
 }
 
 // New builds a server from a validated config.
@@ -107,6 +124,12 @@ func New(cfg Config, opts Options) (*Server, error) {
 	if s.device == nil {
 		s.device = func(string) error { return nil }
 	}
+	s.conns = newSourceCounts(cfg.Limits.MaxConnectionsPerSource)
+	s.inflight = newSourceCounts(cfg.Limits.MaxConnectionsPerSource)
+	for _, p := range cfg.Limits.TrustedProxies {
+		pfx, _ := parseCIDR(p) // Validate checked it
+		s.proxies = append(s.proxies, pfx)
+	}
 	s.tokens = NewTokenIssuer(cfg.Auth.TokenSecret, s.clock)
 	s.auth = newAuthenticator(cfg.Auth, s.tokens)
 	s.metrics = newHTTPMetrics(s.registry)
@@ -131,12 +154,20 @@ func (s *Server) Registry() *prometheus.Registry { return s.registry }
 func (s *Server) Tokens() *TokenIssuer { return s.tokens }
 
 // Handler returns the root handler: request ids and the version header
-// around the router, so even 404s carry both.
+// around the router, so even 404s carry both; the request's source (and
+// the in-flight cap of sources behind a trusted proxy); in dev mode, the
+// loopback Host and cross-site request checks.
 func (s *Server) Handler() http.Handler {
-	return withRequestID(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return withRequestID(s.withSource(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("VERA-Version", s.cfg.APIVersion)
+		if s.cfg.DevMode() {
+			if err := devModeRefusal(r); err != nil {
+				WriteError(w, r, err)
+				return
+			}
+		}
 		s.router.ServeHTTP(w, r)
-	}))
+	})))
 }
 
 // Authenticate resolves a principal for sub-packages that take credentials
@@ -193,8 +224,9 @@ func (s *Server) mountBuiltins() {
 		Handler: http.HandlerFunc(s.handleClientToken)})
 }
 
-// wrap applies, in order: panic recovery, metrics, drain refusal, auth and
-// scope, rate limit, body limit, idempotency.
+// wrap applies, in order: panic recovery, metrics, the request's
+// deadlines, drain refusal, the auth-failure throttle, auth and scope, rate
+// limit, body limit, idempotency.
 func (s *Server) wrap(rt Route) http.Handler {
 	h := rt.Handler
 	if rt.Idempotent {
@@ -214,18 +246,14 @@ func (s *Server) wrap(rt Route) http.Handler {
 				WriteError(w, r, Errorf(InternalError, "internal error"))
 			}
 		}()
+		r = s.deadlines(w, r, rt)
 		if rt.CreatesSession && s.Draining() {
 			WriteError(w, r, &Error{Type: Unavailable, Message: "gateway is draining: reconnect to another instance", RetryAfter: 5})
 			return
 		}
 		if rt.Scope != "" {
-			p, err := s.auth.Authenticate(r, rt.AllowClientToken, "")
-			if err != nil {
-				WriteError(w, r, err)
-				return
-			}
-			if !p.Has(rt.Scope) {
-				WriteError(w, r, Errorf(PermissionError, "this key lacks the %s scope", rt.Scope))
+			p, ok := s.authorize(w, r, rt)
+			if !ok {
 				return
 			}
 			r = r.WithContext(WithPrincipal(r.Context(), p))
@@ -233,8 +261,12 @@ func (s *Server) wrap(rt Route) http.Handler {
 				return
 			}
 		}
+		if rt.Upgrade {
+			clearDeadlines(w)
+		}
 		if limit > 0 {
 			if r.ContentLength > limit {
+				w.Header().Set("Connection", "close")
 				WriteError(w, r, tooLarge(limit))
 				return
 			}
@@ -242,6 +274,81 @@ func (s *Server) wrap(rt Route) http.Handler {
 		}
 		h.ServeHTTP(w, r)
 	}))
+}
+
+// authorize runs the auth-failure throttle, then authentication and the
+// scope check. A refused request with a body is answered without reading
+// it, and its connection is closed.
+func (s *Server) authorize(w http.ResponseWriter, r *http.Request, rt Route) (Principal, bool) {
+	refuse := func(err *Error) (Principal, bool) {
+		if r.ContentLength != 0 {
+			w.Header().Set("Connection", "close")
+		}
+		WriteError(w, r, err)
+		return Principal{}, false
+	}
+	src := SourceAddr(r.Context())
+	fails := Bucket{Key: "authfail\x00" + src.String(), PerMinute: s.cfg.Limits.AuthFailuresPerMinute}
+	if wait, err := s.limiter.Wait(r.Context(), fails); err == nil && wait > 0 {
+		return refuse(&Error{Type: RateLimited, RetryAfter: retryAfterSeconds(wait),
+			Message: fmt.Sprintf("more than %d failed authentications per minute from this address", s.cfg.Limits.AuthFailuresPerMinute)})
+	}
+	token := ""
+	if rt.Token != nil {
+		token = rt.Token(r)
+	}
+	p, err := s.auth.Authenticate(r, rt.AllowClientToken, token)
+	if err != nil {
+		_, _ = s.limiter.Take(r.Context(), fails)
+		return refuse(err)
+	}
+	if !p.Has(rt.Scope) {
+		return refuse(Errorf(PermissionError, "this key lacks the %s scope", rt.Scope))
+	}
+	return p, true
+}
+
+// deadlines bounds the request's body read (limits.body_timeout) and its
+// response (limits.write_timeout or the route's). The read deadline is set
+// only while a body remains and cleared once it is read, so that a handler
+// that then waits (on a model) is not cancelled by its expiry.
+func (s *Server) deadlines(w http.ResponseWriter, r *http.Request, rt Route) *http.Request {
+	rc := http.NewResponseController(w)
+	wt := s.cfg.Limits.WriteTimeout
+	if rt.WriteTimeout > 0 {
+		wt = rt.WriteTimeout
+	}
+	now := time.Now()
+	_ = rc.SetWriteDeadline(now.Add(wt))
+	if r.Body != nil && r.Body != http.NoBody && r.ContentLength != 0 {
+		if rc.SetReadDeadline(now.Add(s.cfg.Limits.BodyTimeout)) == nil {
+			r.Body = &deadlineBody{ReadCloser: r.Body, rc: rc}
+		}
+	}
+	return r
+}
+
+// deadlineBody clears the read deadline when its body is done.
+type deadlineBody struct {
+	io.ReadCloser
+	rc   *http.ResponseController
+	done bool
+}
+
+func (b *deadlineBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err == io.EOF && !b.done {
+		b.done = true
+		_ = b.rc.SetReadDeadline(time.Time{})
+	}
+	return n, err
+}
+
+// clearDeadlines lifts the request's deadlines from an upgraded connection.
+func clearDeadlines(w http.ResponseWriter) {
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Time{})
+	_ = rc.SetWriteDeadline(time.Time{})
 }
 
 // rateBuckets are the buckets a request of p takes from: every request

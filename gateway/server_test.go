@@ -46,7 +46,7 @@ type testServer struct {
 // newTestServer mounts /v1/echo (conversations:write, idempotent, echoes the
 // decoded body and counts calls), /v1/device (client tokens allowed) and
 // /v1/fail (always 502).
-func newTestServer(t *testing.T, cfg Config) *testServer {
+func newTestServer(t testing.TB, cfg Config) *testServer {
 	t.Helper()
 	ts := &testServer{clock: newFakeClock()}
 	s, err := New(cfg, Options{Clock: ts.clock})
@@ -107,6 +107,7 @@ func (ts *testServer) do(t *testing.T, method, path, key string, body string, hd
 	t.Helper()
 	req := httptest.NewRequest(method, path, strings.NewReader(body))
 	req.RemoteAddr = "127.0.0.1:40000"
+	req.Host = "localhost:8080"
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
 	}
@@ -116,6 +117,10 @@ func (ts *testServer) do(t *testing.T, method, path, key string, body string, hd
 	for i := 0; i+1 < len(hdr); i += 2 {
 		if hdr[i] == "RemoteAddr" {
 			req.RemoteAddr = hdr[i+1]
+			continue
+		}
+		if hdr[i] == "Host" {
+			req.Host = hdr[i+1]
 			continue
 		}
 		req.Header.Set(hdr[i], hdr[i+1])

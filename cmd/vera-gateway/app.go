@@ -216,9 +216,11 @@ func (a *app) mount() {
 		a.hooks.Inbox().Route(), a.audit.Route(), audit.SafetyRoute(a.counters), a.actions.Route(), titles.Route(a.hooks.Get)) {
 		s.Mount(rt)
 	}
-	// The websocket authenticates itself: browsers send the token as a
-	// subprotocol or query parameter, not as a header.
-	s.Mount(gateway.Route{Method: http.MethodGet, Path: "/v1/chat", MaxBodyBytes: -1, CreatesSession: true, Handler: a.chat})
+	// Browsers send the websocket's client token as a subprotocol or query
+	// parameter, not as a header; the edge authenticates and rate-limits it
+	// like any other request, then lifts the deadlines for the upgrade.
+	s.Mount(gateway.Route{Method: http.MethodGet, Path: "/v1/chat", Scope: gateway.ScopeSessionsWrite, AllowClientToken: true,
+		Token: chat.TokenFrom, Upgrade: true, MaxBodyBytes: -1, CreatesSession: true, Handler: a.chat})
 	voice := func(method, path string, h http.HandlerFunc, creates bool) gateway.Route {
 		return gateway.Route{Method: method, Path: path, Scope: gateway.ScopeSessionsWrite, AllowClientToken: true,
 			CreatesSession: creates, MaxBodyBytes: -1, Handler: h}
@@ -233,12 +235,12 @@ func (a *app) mount() {
 	s.Mount(gateway.Route{Method: http.MethodGet, Path: web.AssetPrefix, Prefix: true, NoRateLimit: true, Undocumented: true, Handler: web.Handler()})
 }
 
-// chatAuth resolves the websocket's principal with the gateway's rules
+// chatAuth is the principal the edge authenticated for the websocket
 // (keys, client tokens, dev mode on loopback).
-func (a *app) chatAuth(r *http.Request, token string) (gateway.Principal, error) {
-	p, e := a.srv.Authenticate(r, token)
-	if e != nil {
-		return gateway.Principal{}, e
+func (a *app) chatAuth(r *http.Request, _ string) (gateway.Principal, error) {
+	p, ok := gateway.PrincipalFrom(r.Context())
+	if !ok {
+		return gateway.Principal{}, errors.New("chat: not authenticated by the edge")
 	}
 	if !p.Has(gateway.ScopeSessionsWrite) {
 		return gateway.Principal{}, fmt.Errorf("%w: this credential lacks the %s scope", chat.ErrForbidden, gateway.ScopeSessionsWrite)
