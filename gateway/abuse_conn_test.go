@@ -161,20 +161,6 @@ func TestAbuseConnectionFloodBounded(t *testing.T) {
 			"Content-Length: 4096\r\n\r\n{\"text\":\"x")
 	}
 
-	// The 121st connection from 127.0.0.2 is refused at once: 503 with
-	// Retry-After, before any request is read.
-	extra := dialFrom(t, "127.0.0.2", ls.addr)
-	_ = extra.SetReadDeadline(time.Now().Add(5 * time.Second))
-	resp, err := http.ReadResponse(bufio.NewReader(extra), nil)
-	if err != nil {
-		t.Fatalf("connection over the source's cap: %v, want a 503", err)
-	}
-	resp.Body.Close()
-	extra.Close()
-	if resp.StatusCode != 503 || resp.Header.Get("Retry-After") != "1" {
-		t.Fatalf("connection over the cap = %d Retry-After %q, want 503 with Retry-After 1", resp.StatusCode, resp.Header.Get("Retry-After"))
-	}
-
 	// Meanwhile another source is served: health and an authenticated call.
 	if st := rawGet(t, "127.0.0.1", ls.addr, "/healthz", ""); st != 200 {
 		t.Fatalf("/healthz during the flood = %d", st)
@@ -238,6 +224,52 @@ func TestAbuseConnectionFloodBounded(t *testing.T) {
 	}
 	if n := ls.conns.Open(netip.MustParseAddr("127.0.0.2")); n != 0 {
 		t.Fatalf("source 127.0.0.2 still counts %d connections", n)
+	}
+}
+
+// TestAbuseSourceConnectionCap: one source past
+// limits.max_connections_per_source gets 503 with Retry-After at once,
+// before any request is read, while another source is served; closing its
+// connections frees the count.
+func TestAbuseSourceConnectionCap(t *testing.T) {
+	cfg := floodConfig()
+	cfg.Limits.HeaderTimeout = time.Minute // the held connections stay for the test
+	ls := startLive(t, cfg)
+	var held []net.Conn
+	for i := 0; i < cfg.Limits.MaxConnectionsPerSource; i++ {
+		held = append(held, dialFrom(t, "127.0.0.2", ls.addr))
+	}
+	src := netip.MustParseAddr("127.0.0.2")
+	deadline := time.Now().Add(5 * time.Second)
+	for ls.conns.Open(src) < len(held) && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond) // the server accepts asynchronously
+	}
+	extra := dialFrom(t, "127.0.0.2", ls.addr)
+	_ = extra.SetReadDeadline(time.Now().Add(5 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(extra), nil)
+	if err != nil {
+		t.Fatalf("connection over the source's cap: %v, want a 503", err)
+	}
+	resp.Body.Close()
+	extra.Close()
+	if resp.StatusCode != 503 || resp.Header.Get("Retry-After") != "1" {
+		t.Fatalf("connection over the cap = %d Retry-After %q, want 503 with Retry-After 1", resp.StatusCode, resp.Header.Get("Retry-After"))
+	}
+	if st := rawGet(t, "127.0.0.1", ls.addr, "/healthz", ""); st != 200 {
+		t.Fatalf("/healthz from another source = %d", st)
+	}
+	for _, c := range held {
+		c.Close()
+	}
+	deadline = time.Now().Add(5 * time.Second)
+	for ls.conns.Open(src) > 0 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if n := ls.conns.Open(src); n != 0 {
+		t.Fatalf("source still counts %d connections after closing them", n)
+	}
+	if st := rawGet(t, "127.0.0.2", ls.addr, "/healthz", ""); st != 200 {
+		t.Fatalf("/healthz from the source after it closed its connections = %d", st)
 	}
 }
 

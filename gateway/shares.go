@@ -116,6 +116,16 @@ func (s *Shares) Acquire(k ShareKind, partner, endUser string) (release func(), 
 	}, nil
 }
 
+// Admit is Acquire with a plain error, for hooks that take one
+// (session.Deps.Admit).
+func (s *Shares) Admit(k ShareKind, partner, endUser string) (func(), error) {
+	release, err := s.Acquire(k, partner, endUser)
+	if err != nil {
+		return nil, err
+	}
+	return release, nil
+}
+
 func (s *Shares) dec(h shareHolder) {
 	if s.held[h]--; s.held[h] <= 0 {
 		delete(s.held, h)

@@ -113,6 +113,7 @@ func (a *app) build(cfg fileConfig, getenv func(string) string) (err error) {
 		Inbox: a.hooks.Inbox(), Engine: conv.ApproveUpstream, Logger: log.With("pkg", "actions")}); err != nil {
 		return err
 	}
+	shares := newShares(cfg, log)
 	layout, err := session.NewGlassesLayout(cfg.Glasses)
 	if err != nil {
 		return err
@@ -136,10 +137,11 @@ func (a *app) build(cfg fileConfig, getenv func(string) string) (err error) {
 				voices.OnUnacked(s, c, surface)
 			}
 		},
+		Admit: func(o session.Owner) (func(), error) { return shares.Admit(gateway.ShareSessions, o.PartnerID, o.EndUserID) },
 	}); err != nil {
 		return fmt.Errorf("session: %w", err)
 	}
-	if a.chat, err = chat.New(cfg.Chat, a.sessions, a.chatAuth, chat.Options{Logger: log.With("pkg", "chat")}); err != nil {
+	if a.chat, err = chat.New(cfg.Chat, a.sessions, a.chatAuth, chat.Options{Logger: log.With("pkg", "chat"), Shares: shares}); err != nil {
 		return fmt.Errorf("chat: %w", err)
 	}
 	if voices, err = voice.NewFactory(cfg.Voice, voice.Deps{
@@ -155,11 +157,29 @@ func (a *app) build(cfg fileConfig, getenv func(string) string) (err error) {
 		Engine: a.engine, Logger: log.With("pkg", "rtc"), NewSession: voices.New,
 		MaxSessions: cfg.Admission.MaxVoiceSessions, RetryAfterSeconds: cfg.Admission.RetryAfterSeconds,
 		Authorize: gateway.RequirePrincipal, // the routes below authenticate first
+		Shares:    shares,
 	}); err != nil {
 		return fmt.Errorf("rtc: %w", err)
 	}
 	a.mount()
 	return nil
+}
+
+// newShares sizes the fair shares of the global caps per partner and per
+// end user (limits.per_partner, limits.per_token); dev mode has one
+// partner, so only the global caps hold (nil).
+func newShares(cfg fileConfig, log *slog.Logger) *gateway.Shares {
+	if cfg.DevMode() {
+		return nil
+	}
+	shares := gateway.NewShares(cfg.Limits, map[gateway.ShareKind]int{gateway.ShareChats: cfg.Chat.MaxConnections,
+		gateway.ShareSessions: cfg.Session.MaxSessions, gateway.ShareVoiceSessions: cfg.Admission.MaxVoiceSessions},
+		cfg.Admission.RetryAfterSeconds)
+	for _, k := range []gateway.ShareKind{gateway.ShareChats, gateway.ShareSessions, gateway.ShareVoiceSessions} {
+		partner, token := shares.Caps(k)
+		log.Info("fair shares", "of", string(k), "per_partner", partner, "per_token", token)
+	}
+	return shares
 }
 
 // buildExtensions opens the store and builds the partner's features around
