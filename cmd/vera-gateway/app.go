@@ -137,7 +137,9 @@ func (a *app) build(cfg fileConfig, getenv func(string) string) (err error) {
 				voices.OnUnacked(s, c, surface)
 			}
 		},
-		Admit: func(o session.Owner) (func(), error) { return shares.Admit(gateway.ShareSessions, o.PartnerID, o.EndUserID) },
+		Admit: func(o session.Owner) (func(), error) {
+			return shares.Admit(gateway.ShareSessions, o.PartnerID, o.EndUserID)
+		},
 	}); err != nil {
 		return fmt.Errorf("session: %w", err)
 	}
