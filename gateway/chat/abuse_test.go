@@ -32,7 +32,9 @@ func sharedServer(t *testing.T) *server {
 	cfg, scfg := chat.DefaultConfig(), session.DefaultConfig()
 	cfg.MaxConnections, scfg.MaxSessions = 4, 4
 	mgr, err := session.NewManager(scfg, session.Deps{Converser: converser(echo), Safety: keywordSafety{}, Layout: session.PlainLayout{},
-		Admit: func(o session.Owner) (func(), error) { return shares.Admit(gateway.ShareSessions, o.PartnerID, o.EndUserID) }})
+		Admit: func(o session.Owner) (func(), error) {
+			return shares.Admit(gateway.ShareSessions, o.PartnerID, o.EndUserID)
+		}})
 	if err != nil {
 		t.Fatal(err)
 	}
