@@ -162,3 +162,46 @@ func TestAbuseDevModeFromAWebPage(t *testing.T) {
 		t.Fatalf("keyed Host = %d", r.status)
 	}
 }
+
+// TestAbuseIdempotencyCapacityPerPartner: one partner's burst of
+// Idempotency-Keys once evicted another's from a shared FIFO, so the
+// other's retry ran twice. Capacity is per partner now: after partner a
+// fills its own, partner b's stored response still replays.
+func TestAbuseIdempotencyCapacityPerPartner(t *testing.T) {
+	cfg := testConfig()
+	cfg.Idempotency.MaxEntries = 5
+	cfg.Limits.RequestsPerMinute = 1000
+	cfg.Limits.PerEndUserRPM = 1000
+	ts := newTestServer(t, cfg)
+	if r := ts.do(t, "POST", "/v1/echo", keyB, `{"text":"b"}`, "Idempotency-Key", "b-1"); r.status != 201 {
+		t.Fatalf("b's first = %d", r.status)
+	}
+	for i := 0; i < 50; i++ {
+		ts.do(t, "POST", "/v1/echo", keyA, `{"text":"a"}`, "Idempotency-Key", "a-"+strings.Repeat("x", i+1))
+	}
+	calls := ts.calls
+	r := ts.do(t, "POST", "/v1/echo", keyB, `{"text":"b"}`, "Idempotency-Key", "b-1")
+	if r.status != 201 || r.header.Get("Idempotent-Replayed") != "true" || ts.calls != calls {
+		t.Fatalf("b's retry after a's burst = %d replayed=%q (handler ran %d more times), want the stored response",
+			r.status, r.header.Get("Idempotent-Replayed"), ts.calls-calls)
+	}
+}
+
+// TestAbuseMetricsNameNoPartner: /metrics is public (no scope); its labels
+// never carry a partner id, an end user id or a raw path, however the
+// partners used the gateway.
+func TestAbuseMetricsNameNoPartner(t *testing.T) {
+	ts := newTestServer(t, testConfig())
+	ts.do(t, "POST", "/v1/echo", keyA, `{"text":"x"}`)
+	ts.do(t, "POST", "/v1/client_tokens", keyB, `{"end_user_id":"usr_secret_77","device":"phone"}`)
+	ts.do(t, "GET", "/v1/nope/partner-a", keyA, "")
+	r := ts.do(t, "GET", "/metrics", "", "")
+	if r.status != 200 {
+		t.Fatalf("/metrics = %d", r.status)
+	}
+	for _, s := range []string{"partner-a", "partner-b", "usr_secret_77", "/v1/nope"} {
+		if strings.Contains(string(r.body), s) {
+			t.Errorf("/metrics names %q", s)
+		}
+	}
+}

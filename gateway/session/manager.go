@@ -79,7 +79,9 @@ func (m *Manager) Open(owner Owner, hello *event.Hello) (*Session, *Stream, erro
 		}
 		release = r
 	}
-	s, err := New(m.cfg, m.deps, owner, hello)
+	deps := m.deps
+	deps.Counters = deps.Counters.Partner(owner.PartnerID) // the partner's own referral report
+	s, err := New(m.cfg, deps, owner, hello)
 	if err != nil {
 		release()
 		return nil, nil, err
