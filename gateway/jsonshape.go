@@ -32,6 +32,10 @@ type shapeFrame struct {
 	// typ is the Go type the object or array decodes into, when known:
 	// its fields' exact spellings are the only ones accepted.
 	typ reflect.Type
+	// raw: inside a json.RawMessage, whose owner bounds its depth and size
+	// by its own rules (gateway/tools for input_schema); keys are still
+	// checked.
+	raw bool
 }
 
 // checkJSONShape checks raw's depth, value count and object keys against
@@ -39,11 +43,14 @@ type shapeFrame struct {
 // decoder. Errors name the JSON pointer and the rule.
 func checkJSONShape(raw []byte, v any) *Error {
 	var stack []shapeFrame
-	nodes := 0
+	nodes, depth := 0, 0
 	root := deref(reflect.TypeOf(v))
 	var pendingType reflect.Type = root // the type of the next value
+	inRaw := func() bool { return len(stack) > 0 && stack[len(stack)-1].raw }
 	value := func() {
-		nodes++
+		if !inRaw() {
+			nodes++
+		}
 		if n := len(stack); n > 0 && stack[n-1].array {
 			stack[n-1].index++
 		}
@@ -70,8 +77,14 @@ func checkJSONShape(raw []byte, v any) *Error {
 			if n := len(stack); n > 0 && stack[n-1].array {
 				t = elemType(stack[n-1].typ)
 			}
-			stack = append(stack, shapeFrame{array: c == '[', index: -1, typ: t})
-			if len(stack) > MaxJSONDepth {
+			raw := inRaw() || t == rawMarker
+			if raw {
+				t = nil
+			} else {
+				depth++
+			}
+			stack = append(stack, shapeFrame{array: c == '[', index: -1, typ: t, raw: raw})
+			if depth > MaxJSONDepth {
 				return Errorf(InvalidRequest, "request body at %s is nested deeper than %d levels", jsonPointer(stack), MaxJSONDepth)
 			}
 			if n := len(stack); n > 0 && stack[n-1].array {
@@ -79,6 +92,9 @@ func checkJSONShape(raw []byte, v any) *Error {
 			}
 		case c == '}' || c == ']':
 			if len(stack) > 0 {
+				if !stack[len(stack)-1].raw {
+					depth--
+				}
 				stack = stack[:len(stack)-1]
 			}
 		case c == '-' || (c >= '0' && c <= '9'):
@@ -195,16 +211,23 @@ func elemType(t reflect.Type) reflect.Type {
 	return nil
 }
 
+type rawSentinel struct{}
+
 var (
 	rawMessageType  = reflect.TypeOf(json.RawMessage(nil))
 	unmarshalerType = reflect.TypeOf((*json.Unmarshaler)(nil)).Elem()
+	// rawMarker stands for json.RawMessage in the scan's types.
+	rawMarker = reflect.TypeOf(rawSentinel{})
 )
 
 func deref(t reflect.Type) reflect.Type {
 	for t != nil && t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	if t != nil && (t == rawMessageType || t.Implements(unmarshalerType) || reflect.PointerTo(t).Implements(unmarshalerType)) {
+	switch {
+	case t == rawMessageType:
+		return rawMarker
+	case t != nil && (t.Implements(unmarshalerType) || reflect.PointerTo(t).Implements(unmarshalerType)):
 		return nil // decoded by its own rules: keys still checked for repeats
 	}
 	return t
