@@ -23,14 +23,18 @@ import (
 
 // sharedServer is a chat endpoint with fair shares of 4 chats and 4
 // sessions: 2 per partner, 1 per end user. Tokens are "partner/enduser".
-func sharedServer(t *testing.T) *server {
+func sharedServer(t testing.TB) *server { return sharedServerOf(t, 4, 0.25) }
+
+// sharedServerOf is sharedServer with n chats and n sessions, half per
+// partner, perToken of them per end user.
+func sharedServerOf(t testing.TB, n int, perToken float64) *server {
 	t.Helper()
 	lim := gateway.DefaultConfig().Limits
 	lim.PerPartner = gateway.ShareConfig{Chats: 0.5, Sessions: 0.5, VoiceSessions: 0.5}
-	lim.PerToken = gateway.ShareConfig{Chats: 0.25, Sessions: 0.5, VoiceSessions: 0.25}
-	shares := gateway.NewShares(lim, map[gateway.ShareKind]int{gateway.ShareChats: 4, gateway.ShareSessions: 4}, 5)
+	lim.PerToken = gateway.ShareConfig{Chats: perToken, Sessions: max(perToken, 0.5), VoiceSessions: 0.25}
+	shares := gateway.NewShares(lim, map[gateway.ShareKind]int{gateway.ShareChats: n, gateway.ShareSessions: n}, 5)
 	cfg, scfg := chat.DefaultConfig(), session.DefaultConfig()
-	cfg.MaxConnections, scfg.MaxSessions = 4, 4
+	cfg.MaxConnections, scfg.MaxSessions = n, n
 	mgr, err := session.NewManager(scfg, session.Deps{Converser: converser(echo), Safety: keywordSafety{}, Layout: session.PlainLayout{},
 		Admit: func(o session.Owner) (func(), error) {
 			return shares.Admit(gateway.ShareSessions, o.PartnerID, o.EndUserID)
@@ -60,7 +64,7 @@ func sharedServer(t *testing.T) *server {
 	return s
 }
 
-func (s *server) tryDial(t *testing.T, token string) (*client, *http.Response) {
+func (s *server) tryDial(t testing.TB, token string) (*client, *http.Response) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
