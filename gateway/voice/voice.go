@@ -106,20 +106,21 @@ func (f *Factory) OnUnacked(s *session.Session, card event.SafetyCard, surface s
 	it := speakItem{turnID: "safety:" + card.CardID, text: safety.SpokenResource(card.Resources[0]), last: true, protected: true}
 	select {
 	case vs.speakCh <- it:
-		f.countSpoken(card.Level, card.Resources)
+		f.countSpoken(s.Owner().PartnerID, card.Level, card.Resources)
 	default:
 		vs.log.Warn("voice: speech queue full; unacknowledged card's resource not spoken", "card", card.CardID, "surface", surface)
 	}
 }
 
-// countSpoken counts a card whose resources go out in speech, by level,
-// the first resource's country and the voice surface (no text, no ids).
-func (f *Factory) countSpoken(level string, rs []safety.Resource) {
+// countSpoken counts a card whose resources go out in speech, in partner's
+// report, by level, the first resource's country and the voice surface (no
+// text, no ids).
+func (f *Factory) countSpoken(partner, level string, rs []safety.Resource) {
 	lv, err := safety.ParseLevel(level)
 	if err != nil || len(rs) == 0 {
 		return
 	}
-	f.deps.Counters.CardSpoken(lv, rs[0].Country, safety.SurfaceVoice)
+	f.deps.Counters.Partner(partner).CardSpoken(lv, rs[0].Country, safety.SurfaceVoice)
 }
 
 // New implements rtc.SessionFactory.
@@ -652,7 +653,7 @@ func (s *voiceSession) eventPump() {
 		case event.TypeSafetyCard:
 			if s.session().Profile().MustSpeakSafety() {
 				s.enqueue(speakItem{turnID: ev.TurnID, text: spokenResources(ev.Resources), protected: true})
-				s.factory.countSpoken(ev.Level, ev.Resources)
+				s.factory.countSpoken(s.session().Owner().PartnerID, ev.Level, ev.Resources)
 			}
 		case event.TypeReplyDelta:
 			s.firstText(ev.TurnID)
