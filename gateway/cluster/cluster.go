@@ -230,6 +230,8 @@ func (c *Cluster) StartDrain(ctx context.Context) {
 	c.draining = true
 	c.mu.Unlock()
 	c.met.ready.Set(0)
+	ctx, cancel := context.WithTimeout(ctx, redisDialTimeout)
+	defer cancel()
 	if err := claimScript.Run(ctx, c.rdb, []string{nodeKey(c.cfg.NodeID), nodesKey}, c.claimArgs(stateDraining)...).Err(); err != nil {
 		c.log.Warn("cluster: could not mark the node draining", "err", err)
 	}
@@ -256,6 +258,8 @@ func (c *Cluster) Close(ctx context.Context) error {
 	c.mu.Unlock()
 	close(c.stop)
 	c.wg.Wait()
+	ctx, cancel := context.WithTimeout(ctx, redisDialTimeout)
+	defer cancel()
 	pipe := c.rdb.Pipeline()
 	for _, k := range keys {
 		dropScript.Eval(ctx, pipe, []string{k}, c.cfg.NodeID)
