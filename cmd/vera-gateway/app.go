@@ -158,7 +158,7 @@ func (a *app) build(cfg fileConfig, getenv func(string) string) (err error) {
 	}); err != nil {
 		return fmt.Errorf("session: %w", err)
 	}
-	if a.chat, err = chat.New(cfg.Chat, a.sessions, a.chatAuth, chat.Options{Logger: log.With("pkg", "chat"), Shares: shares}); err != nil {
+	if a.chat, err = chat.New(cfg.Chat, a.sessions, a.chatAuth, chat.Options{Logger: log.With("pkg", "chat"), Shares: shares, Elsewhere: a.cluster.ResumeElsewhere}); err != nil {
 		return fmt.Errorf("chat: %w", err)
 	}
 	if voices, err = voice.NewFactory(cfg.Voice, voice.Deps{
@@ -268,14 +268,14 @@ func (a *app) mount() {
 		cl.Owned(cluster.Action, a.actions.Route(), nil), cl.Owned(cluster.Session, titles.Route(a.hooks.Get), hasSession)) {
 		s.Mount(rt)
 	}
-	if rt, ok := cl.InternalRoute(); ok {
+	for _, rt := range cl.InternalRoutes() {
 		s.Mount(rt)
 	}
 	// Browsers send the websocket's client token as a subprotocol or query
 	// parameter, not as a header; the edge authenticates and rate-limits it
 	// like any other request, then lifts the deadlines for the upgrade.
-	s.Mount(gateway.Route{Method: http.MethodGet, Path: "/v1/chat", Scope: gateway.ScopeSessionsWrite, AllowClientToken: true,
-		Token: chat.TokenFrom, Upgrade: true, MaxBodyBytes: -1, CreatesSession: true, Handler: cl.Admit(a.chat)})
+	s.Mount(cl.Chat(gateway.Route{Method: http.MethodGet, Path: "/v1/chat", Scope: gateway.ScopeSessionsWrite, AllowClientToken: true,
+		Token: chat.TokenFrom, Upgrade: true, MaxBodyBytes: -1, CreatesSession: true, Handler: a.chat}))
 	voice := func(method, path string, h http.HandlerFunc, creates bool) gateway.Route {
 		return gateway.Route{Method: method, Path: path, Scope: gateway.ScopeSessionsWrite, AllowClientToken: true,
 			CreatesSession: creates, MaxBodyBytes: -1, Handler: h}

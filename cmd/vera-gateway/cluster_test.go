@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -12,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/coder/websocket"
 
 	"github.com/veraneural/vera-gateway/fixtures"
 	"github.com/veraneural/vera-gateway/gateway"
@@ -272,5 +276,93 @@ func TestClusterRedisLost(t *testing.T) {
 	waitReady(200)
 	if r := a.do(t, "GET", "/v1/tools", clusterKeyA, ""); r.status != 200 {
 		t.Fatalf("after Redis is back = %d %s", r.status, r.body)
+	}
+}
+
+// wsClient is a chat websocket in a test.
+type wsClient struct {
+	t  *testing.T
+	ws *websocket.Conn
+}
+
+func dialChat(t *testing.T, n *node, token string) *wsClient {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	ws, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(n.url, "http")+"/v1/chat", &websocket.DialOptions{Subprotocols: []string{"vera.v1", token}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ws.CloseNow() })
+	return &wsClient{t: t, ws: ws}
+}
+
+func (c *wsClient) send(s string) {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := c.ws.Write(ctx, websocket.MessageText, []byte(s)); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+// until reads events until one of type typ (hang guard: 20 s).
+func (c *wsClient) until(typ string) map[string]any {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	for {
+		_, b, err := c.ws.Read(ctx)
+		if err != nil {
+			c.t.Fatalf("no %s event: %v", typ, err)
+		}
+		var ev map[string]any
+		if err := json.Unmarshal(b, &ev); err != nil {
+			c.t.Fatal(err)
+		}
+		if ev["type"] == typ {
+			return ev
+		}
+	}
+}
+
+// TestClusterChatResumesOnAnotherNode: a chat opened on a resumes through
+// b (relayed to a, where the session lives) and converses there; once a
+// is gone, the resume through b is a clear not_found.
+func TestClusterChatResumesOnAnotherNode(t *testing.T) {
+	rs := redistest.Start(t)
+	a, b := startNode(t, rs, "gw-a"), startNode(t, rs, "gw-b")
+	tok := a.do(t, "POST", "/v1/client_tokens", clusterKeyA, `{"end_user_id":"u_7","device":"browser"}`)
+	var minted struct{ Token string }
+	if err := json.Unmarshal([]byte(tok.body), &minted); err != nil || minted.Token == "" {
+		t.Fatalf("client token: %d %s", tok.status, tok.body)
+	}
+	first := dialChat(t, a, minted.Token)
+	first.send(`{"type":"hello","device":"browser"}`)
+	created := first.until("session.created")
+	id, rt := field(created, "session_id"), field(created, "data.resume_token")
+	if rt == "" {
+		rt = field(created, "resume_token")
+	}
+	if id == "" || rt == "" {
+		t.Fatalf("session.created without id or resume token: %v", created)
+	}
+	_ = first.ws.Close(websocket.StatusNormalClosure, "")
+
+	second := dialChat(t, b, minted.Token)
+	second.send(`{"type":"hello","device":"browser","resume_token":"` + rt + `","last_seq":1}`)
+	resumed := second.until("session.created")
+	if field(resumed, "session_id") != id {
+		t.Fatalf("resumed through b: %v, want session %s", resumed, id)
+	}
+	second.send(`{"type":"input.text","text":"hello there"}`)
+	second.until("reply.done")
+	_ = second.ws.Close(websocket.StatusNormalClosure, "")
+
+	a.kill()
+	third := dialChat(t, b, minted.Token)
+	third.send(`{"type":"hello","device":"browser","resume_token":"` + rt + `","last_seq":1}`)
+	if e := third.until("error"); !strings.Contains(fmt.Sprint(e), "not_found") {
+		t.Fatalf("resume of a dead node's session = %v, want not_found", e)
 	}
 }

@@ -48,7 +48,8 @@ type Cluster struct {
 	version   string
 	advertise string
 	forwarder *http.Client
-	inner     *mux.Router // the routes forwarded calls reach
+	inner     *mux.Router  // the routes forwarded calls reach
+	chat      http.Handler // the websocket route relayed chats reach
 	replays   *replayCache
 
 	stop chan struct{}

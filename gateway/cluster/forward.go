@@ -129,17 +129,21 @@ func noun(k Kind) string {
 	return "session"
 }
 
-// InternalRoute receives forwarded calls: it verifies the signature (401
-// otherwise: forged, stale, replayed or addressed to another node), then
-// runs the original route's handler with the forwarded principal. Rate
-// limits and idempotency were applied where the call arrived, so not
-// again here. Alone, it is not mounted (ok false).
-func (c *Cluster) InternalRoute() (gateway.Route, bool) {
+// InternalRoutes receive forwarded calls and relayed chats. A forward's
+// signature is verified first (401 otherwise: forged, stale, replayed or
+// addressed to another node); then the original route's handler runs with
+// the forwarded principal. Rate limits and idempotency were applied where
+// the call arrived, so not again here. Alone, there are none.
+func (c *Cluster) InternalRoutes() []gateway.Route {
 	if c == nil {
-		return gateway.Route{}, false
+		return nil
 	}
-	return gateway.Route{Method: http.MethodPost, Path: InternalPath, NoRateLimit: true, Undocumented: true,
-		MaxBodyBytes: maxForwardBody, Handler: http.HandlerFunc(c.serveForward)}, true
+	return []gateway.Route{
+		{Method: http.MethodPost, Path: InternalPath, NoRateLimit: true, Undocumented: true,
+			MaxBodyBytes: maxForwardBody, Handler: http.HandlerFunc(c.serveForward)},
+		{Method: http.MethodGet, Path: InternalChatPath, NoRateLimit: true, Undocumented: true, Upgrade: true,
+			MaxBodyBytes: -1, Handler: http.HandlerFunc(c.serveChat)},
+	}
 }
 
 func (c *Cluster) serveForward(w http.ResponseWriter, r *http.Request) {
