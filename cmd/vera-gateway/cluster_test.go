@@ -52,14 +52,18 @@ func clusterConfig(rs *redistest.Server, id, addr string) fileConfig {
 	return cfg
 }
 
-func startNode(t *testing.T, rs *redistest.Server, id string) *node {
+func startNode(t testing.TB, rs *redistest.Server, id string, tweak ...func(*fileConfig)) *node {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	addr := "http://" + ln.Addr().String()
-	a, err := newApp(clusterConfig(rs, id, addr), envMap(nil), slog.New(slog.DiscardHandler))
+	cfg := clusterConfig(rs, id, addr)
+	for _, f := range tweak {
+		f(&cfg)
+	}
+	a, err := newApp(cfg, envMap(nil), slog.New(slog.DiscardHandler))
 	if err != nil {
 		_ = ln.Close()
 		t.Fatal(err)

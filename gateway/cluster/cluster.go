@@ -261,12 +261,8 @@ func (c *Cluster) Close(ctx context.Context) error {
 	c.wg.Wait()
 	ctx, cancel := context.WithTimeout(ctx, redisDialTimeout)
 	defer cancel()
-	pipe := c.rdb.Pipeline()
-	for _, k := range keys {
-		dropScript.Eval(ctx, pipe, []string{k}, c.cfg.NodeID)
-	}
-	releaseScript.Eval(ctx, pipe, []string{nodeKey(c.cfg.NodeID), nodesKey}, c.instance, c.cfg.NodeID)
-	_, err := pipe.Exec(ctx)
+	c.forget(ctx, keys...)
+	err := c.release(ctx)
 	c.forwarder.CloseIdleConnections()
 	return errors.Join(err, c.rdb.Close())
 }

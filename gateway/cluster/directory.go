@@ -74,18 +74,62 @@ func (c *Cluster) Register(ctx context.Context, k Kind, id, partner, endUser str
 	if c == nil {
 		return nil
 	}
-	e := c.entry(k, id, partner, endUser)
-	if k != Action {
-		c.mu.Lock()
-		c.local[entryKey(k, id)] = e
-		c.met.entries.WithLabelValues(string(k)).Set(float64(c.countLocked(k)))
-		c.mu.Unlock()
+	return c.registerAll(ctx, c.entry(k, id, partner, endUser))
+}
+
+// registerAll writes entries in one round trip.
+func (c *Cluster) registerAll(ctx context.Context, es ...Entry) error {
+	c.mu.Lock()
+	for _, e := range es {
+		if e.Kind != Action {
+			c.local[entryKey(e.Kind, e.ID)] = e
+			c.met.entries.WithLabelValues(string(e.Kind)).Set(float64(c.countLocked(e.Kind)))
+		}
 	}
-	if err := c.put(ctx, c.rdb, e); err != nil {
-		c.log.Warn("cluster: directory write failed; the next heartbeat retries", "kind", k, "err", err)
+	c.mu.Unlock()
+	pipe := c.rdb.Pipeline()
+	for _, e := range es {
+		_ = c.put(ctx, pipe, e)
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		c.log.Warn("cluster: directory write failed; the next heartbeat retries", "err", err)
 		return err
 	}
 	return nil
+}
+
+// Forget removes this node's entries for ids of kind k.
+func (c *Cluster) Forget(ctx context.Context, k Kind, ids ...string) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	for _, id := range ids {
+		delete(c.local, entryKey(k, id))
+	}
+	c.met.entries.WithLabelValues(string(k)).Set(float64(c.countLocked(k)))
+	c.mu.Unlock()
+	c.forget(ctx, ids2keys(k, ids)...)
+}
+
+func ids2keys(k Kind, ids []string) []string {
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = entryKey(k, id)
+	}
+	return out
+}
+
+// forget deletes the entries at keys that still name this node, in one
+// round trip.
+func (c *Cluster) forget(ctx context.Context, keys ...string) {
+	pipe := c.rdb.Pipeline()
+	for _, key := range keys {
+		dropScript.Eval(ctx, pipe, []string{key}, c.cfg.NodeID)
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		c.log.Warn("cluster: directory delete failed; the entries lapse by themselves", "err", err)
+	}
 }
 
 // put writes e with its TTL.
@@ -94,25 +138,11 @@ func (c *Cluster) put(ctx context.Context, w redis.Cmdable, e Entry) error {
 	if err != nil {
 		return err
 	}
-	ttl := time.Until(time.UnixMilli(e.ExpiresMS))
+	ttl := time.UnixMilli(e.ExpiresMS).Sub(c.clock.Now())
 	if e.Kind != Action {
 		ttl = c.ttl()
 	}
 	return w.Set(ctx, entryKey(e.Kind, e.ID), b, ttl).Err()
-}
-
-// Forget removes this node's entry for id.
-func (c *Cluster) Forget(ctx context.Context, k Kind, id string) {
-	if c == nil {
-		return
-	}
-	c.mu.Lock()
-	delete(c.local, entryKey(k, id))
-	c.met.entries.WithLabelValues(string(k)).Set(float64(c.countLocked(k)))
-	c.mu.Unlock()
-	if err := dropScript.Run(ctx, c.rdb, []string{entryKey(k, id)}, c.cfg.NodeID).Err(); err != nil {
-		c.log.Warn("cluster: directory delete failed; the entry lapses by itself", "kind", k, "err", err)
-	}
 }
 
 func (c *Cluster) countLocked(k Kind) int {

@@ -16,7 +16,7 @@
 //     node_id, or when a live node speaks another Protocol.
 //   - A request for an id another node owns is forwarded there (Owned) as
 //     a POST to InternalPath signed with the cluster secret: HMAC-SHA256
-//     over the method, path, body digest, timestamp, sender, receiver and
+//     over the method, path, body digest, timestamp, a nonce, sender, receiver and
 //     the caller's verified principal, accepted once within a 30 s window.
 //     The partner's key never travels. The owner runs the route's own
 //     handler, so its ownership rules (another partner's or person's

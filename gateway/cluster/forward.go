@@ -173,7 +173,7 @@ func (c *Cluster) serveForward(w http.ResponseWriter, r *http.Request) {
 	}
 	in.Body = io.NopCloser(bytes.NewReader(body))
 	in.ContentLength = int64(len(body))
-	for _, h := range []string{HeaderSignature, HeaderFrom, HeaderTo, HeaderMethod, HeaderPath, HeaderPrincipal} {
+	for _, h := range []string{HeaderSignature, HeaderFrom, HeaderTo, HeaderMethod, HeaderPath, HeaderPrincipal, HeaderNonce} {
 		in.Header.Del(h)
 	}
 	c.inner.ServeHTTP(w, in)

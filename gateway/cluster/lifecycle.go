@@ -60,9 +60,8 @@ func (c *Cluster) Opened(s *session.Session) {
 		return
 	}
 	o := s.Owner()
-	ctx := context.Background()
-	_ = c.Register(ctx, Session, s.ID(), o.PartnerID, o.EndUserID)
-	_ = c.Register(ctx, Resume, ResumeDigest(s.ResumeToken()), o.PartnerID, o.EndUserID)
+	_ = c.registerAll(context.Background(), c.entry(Session, s.ID(), o.PartnerID, o.EndUserID),
+		c.entry(Resume, ResumeDigest(s.ResumeToken()), o.PartnerID, o.EndUserID))
 }
 
 // Closed removes a closed session's entries (session manager's OnClosed).
@@ -70,9 +69,14 @@ func (c *Cluster) Closed(s *session.Session) {
 	if c == nil {
 		return
 	}
-	ctx := context.Background()
-	c.Forget(ctx, Session, s.ID())
-	c.Forget(ctx, Resume, ResumeDigest(s.ResumeToken()))
+	keys := []string{entryKey(Session, s.ID()), entryKey(Resume, ResumeDigest(s.ResumeToken()))}
+	c.mu.Lock()
+	for _, k := range keys {
+		delete(c.local, k)
+	}
+	c.met.entries.WithLabelValues(string(Session)).Set(float64(c.countLocked(Session)))
+	c.mu.Unlock()
+	c.forget(context.Background(), keys...)
 }
 
 // ResumeDigest names a resume token in the directory: the token itself is

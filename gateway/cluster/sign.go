@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"crypto/hmac"
+	cryptorand "crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
@@ -26,6 +27,7 @@ const (
 	HeaderMethod    = "Vera-Cluster-Method"    // the original method
 	HeaderPath      = "Vera-Cluster-Path"      // the original path and query
 	HeaderPrincipal = "Vera-Cluster-Principal" // base64url JSON of the caller
+	HeaderNonce     = "Vera-Cluster-Nonce"     // random per forward: two equal calls in one ms differ
 )
 
 // replayWindow is how far a forward's timestamp may be from the receiver's
@@ -70,9 +72,9 @@ func decodePrincipal(s string) (gateway.Principal, error) {
 
 // signature is the HMAC of a forward: every part that decides what the
 // owner does, so none can be changed or moved to another node.
-func signature(secret []byte, t int64, method, path string, bodySum [32]byte, from, to, principal string) string {
+func signature(secret []byte, t int64, nonce, method, path string, bodySum [32]byte, from, to, principal string) string {
 	m := hmac.New(sha256.New, secret)
-	fmt.Fprintf(m, "vera-cluster-v%d\n%s\n%s\n%x\n%d\n%s\n%s\n%s", Protocol, method, path, bodySum, t, from, to, principal)
+	fmt.Fprintf(m, "vera-cluster-v%d\n%s\n%s\n%x\n%d\n%s\n%s\n%s\n%s", Protocol, method, path, bodySum, t, nonce, from, to, principal)
 	return hex.EncodeToString(m.Sum(nil))
 }
 
@@ -81,13 +83,17 @@ func signature(secret []byte, t int64, method, path string, bodySum [32]byte, fr
 func sign(req *http.Request, secret []byte, now time.Time, method, path string, body []byte, from, to string, p gateway.Principal) {
 	enc := encodePrincipal(p)
 	t := now.UnixMilli()
+	var n [12]byte
+	_, _ = cryptorand.Read(n[:])
+	nonce := hex.EncodeToString(n[:])
 	h := req.Header
+	h.Set(HeaderNonce, nonce)
 	h.Set(HeaderFrom, from)
 	h.Set(HeaderTo, to)
 	h.Set(HeaderMethod, method)
 	h.Set(HeaderPath, path)
 	h.Set(HeaderPrincipal, enc)
-	h.Set(HeaderSignature, "t="+strconv.FormatInt(t, 10)+",v1="+signature(secret, t, method, path, sha256.Sum256(body), from, to, enc))
+	h.Set(HeaderSignature, "t="+strconv.FormatInt(t, 10)+",v1="+signature(secret, t, nonce, method, path, sha256.Sum256(body), from, to, enc))
 }
 
 // verify checks a received forward's headers against its body: the
@@ -99,7 +105,7 @@ func verify(r *http.Request, secret []byte, self string, now time.Time, body []b
 	if !ok || h.Get(HeaderTo) != self {
 		return gateway.Principal{}, ErrForged
 	}
-	want := signature(secret, ts, h.Get(HeaderMethod), h.Get(HeaderPath), sha256.Sum256(body), h.Get(HeaderFrom), self, h.Get(HeaderPrincipal))
+	want := signature(secret, ts, h.Get(HeaderNonce), h.Get(HeaderMethod), h.Get(HeaderPath), sha256.Sum256(body), h.Get(HeaderFrom), self, h.Get(HeaderPrincipal))
 	if !hmac.Equal([]byte(sig), []byte(want)) {
 		return gateway.Principal{}, ErrForged
 	}
