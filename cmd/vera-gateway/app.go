@@ -264,7 +264,7 @@ func (a *app) mount() {
 	hasSession := func(id string) bool { _, ok := a.hooks.Get(id); return ok }
 	hasVoice := func(id string) bool { _, ok := a.rtc.Conn(id); return ok }
 	for _, rt := range append(a.tools.Routes(), router.OneshotRoute(a.router, s.Config().Limits, a.log.With("pkg", "router")),
-		cl.Owned(cluster.Session, a.hooks.Inbox().Route(), hasSession), a.audit.Route(), audit.SafetyRoute(a.counters),
+		cl.Owned(cluster.Session, a.hooks.Inbox().Route(), hasSession), a.audit.Route(), audit.SafetyRoute(cl.SafetyCounters(a.counters)),
 		cl.Owned(cluster.Action, a.actions.Route(), nil), cl.Owned(cluster.Session, titles.Route(a.hooks.Get), hasSession)) {
 		s.Mount(rt)
 	}

@@ -55,7 +55,10 @@ type Cluster struct {
 	stop chan struct{}
 	wg   sync.WaitGroup
 
-	// mu guards the fields below.
+	// counts carries safety counts to Redis (SafetyCounters).
+	counts chan safetyCount
+
+	// mu guards the fields below (and counts' creation).
 	mu       sync.Mutex
 	local    map[string]Entry // this node's refreshed entries, by key
 	lastBeat time.Time

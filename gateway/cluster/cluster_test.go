@@ -14,11 +14,13 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/veraneural/vera-gateway/gateway"
+	"github.com/veraneural/vera-gateway/gateway/audit"
 	"github.com/veraneural/vera-gateway/gateway/cluster/redistest"
+	"github.com/veraneural/vera-gateway/safety"
 )
 
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(m, redistest.LeakOptions...)
 }
 
 const testSecret = "cluster-secret-0123456789abcdef-0123456789"
@@ -225,5 +227,38 @@ func TestForwardSignature(t *testing.T) {
 	r.Header.Set(HeaderPrincipal, encodePrincipal(gateway.Principal{PartnerID: "pb", Via: "key"}))
 	if _, err := verify(r, []byte(testSecret), "gw-b", now, body, seen); !errors.Is(err, ErrForged) {
 		t.Errorf("swapped principal: %v", err)
+	}
+}
+
+// TestSafetyCountersAcrossNodes: cards counted on two nodes add up in one
+// partner's report on either node; another partner's never appear; with
+// Redis down the report fails rather than show one node's share.
+func TestSafetyCountersAcrossNodes(t *testing.T) {
+	rs := redistest.Start(t)
+	a, b := join(t, testConfig(rs, "gw-a")), join(t, testConfig(rs, "gw-b"))
+	la, lb := safety.NewCounters(nil), safety.NewCounters(nil)
+	ca, cb := a.SafetyCounters(la).(audit.SharedSafetyCounters), b.SafetyCounters(lb).(audit.SharedSafetyCounters)
+	la.Partner("pa").CardShown(safety.LevelCrisis, "US", safety.SurfaceHUD)
+	lb.Partner("pa").CardShown(safety.LevelCrisis, "US", safety.SurfaceHUD)
+	lb.Partner("pa").CardSpoken(safety.LevelCrisis, "US", safety.SurfaceVoice)
+	lb.Partner("pb").CardShown(safety.LevelElevated, "GB", safety.SurfaceScreen)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		s, err := ca.TrySnapshotFor("pa")
+		if err == nil && s.Totals[safety.EventShown] == 2 && s.Totals[safety.EventSpoken] == 1 {
+			if len(s.Rows) != 2 || s.Rows[0].Region != "US" {
+				t.Fatalf("rows = %+v", s.Rows)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("pa's report on a = %+v, %v; want 2 shown, 1 spoken", s, err)
+		}
+	}
+	if s, _ := cb.TrySnapshotFor("pb"); s.Totals[safety.EventShown] > 1 || len(s.Rows) > 1 {
+		t.Fatalf("pb's report = %+v", s)
+	}
+	rs.Stop()
+	if _, err := cb.TrySnapshotFor("pa"); err == nil {
+		t.Fatal("a report without Redis did not fail")
 	}
 }

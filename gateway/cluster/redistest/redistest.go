@@ -24,7 +24,13 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"go.uber.org/goleak"
 )
+
+// LeakOptions are for goleak in packages whose tests stop Redis under a
+// client: go-redis retries a failed dial once a second in a goroutine of
+// the client's pool, which ends within that second of the client's Close.
+var LeakOptions = []goleak.Option{goleak.IgnoreAnyFunction("github.com/redis/go-redis/v9/internal/pool.(*ConnPool).tryDial")}
 
 // Binary is the redis-server the tests run (Debian's redis-server package;
 // CI installs it).
