@@ -183,13 +183,13 @@ func TestClusterRequestsFindTheirOwner(t *testing.T) {
 	}
 }
 
-// TestClusterLimitsAndIdempotency: the 61st request of a minute with one
-// key is 429 wherever it lands; a retried POST replays byte for byte on
+// TestClusterLimitsAndIdempotency: on three nodes, the 61st request of a
+// minute with one key is 429 wherever it lands; a retried POST replays byte for byte on
 // another node.
 func TestClusterLimitsAndIdempotency(t *testing.T) {
 	rs := redistest.Start(t)
 	a, b := startNode(t, rs, "gw-a"), startNode(t, rs, "gw-b")
-	ns := []*node{a, b}
+	ns := []*node{a, b, startNode(t, rs, "gw-c")}
 	body := `{"end_user_id":"u_42","device":"phone"}`
 	first := a.do(t, "POST", "/v1/client_tokens", clusterKeyA, body, "Idempotency-Key", "retry-1")
 	again := b.do(t, "POST", "/v1/client_tokens", clusterKeyA, body, "Idempotency-Key", "retry-1")
@@ -197,7 +197,7 @@ func TestClusterLimitsAndIdempotency(t *testing.T) {
 		t.Fatalf("retry on another node: %d %q vs %d %q (replayed %q)", first.status, first.body, again.status, again.body, again.header.Get("Idempotent-Replayed"))
 	}
 	for i := 2; i < 60; i++ { // the two token requests counted
-		if r := ns[i%2].do(t, "GET", "/v1/tools", clusterKeyA, ""); r.status != 200 {
+		if r := ns[i%3].do(t, "GET", "/v1/tools", clusterKeyA, ""); r.status != 200 {
 			t.Fatalf("request %d = %d %s", i+1, r.status, r.body)
 		}
 	}
@@ -368,5 +368,31 @@ func TestClusterChatResumesOnAnotherNode(t *testing.T) {
 	third.send(`{"type":"hello","device":"browser","resume_token":"` + rt + `","last_seq":1}`)
 	if e := third.until("error"); !strings.Contains(fmt.Sprint(e), "not_found") {
 		t.Fatalf("resume of a dead node's session = %v, want not_found", e)
+	}
+}
+
+// TestClusterDrain: a draining node says so in Redis and to the load
+// balancer, and takes no new chats, while another node stays ready.
+func TestClusterDrain(t *testing.T) {
+	rs := redistest.Start(t)
+	a, b := startNode(t, rs, "gw-a"), startNode(t, rs, "gw-b")
+	a.a.srv.StartDrain()
+	a.a.cluster.StartDrain(context.Background())
+	if st, err := rs.Client().HGet(context.Background(), "vera:node:gw-a", "state").Result(); err != nil || st != "draining" {
+		t.Fatalf("node record state = %q (%v), want draining", st, err)
+	}
+	if r := a.do(t, "GET", "/readyz", "", ""); r.status != 503 {
+		t.Fatalf("draining /readyz = %d", r.status)
+	}
+	if r := b.do(t, "GET", "/readyz", "", ""); r.status != 200 {
+		t.Fatalf("the other node's /readyz = %d", r.status)
+	}
+	tok := b.do(t, "POST", "/v1/client_tokens", clusterKeyA, `{"end_user_id":"u_9","device":"browser"}`)
+	var minted struct{ Token string }
+	_ = json.Unmarshal([]byte(tok.body), &minted)
+	r := a.do(t, "GET", "/v1/chat?token="+minted.Token, "", "", "Connection", "Upgrade", "Upgrade", "websocket",
+		"Sec-WebSocket-Version", "13", "Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ==")
+	if r.status != 503 || r.header.Get("Retry-After") == "" {
+		t.Fatalf("new chat on a draining node = %d %s", r.status, r.body)
 	}
 }
