@@ -33,7 +33,14 @@ type chromium struct {
 // profile, a DevTools port (read back from profile) and the flags the
 // browser tests need. Register it after the server's cleanup, so that the
 // browser goes first.
-func startChromium(t *testing.T, bin, profile, url string) *chromium {
+func startChromium(t testing.TB, bin, profile, url string) *chromium {
+	t.Helper()
+	return startChromiumSized(t, bin, profile, url, "1320,980")
+}
+
+// startChromiumSized is startChromium with a window of size "W,H" (the
+// viewport, headless).
+func startChromiumSized(t testing.TB, bin, profile, url, size string) *chromium {
 	t.Helper()
 	c := &chromium{profile: profile}
 	cmd := exec.Command(bin,
@@ -41,7 +48,7 @@ func startChromium(t *testing.T, bin, profile, url string) *chromium {
 		"--disable-background-networking", "--disable-component-update", "--disable-sync",
 		"--disable-default-apps", "--disable-extensions", "--mute-audio", "--enable-logging=stderr", "--v=0",
 		"--allow-loopback-in-peer-connection", "--use-fake-ui-for-media-stream", "--use-fake-device-for-media-stream",
-		"--user-data-dir="+c.profile, "--window-size=1320,980", "--remote-debugging-port=0", url)
+		"--user-data-dir="+c.profile, "--window-size="+size, "--remote-debugging-port=0", url)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	stderr, err := cmd.StderrPipe()
 	if err != nil {

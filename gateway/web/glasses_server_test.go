@@ -1,0 +1,184 @@
+package web_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/veraneural/vera-gateway/devices"
+	"github.com/veraneural/vera-gateway/gateway"
+	"github.com/veraneural/vera-gateway/gateway/chat"
+	"github.com/veraneural/vera-gateway/gateway/pairing"
+	"github.com/veraneural/vera-gateway/gateway/session"
+	"github.com/veraneural/vera-gateway/gateway/web"
+	"github.com/veraneural/vera-gateway/glasses"
+	"github.com/veraneural/vera-gateway/safety"
+)
+
+const partnerKey = "vera_sk_test_glasses_partner_0123"
+
+// glassesServer is the gateway as cmd wires it for the glasses, with a
+// partner key (so the app must pair): the HTTP edge with its auth, the
+// pairing routes, the websocket, a real session manager with the local
+// safety detector and the glasses layout, and the app at /glasses.
+type glassesServer struct {
+	*httptest.Server
+	gw       *gateway.Server
+	mgr      *session.Manager
+	app      *web.Glasses
+	actions  *actionRecorder
+	counters *safety.Counters
+}
+
+func newGlassesServer(t testing.TB, conv session.Converser) *glassesServer {
+	t.Helper()
+	ls, err := session.NewLocalSafety("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gl, err := session.NewGlassesLayout(glasses.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &glassesServer{actions: &actionRecorder{}, counters: safety.NewCounters(nil)}
+	g.mgr, err = session.NewManager(session.DefaultConfig(), session.Deps{Converser: conv, Safety: ls, Layout: gl,
+		Actions: g.actions, Counters: g.counters})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := gateway.DefaultConfig()
+	cfg.Auth.Keys = []gateway.KeyConfig{{ID: "partner-g", Secret: partnerKey, Scopes: gateway.AllScopes}}
+	device := func(id string) error { _, err := devices.Lookup(id); return err }
+	g.gw, err = gateway.New(cfg, gateway.Options{ValidateDevice: device})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pair, err := pairing.New(pairing.DefaultConfig(), pairing.NewMemoryStore(), pairing.Options{Tokens: g.gw.Tokens(),
+		TokenTTL: time.Minute, ValidateDevice: device})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rt := range pair.Routes() {
+		g.gw.Mount(rt)
+	}
+	auth := func(r *http.Request, token string) (chat.Principal, error) {
+		p, e := g.gw.Authenticate(r, token)
+		if e != nil {
+			return chat.Principal{}, e
+		}
+		return chat.Principal{PartnerID: p.PartnerID, EndUserID: p.EndUserID, Device: p.Device}, nil
+	}
+	ch, err := chat.New(chat.DefaultConfig(), g.mgr, auth, chat.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.gw.Mount(gateway.Route{Method: http.MethodGet, Path: "/v1/chat", MaxBodyBytes: -1, Handler: ch})
+	if g.app, err = web.NewGlasses(web.GlassesOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	g.gw.Mount(gateway.Route{Method: http.MethodGet, Path: web.GlassesPath, NoRateLimit: true, Handler: g.app})
+	g.gw.Mount(gateway.Route{Method: http.MethodGet, Path: web.GlassesPath + "/", Prefix: true, NoRateLimit: true,
+		Undocumented: true, Handler: g.app})
+	g.Server = httptest.NewServer(g.gw.Handler())
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		_ = ch.Close(ctx)
+		g.Close()
+		_ = g.mgr.Close(ctx)
+	})
+	return g
+}
+
+// code asks for a pairing code as the partner's server would.
+func (g *glassesServer) code(t testing.TB, endUser string) string {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, g.URL+"/v1/pairings",
+		strings.NewReader(fmt.Sprintf(`{"end_user_id":%q,"device":"meta-rayban-display"}`, endUser)))
+	req.Header.Set("Authorization", "Bearer "+partnerKey)
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var body struct {
+		Code string `json:"code"`
+	}
+	if err := json.NewDecoder(res.Body).Decode(&body); err != nil || res.StatusCode != http.StatusCreated {
+		t.Fatalf("POST /v1/pairings: %d %v", res.StatusCode, err)
+	}
+	return body.Code
+}
+
+// netnsEnv marks the copy of the test binary that runs inside a private
+// network namespace holding only loopback.
+const netnsEnv = "VERA_TEST_IN_NETNS"
+
+// inLoopbackNamespace runs the calling test (or benchmark, with bench set)
+// again in a copy of the test binary inside a fresh network namespace that
+// holds only loopback, when this process may make one (root, unshare, ip),
+// and reports whether it did: the caller then returns. Browser traffic can
+// then reach nothing but the test's own server.
+func inLoopbackNamespace(t testing.TB, name string, extra ...string) bool {
+	t.Helper()
+	if os.Getenv(netnsEnv) != "" {
+		return false
+	}
+	unshare, ok := loopbackNamespace()
+	if !ok {
+		t.Log("no private network namespace (needs root and unshare): running on the host's loopback")
+		return false
+	}
+	run := "-test.run=^" + name + "$"
+	if strings.HasPrefix(name, "Benchmark") {
+		run = "-test.run=^$"
+		extra = append([]string{"-test.bench=^" + name + "$"}, extra...)
+	}
+	args := append([]string{"-n", "sh", "-c", `ip link set lo up && exec "$@"`, "sh",
+		os.Args[0], run, "-test.v", "-test.count=1", "-test.timeout=9m"}, extra...)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, unshare, args...)
+	cmd.Env = append(os.Environ(), netnsEnv+"=1")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	out, err := cmd.CombinedOutput()
+	t.Logf("in a loopback-only network namespace:\n%s", out)
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) {
+		t.Fatalf("namespaced run: %v", err)
+	}
+	if err != nil || !strings.Contains(string(out), "--- PASS: "+name) && !strings.HasPrefix(name, "Benchmark") {
+		t.Fatalf("namespaced run of %s did not pass", name)
+	}
+	return true
+}
+
+// loopbackNamespace reports whether this process can create a network
+// namespace and bring its loopback up.
+func loopbackNamespace() (string, bool) {
+	if os.Geteuid() != 0 {
+		return "", false
+	}
+	unshare, err := exec.LookPath("unshare")
+	if err != nil {
+		return "", false
+	}
+	if _, err := exec.LookPath("ip"); err != nil {
+		return "", false
+	}
+	if err := exec.Command(unshare, "-n", "sh", "-c", "ip link set lo up").Run(); err != nil {
+		return "", false
+	}
+	return unshare, true
+}
