@@ -88,10 +88,12 @@ func (c *chromium) Log() []string {
 
 // cdp drives one page over the DevTools protocol: script evaluation,
 // trusted key and mouse input (the same path as a person's keyboard) and
-// screenshots. Calls are sequential; events are read and dropped.
+// screenshots. Calls are sequential; events read while waiting for an
+// answer go to onEvent (nil: dropped).
 type cdp struct {
-	conn *websocket.Conn
-	id   int
+	conn    *websocket.Conn
+	id      int
+	onEvent func(method string, params json.RawMessage)
 }
 
 // dialPage connects to the page whose URL contains match.
@@ -178,8 +180,16 @@ func (d *cdp) call(ctx context.Context, method string, params any) (json.RawMess
 			Error  *struct {
 				Message string `json:"message"`
 			} `json:"error"`
+			Method string          `json:"method"`
+			Params json.RawMessage `json:"params"`
 		}
-		if json.Unmarshal(b, &res) != nil || res.ID != id {
+		if json.Unmarshal(b, &res) != nil {
+			continue
+		}
+		if res.Method != "" && d.onEvent != nil {
+			d.onEvent(res.Method, res.Params)
+		}
+		if res.ID != id {
 			continue // an event, or not ours
 		}
 		if res.Error != nil {

@@ -34,6 +34,7 @@ type glassesView struct {
 	Ring     string   `json:"ring"`
 	Clipped  int      `json:"clipped"`
 	Outside  int      `json:"outside"`
+	Visible  int      `json:"visible_pages"`
 	CardID   string   `json:"card_id"`
 	Page     int      `json:"page"`
 	Of       int      `json:"of"`
@@ -46,21 +47,25 @@ type glassesView struct {
 const viewJS = `(() => {
   const S = __glasses, $ = (id) => document.getElementById(id);
   const a = document.activeElement || document.body;
-  const box = $('sheet-lines').getBoundingClientRect();
-  const lines = [...document.querySelectorAll('#sheet-lines .ln')];
+  const pg = document.querySelector('#sheet .page.on');
+  const q = (sel) => pg ? pg.querySelector(sel) : null;
+  const box = q('.lines') ? q('.lines').getBoundingClientRect() : null;
+  const lines = pg ? [...pg.querySelectorAll('.ln')] : [];
   const inside = (r, b) => r.top >= b.top - 0.5 && r.bottom <= b.bottom + 0.5 && r.left >= b.left - 0.5 && r.right <= b.right + 0.5;
   const screen = {top: 0, left: 0, bottom: innerHeight, right: innerWidth};
-  const ctl = [...document.querySelectorAll('#sheet-ctl .focusable')];
+  const ctl = pg ? [...pg.querySelectorAll('.controls .focusable')] : [];
   const card = S.screen === 'card' ? S.cards[S.cards.length - 1] : null;
   const pr = S.screen === 'prompt' ? S.prompt : null;
   const page = card ? card.surf.pages[card.page - 1] : pr ? pr.pages[pr.page - 1] : null;
   const cs = getComputedStyle(a);
-  return {screen: S.screen, kind: $('sheet').dataset.kind || '', ind: $('sheet-ind').textContent, title: $('sheet-title').textContent,
-    lines: lines.map((l) => l.textContent), layout: page ? page.lines : [],
+  const visible = pg ? [...document.querySelectorAll('#sheet .page')].filter((p) => getComputedStyle(p).visibility === 'visible').length : 0;
+  return {screen: S.screen, kind: $('sheet').dataset.kind || '', ind: q('.ind') ? q('.ind').textContent : '',
+    title: q('.title') ? q('.title').textContent : '', lines: lines.map((l) => l.textContent), layout: page ? page.lines : [],
     controls: ctl.map((c) => c.dataset.ctl), hrefs: ctl.map((c) => c.getAttribute('href') || ''),
     focus: a.dataset.ctl || a.id || a.tagName, ring: cs.outlineStyle + ' ' + cs.outlineWidth,
-    clipped: lines.filter((l) => !inside(l.getBoundingClientRect(), box)).length,
-    outside: [...lines, ...ctl, $('sheet-ind'), $('sheet-title')].filter((el) => S.screen !== 'talk' && !inside(el.getBoundingClientRect(), screen)).length,
+    clipped: box ? lines.filter((l) => !inside(l.getBoundingClientRect(), box)).length : 0,
+    outside: S.screen === 'talk' || !pg ? 0 : [...lines, ...ctl, q('.ind'), q('.title')].filter((el) => !inside(el.getBoundingClientRect(), screen)).length,
+    visible_pages: visible,
     card_id: card ? card.ev.card_id : pr ? pr.cardId : '', page: page ? page.n : 0, of: page ? page.of : 0,
     reply: $('reply').textContent, you: $('you').hidden ? '' : $('you').textContent,
     chip: $('pending').hidden ? '' : $('pending').textContent, status: $('status').textContent};
@@ -206,7 +211,7 @@ func TestBrowserGlasses(t *testing.T) {
 
 	// (b) A crisis message: the card comes first and covers the screen.
 	say("I want to end my life tonight")
-	must(page.waitFor(ctx, `__glasses.screen === 'card' && document.getElementById('sheet-ind').textContent.startsWith('1/')`, "safety card"))
+	must(page.waitFor(ctx, `__glasses.screen === 'card' && document.querySelector('#sheet .page.on .ind').textContent.startsWith('1/')`, "safety card"))
 	v = view()
 	if v.Kind != "card" || v.Page != 1 || v.Of < 2 || v.Ind != fmt.Sprintf("1/%d", v.Of) || v.Title == "" || v.Focus != "next" {
 		fail("card page 1: %+v", v)
@@ -245,8 +250,8 @@ func TestBrowserGlasses(t *testing.T) {
 		}
 		// Never truncated: every line the gateway laid out is on screen,
 		// whole, inside the card.
-		if !slices.Equal(v.Lines, v.Layout) || v.Clipped != 0 || v.Outside != 0 {
-			fail("page %d: lines %q, layout %q, %d clipped, %d off screen", n, v.Lines, v.Layout, v.Clipped, v.Outside)
+		if !slices.Equal(v.Lines, v.Layout) || v.Clipped != 0 || v.Outside != 0 || v.Visible != 1 {
+			fail("page %d: lines %q, layout %q, %d clipped, %d off screen, %d pages visible", n, v.Lines, v.Layout, v.Clipped, v.Outside, v.Visible)
 		}
 	}
 	checkPage(v, 1)

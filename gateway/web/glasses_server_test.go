@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -37,6 +38,7 @@ type glassesServer struct {
 	app      *web.Glasses
 	actions  *actionRecorder
 	counters *safety.Counters
+	wire     *wireMeter
 }
 
 func newGlassesServer(t testing.TB, conv session.Converser) *glassesServer {
@@ -49,7 +51,7 @@ func newGlassesServer(t testing.TB, conv session.Converser) *glassesServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := &glassesServer{actions: &actionRecorder{}, counters: safety.NewCounters(nil)}
+	g := &glassesServer{actions: &actionRecorder{}, counters: safety.NewCounters(nil), wire: &wireMeter{}}
 	g.mgr, err = session.NewManager(session.DefaultConfig(), session.Deps{Converser: conv, Safety: ls, Layout: gl,
 		Actions: g.actions, Counters: g.counters})
 	if err != nil {
@@ -88,7 +90,7 @@ func newGlassesServer(t testing.TB, conv session.Converser) *glassesServer {
 	g.gw.Mount(gateway.Route{Method: http.MethodGet, Path: web.GlassesPath, NoRateLimit: true, Handler: g.app})
 	g.gw.Mount(gateway.Route{Method: http.MethodGet, Path: web.GlassesPath + "/", Prefix: true, NoRateLimit: true,
 		Undocumented: true, Handler: g.app})
-	g.Server = httptest.NewServer(g.gw.Handler())
+	g.Server = httptest.NewServer(g.wire.wrap(g.gw.Handler()))
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
@@ -152,13 +154,23 @@ func inLoopbackNamespace(t testing.TB, name string, extra ...string) bool {
 	cmd.Env = append(os.Environ(), netnsEnv+"=1")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	out, err := cmd.CombinedOutput()
-	t.Logf("in a loopback-only network namespace:\n%s", out)
+	var out []byte
+	var err error
+	if strings.HasPrefix(name, "Benchmark") {
+		// Benchmark lines go straight to our output, where benchstat and
+		// the reader find them (a benchmark's log is cut to a few lines).
+		fmt.Println("# in a loopback-only network namespace")
+		cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+		err = cmd.Run()
+	} else {
+		out, err = cmd.CombinedOutput()
+		t.Logf("in a loopback-only network namespace:\n%s", out)
+	}
 	var exit *exec.ExitError
 	if err != nil && !errors.As(err, &exit) {
 		t.Fatalf("namespaced run: %v", err)
 	}
-	if err != nil || !strings.Contains(string(out), "--- PASS: "+name) && !strings.HasPrefix(name, "Benchmark") {
+	if err != nil || !strings.HasPrefix(name, "Benchmark") && !strings.Contains(string(out), "--- PASS: "+name) {
 		t.Fatalf("namespaced run of %s did not pass", name)
 	}
 	return true
@@ -181,4 +193,82 @@ func loopbackNamespace() (string, bool) {
 		return "", false
 	}
 	return unshare, true
+}
+
+// wireMeter counts the HTTP requests the server answers and the bytes it
+// writes for them (status line, headers, body): what crossed the wire
+// towards the glasses, service worker fetches included. Websocket upgrades
+// are counted apart; their frames are not.
+type wireMeter struct {
+	mu   sync.Mutex // guards reqs
+	reqs []wireReq
+}
+
+type wireReq struct {
+	Method, Path string
+	Status       int
+	Bytes        int
+	Websocket    bool
+}
+
+func (m *wireMeter) wrap(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Upgrade") != "" {
+			m.add(wireReq{Method: r.Method, Path: r.URL.Path, Websocket: true})
+			next.ServeHTTP(w, r)
+			return
+		}
+		mw := &meteredWriter{ResponseWriter: w}
+		next.ServeHTTP(mw, r)
+		mw.header()
+		m.add(wireReq{Method: r.Method, Path: r.URL.Path, Status: mw.status, Bytes: mw.n})
+	})
+}
+
+func (m *wireMeter) add(r wireReq) {
+	m.mu.Lock()
+	m.reqs = append(m.reqs, r)
+	m.mu.Unlock()
+}
+
+// take returns the requests counted since the last take.
+func (m *wireMeter) take() []wireReq {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := m.reqs
+	m.reqs = nil
+	return out
+}
+
+type meteredWriter struct {
+	http.ResponseWriter
+	status int
+	n      int
+}
+
+func (w *meteredWriter) header() {
+	if w.status != 0 {
+		return
+	}
+	w.status = http.StatusOK
+	w.n += len("HTTP/1.1 200 OK\r\n\r\n")
+	for k, vs := range w.Header() {
+		for _, v := range vs {
+			w.n += len(k) + len(v) + 4
+		}
+	}
+	w.n += len("Date: Tue, 01 Dec 2026 09:00:00 GMT\r\n")
+}
+
+func (w *meteredWriter) WriteHeader(code int) {
+	w.header()
+	w.status = code
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *meteredWriter) Write(b []byte) (int, error) {
+	w.header()
+	n, err := w.ResponseWriter.Write(b)
+	w.n += n
+	return n, err
 }

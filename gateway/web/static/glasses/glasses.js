@@ -332,11 +332,18 @@
     });
   }
 
+  // show switches screens by visibility, not display: every screen stays
+  // laid out, so bringing a card up costs only its own page.
   function show(screen) {
     S.screen = screen;
-    $('talk').hidden = screen !== 'talk';
-    $('sheet').hidden = screen !== 'card' && screen !== 'prompt';
-    $('pair').hidden = screen !== 'pair';
+    const on = { talk: screen === 'talk', sheet: screen === 'card' || screen === 'prompt', pair: screen === 'pair' };
+    for (const id of ['talk', 'sheet', 'pair']) {
+      const el = $(id);
+      if (el.classList.contains('off') === on[id]) {
+        el.classList.toggle('off', !on[id]);
+        if (on[id]) el.removeAttribute('aria-hidden'); else el.setAttribute('aria-hidden', 'true');
+      }
+    }
   }
 
   function toTalk() {
@@ -348,56 +355,116 @@
   // ---- cards and prompts, as DOM from the gateway's pages -------------------
   // The sizes and colours of a page's text come from its display ops, so
   // the page reads as the gateway measured it; a page that still overflows
-  // (another font on the glasses) is scaled down, never cut.
+  // (another font on the glasses) is scaled down, never cut. A view holds
+  // the DOM of one card's or prompt's pages: the page asked for is built at
+  // once, the others while the glasses are idle, so paging only swaps
+  // which page is visible.
   const STYLES = ['title', 'heading', 'body', 'emph', 'meta'];
+  let pageIds = 0;
 
-  function drawSheet(kind, p, control) {
-    const sheet = $('sheet');
-    sheet.dataset.kind = kind;
-    for (const st of STYLES) { sheet.style.removeProperty('--px-' + st); sheet.style.removeProperty('--c-' + st); }
+  function newView(kind, pages, control) { return { kind, pages, control, els: [], cur: null, n: 0 }; }
+
+  // buildPage builds page n (shown at once when on: then measuring it for
+  // fit also brings its style up to date for the focus that follows).
+  function buildPage(view, n, on) {
+    if (view.els[n - 1]) return view.els[n - 1];
+    const p = view.pages[n - 1];
+    const el = document.createElement('div');
+    el.className = on ? 'page on' : 'page';
+    el.dataset.n = String(p.n || n);
     const seen = new Set();
     for (const op of p.ops || []) {
-      if (op.op !== 'text' || !op.style || seen.has(op.style) || !STYLES.includes(op.style)) continue;
+      if (op.op !== 'text' || !STYLES.includes(op.style) || seen.has(op.style)) continue;
       seen.add(op.style);
-      if (op.px) sheet.style.setProperty('--px-' + op.style, op.px + 'px');
-      if (op.color) sheet.style.setProperty('--c-' + op.style, op.color);
+      if (op.px) el.style.setProperty('--px-' + op.style, op.px + 'px');
+      if (op.color) el.style.setProperty('--c-' + op.style, op.color);
     }
-    const title = $('sheet-title');
-    title.textContent = '';
+    const head = document.createElement('header');
+    head.className = 'head';
+    const title = document.createElement('h1');
+    title.className = 'title';
+    title.id = 'page-title-' + ++pageIds;
     (p.title_lines && p.title_lines.length ? p.title_lines : [p.title || '']).forEach((t, i) => {
       if (i) title.append(document.createElement('br'));
       title.append(t);
     });
-    $('sheet-ind').textContent = `${p.n}/${p.of}`;
-    $('sheet-ind').setAttribute('aria-label', `page ${p.n} of ${p.of}`);
-    const lines = document.createDocumentFragment();
+    const ind = document.createElement('span');
+    ind.className = 'ind';
+    ind.textContent = `${p.n}/${p.of}`;
+    ind.setAttribute('aria-label', `page ${p.n} of ${p.of}`);
+    head.append(title, ind);
+    const box = document.createElement('div');
+    box.className = 'lines';
     (p.lines || []).forEach((text, i) => {
       const ln = document.createElement('p');
       ln.className = 'ln ' + ((p.styles && p.styles[i]) || 'body');
       if (i === 0) ln.setAttribute('elementtiming', 'card-line');
       ln.textContent = text;
-      lines.append(ln);
+      box.append(ln);
     });
-    const box = $('sheet-lines');
-    box.replaceChildren(lines);
-    box.scrollTop = 0;
-    const row = $('sheet-ctl');
-    row.replaceChildren(...(p.controls || []).map(control));
-    fit();
-    const want = row.querySelector(`[data-ctl="${CSS.escape(p.focus || '')}"]`) || row.querySelector('.focusable');
-    if (want) want.focus({ preventScroll: true });
+    const row = document.createElement('nav');
+    row.className = 'controls';
+    row.setAttribute('aria-label', 'Card controls');
+    row.append(...(p.controls || []).map(view.control));
+    el.append(head, box, row);
+    $('sheet').append(el);
+    fit(box);
+    view.els[n - 1] = el;
+    return el;
   }
 
-  function fit() {
+  // present shows page n of view and focuses the page's own control.
+  function present(view, n) {
+    const t0 = performance.now();
     const sheet = $('sheet');
-    const box = $('sheet-lines');
-    let f = 1;
-    sheet.style.setProperty('--fit', '1');
-    while (box.scrollHeight > box.clientHeight + 1 && f > 0.6) {
-      f = Math.round((f - 0.08) * 100) / 100;
-      sheet.style.setProperty('--fit', String(f));
+    if (sheet.view !== view) {
+      sheet.replaceChildren();
+      sheet.view = view;
     }
-    sheet.dataset.fit = String(f);
+    if (view.cur && view.cur !== view.els[n - 1]) view.cur.classList.remove('on');
+    const el = buildPage(view, n, true);
+    el.classList.add('on');
+    if (el.scrolled) { el.querySelector('.lines').scrollTop = 0; el.scrolled = false; }
+    view.cur = el;
+    view.n = n;
+    sheet.dataset.kind = view.kind;
+    sheet.setAttribute('aria-labelledby', el.querySelector('.title').id);
+    const p = view.pages[n - 1];
+    const focus = el.querySelector(`[data-ctl="${CSS.escape(p.focus || '')}"]`) || el.querySelector('.focusable');
+    if (focus) focus.focus({ preventScroll: true });
+    S.t.drawMs = performance.now() - t0;
+    if (!view.queued) { view.queued = true; idle(() => prebuild(view)); }
+  }
+
+  function idle(fn) {
+    if (window.requestIdleCallback) requestIdleCallback(fn, { timeout: 2000 }); else setTimeout(fn, 50);
+  }
+
+  // prebuild builds one more page per idle period until all are there.
+  function prebuild(view) {
+    if ($('sheet').view !== view) return;
+    const i = view.pages.findIndex((_, k) => !view.els[k]);
+    if (i < 0) return;
+    buildPage(view, i + 1);
+    idle(() => prebuild(view));
+  }
+
+  function curPage() { return $('sheet').querySelector('.page.on'); }
+
+  function fit(box) {
+    // One estimate from the overflow, then small steps (each is a layout).
+    const set = (f) => box.style.setProperty('--fit', String(f));
+    let f = 1;
+    const over = box.scrollHeight / Math.max(1, box.clientHeight);
+    if (over > 1.005) {
+      f = Math.max(0.6, Math.floor(100 / over) / 100);
+      set(f);
+      while (box.scrollHeight > box.clientHeight + 1 && f > 0.6) {
+        f = Math.max(0.6, Math.round((f - 0.04) * 100) / 100);
+        set(f);
+      }
+    }
+    box.dataset.fit = String(f);
   }
 
   function button(id, label) {
@@ -428,6 +495,7 @@
     }
     card.ev = ev;
     card.surf = surf;
+    card.view = newView('card', surf.pages, (c) => cardControl(card, c));
     card.page = Math.min(card.page, surf.pages.length);
     S.cards.push(card);
     S.latestCard = ev.card_id;
@@ -452,8 +520,7 @@
 
   function showCard(card) {
     show('card');
-    const p = card.surf.pages[card.page - 1];
-    drawSheet('card', p, (c) => cardControl(card, c));
+    present(card.view, card.page);
     ackShown(card);
   }
 
@@ -550,7 +617,8 @@
     const act = S.actions.get(actionId);
     if (act && act.status !== 'proposed') return;
     const pages = act && act.pages.length ? act.pages : [ev.page];
-    S.prompt = { cardId: ev.card_id, actionId, pages, page: Math.min(Math.max(ev.page.n || 1, 1), pages.length) };
+    S.prompt = { cardId: ev.card_id, actionId, pages, page: Math.min(Math.max(ev.page.n || 1, 1), pages.length),
+      view: newView('prompt', pages, (c) => button(c.id, c.label)) };
     S.waiting = null;
     drawChip();
     if (S.cards.length) return;
@@ -559,8 +627,7 @@
 
   function showPrompt() {
     show('prompt');
-    const pr = S.prompt;
-    drawSheet('prompt', pr.pages[pr.page - 1], (c) => button(c.id, c.label));
+    present(S.prompt.view, S.prompt.page);
   }
 
   function promptPage(n) {
@@ -591,7 +658,7 @@
     const msg = { type: approve ? 'action.approve' : 'action.decline', action_id: pr.actionId, surface: SURFACE };
     if (!send(msg)) { notice('Not connected, so nothing was decided. Try again in a moment.'); return; }
     log(S.trace.sent, msg);
-    $('sheet-ctl').querySelectorAll('button').forEach((b) => { b.disabled = true; });
+    $('sheet').querySelectorAll('.page button').forEach((b) => { b.disabled = true; });
   }
 
   const OUTCOMES = { approved: 'Approved', declined: 'Declined', expired: 'Expired, not done', failed: 'Didn’t go through',
@@ -615,13 +682,15 @@
   // the focused control, Escape goes back a page; on a prompt's first page
   // it backs out, on a safety card never.
   function sheetKey(e) {
-    const row = [...$('sheet-ctl').querySelectorAll('.focusable')];
+    const el = curPage();
+    if (!el) return;
+    const row = [...el.querySelectorAll('.controls .focusable')];
     const at = row.indexOf(document.activeElement);
-    const box = $('sheet-lines');
+    const box = el.querySelector('.lines');
     const card = S.screen === 'card' ? S.cards[S.cards.length - 1] : null;
     const page = (d) => {
       const room = d > 0 ? box.scrollHeight - box.clientHeight - box.scrollTop : box.scrollTop;
-      if (room > 1) { box.scrollBy(0, d * box.clientHeight * 0.8); return; }
+      if (room > 1) { box.scrollBy(0, d * box.clientHeight * 0.8); el.scrolled = true; return; }
       if (card) cardPage(card, card.page + d); else promptPage(S.prompt.page + d);
     };
     switch (e.key) {
@@ -680,7 +749,7 @@
     else if (S.screen === 'talk') talkKey(e);
   });
 
-  $('sheet-ctl').addEventListener('click', (e) => {
+  $('sheet').addEventListener('click', (e) => {
     const el = e.target.closest('[data-ctl]');
     if (!el) return;
     const id = el.dataset.ctl;
