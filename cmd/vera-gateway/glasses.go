@@ -23,7 +23,7 @@ func (a *app) mountGlasses(reg prometheus.Registerer) error {
 	if err != nil {
 		return err
 	}
-	store, err := pairing.NewBoltStore(a.ext.db)
+	store, err := pairing.NewBoltStore(a.db)
 	if err != nil {
 		return err
 	}

@@ -35,12 +35,12 @@ func TestPairedTokensOnTheWebsocket(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	auth := func(r *http.Request, token string) (chat.Principal, error) {
+	auth := func(r *http.Request, token string) (gateway.Principal, error) {
 		p, e := h.srv.Authenticate(r, token)
 		if e != nil {
-			return chat.Principal{}, e
+			return gateway.Principal{}, e
 		}
-		return chat.Principal{PartnerID: p.PartnerID, EndUserID: p.EndUserID, Device: p.Device}, nil
+		return p, nil
 	}
 	ch, err := chat.New(chat.DefaultConfig(), mgr, auth, chat.Options{})
 	if err != nil {
@@ -65,7 +65,7 @@ func TestPairedTokensOnTheWebsocket(t *testing.T) {
 		}
 		return pairingCreds{token: ex.str("token"), refresh: ex.str("refresh_token")}
 	}
-	a, b := pair("u_alice"), pair("u_bob")
+	a, b := pair("u_alice_7"), pair("u_bob_7")
 
 	wa := dial(ctx, t, ts.URL, a.token)
 	send(ctx, t, wa, map[string]any{"type": "hello", "device": device})

@@ -7,13 +7,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/veraneural/vera-gateway/gateway"
+	"github.com/veraneural/vera-gateway/gateway/clock/clocktest"
 	"github.com/veraneural/vera-gateway/gateway/pairing"
 )
 
@@ -23,28 +23,11 @@ const (
 	device = "meta-rayban-display"
 )
 
-type fakeClock struct {
-	mu sync.Mutex // guards t
-	t  time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
-
 // harness is the real gateway server (keys, scopes, idempotency, error
 // envelope) with the pairing routes mounted, on a fake clock.
 type harness struct {
 	t     *testing.T
-	clock *fakeClock
+	clock *clocktest.Clock
 	srv   *gateway.Server
 	svc   *pairing.Service
 	reg   *prometheus.Registry
@@ -52,20 +35,20 @@ type harness struct {
 
 func newHarness(t *testing.T, store pairing.Store, cfg pairing.Config) *harness {
 	t.Helper()
-	h := &harness{t: t, clock: &fakeClock{t: time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)}, reg: prometheus.NewRegistry()}
+	h := &harness{t: t, clock: clocktest.NewClock(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)), reg: prometheus.NewRegistry()}
 	gcfg := gateway.DefaultConfig()
 	gcfg.Auth.Keys = []gateway.KeyConfig{
 		{ID: "partner-a", Secret: keyA, Scopes: gateway.AllScopes},
 		{ID: "partner-b", Secret: keyB, Scopes: gateway.AllScopes},
 	}
-	srv, err := gateway.New(gcfg, gateway.Options{Now: h.clock.Now, Registry: h.reg,
+	srv, err := gateway.New(gcfg, gateway.Options{Clock: h.clock, Registry: h.reg,
 		ValidateDevice: knownDevice})
 	if err != nil {
 		t.Fatal(err)
 	}
 	h.srv = srv
 	h.svc, err = pairing.New(cfg, store, pairing.Options{Tokens: srv.Tokens(), TokenTTL: time.Minute,
-		ValidateDevice: knownDevice, Now: h.clock.Now, Registerer: h.reg})
+		ValidateDevice: knownDevice, Clock: h.clock, Registerer: h.reg})
 	if err != nil {
 		t.Fatal(err)
 	}

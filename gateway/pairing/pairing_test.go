@@ -103,21 +103,21 @@ func TestCodeRefusals(t *testing.T) {
 		{"unknown", func() string { return "7KQM-2XWP" }, device, 401, "unknown pairing code"},
 		{"malformed", func() string { return "12345" }, device, 400, "8 letters and digits"},
 		{"expired", func() string {
-			c := h.code(keyA, "u_exp", device).str("code")
+			c := h.code(keyA, "u_exp_7", device).str("code")
 			h.clock.Advance(5 * time.Minute)
 			return c
 		}, device, 401, "expired"},
 		{"reused", func() string {
-			c := h.code(keyA, "u_reuse", device).str("code")
+			c := h.code(keyA, "u_reuse_7", device).str("code")
 			if r := h.exchange(c, device, "198.51.100.7:1"); r.status != 201 {
 				t.Fatalf("first exchange %d %v", r.status, r.body)
 			}
 			return c
 		}, device, 401, "already used"},
-		{"wrong device", func() string { return h.code(keyA, "u_dev", device).str("code") }, "browser", 403, "another device"},
+		{"wrong device", func() string { return h.code(keyA, "u_dev_7", device).str("code") }, "browser", 403, "another device"},
 		{"replaced by a newer code", func() string {
-			c := h.code(keyA, "u_new", device).str("code")
-			h.code(keyA, "u_new", device)
+			c := h.code(keyA, "u_new_7", device).str("code")
+			h.code(keyA, "u_new_7", device)
 			return c
 		}, device, 401, "unknown"},
 	}
@@ -177,7 +177,7 @@ func TestRateLimited(t *testing.T) {
 	if r.status != http.StatusTooManyRequests || r.errType() != "rate_limited" || r.header.Get("Retry-After") == "" {
 		t.Fatalf("11th guess: %d %v %v", r.status, r.body, r.header)
 	}
-	code := h.code(keyA, "u_ok", device).str("code")
+	code := h.code(keyA, "u_ok_7", device).str("code")
 	if r := h.exchange(code, device, "192.0.2.10:1"); r.status != 201 {
 		t.Fatalf("another address: %d %v", r.status, r.body)
 	}
@@ -200,7 +200,7 @@ func TestRefreshRefusals(t *testing.T) {
 		return ex.str("pairing_id"), ex.str("refresh_token")
 	}
 
-	_, rt := pair("u_a")
+	_, rt := pair("u_a_7")
 	if r := h.refresh(rt, "browser"); r.status != 403 || !strings.Contains(r.errMsg(), "another device") {
 		t.Fatalf("another device: %d %v", r.status, r.body)
 	}
@@ -209,7 +209,7 @@ func TestRefreshRefusals(t *testing.T) {
 	}
 
 	// A guess at the secret of a real pairing fails and unpairs nobody.
-	_, rt = pair("u_b")
+	_, rt = pair("u_b_7")
 	guess := rt[:len(rt)-64] + strings.Repeat("0", 64)
 	if r := h.refresh(guess, device); r.status != 401 {
 		t.Fatalf("guess: %d %v", r.status, r.body)
@@ -222,14 +222,14 @@ func TestRefreshRefusals(t *testing.T) {
 	}
 
 	// Idle for longer than refresh_idle_days.
-	_, rt = pair("u_c")
+	_, rt = pair("u_c_7")
 	h.clock.Advance(30*24*time.Hour + time.Second)
 	if r := h.refresh(rt, device); r.status != 401 {
 		t.Fatalf("idle pairing: %d %v", r.status, r.body)
 	}
 
 	// The partner ends a pairing; another partner cannot see it.
-	id, rt := pair("u_d")
+	id, rt := pair("u_d_7")
 	if r := h.do("DELETE", "/v1/pairings/"+id, keyB, "", ""); r.status != 404 {
 		t.Fatalf("another partner's delete: %d %v", r.status, r.body)
 	}
@@ -243,7 +243,7 @@ func TestRefreshRefusals(t *testing.T) {
 		t.Fatalf("refresh after delete: %d %v", r.status, r.body)
 	}
 	// An unused code can be withdrawn too.
-	c := h.code(keyA, "u_e", device)
+	c := h.code(keyA, "u_e_7", device)
 	if r := h.do("DELETE", "/v1/pairings/"+c.str("pairing_id"), keyA, "", ""); r.status != 204 {
 		t.Fatalf("withdraw a code: %d %v", r.status, r.body)
 	}
@@ -258,7 +258,7 @@ func TestPerEndUserBound(t *testing.T) {
 	h := newHarness(t, pairing.NewMemoryStore(), pairing.DefaultConfig())
 	var rts []string
 	for i := range 6 {
-		c := h.code(keyA, "u_many", device)
+		c := h.code(keyA, "u_many_7", device)
 		ex := h.exchange(c.str("code"), device, "198.51.100."+string(rune('1'+i))+":1")
 		if ex.status != 201 {
 			t.Fatalf("exchange %d: %d %v", i, ex.status, ex.body)
@@ -289,7 +289,7 @@ func TestBoltStoreSurvivesRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := newHarness(t, st, pairing.DefaultConfig())
-	ex := h.exchange(h.code(keyA, "u_bolt", device).str("code"), device, "")
+	ex := h.exchange(h.code(keyA, "u_bolt_7", device).str("code"), device, "")
 	r := h.refresh(ex.str("refresh_token"), device)
 	if r.status != 200 {
 		t.Fatalf("refresh: %d %v", r.status, r.body)
@@ -308,18 +308,17 @@ func TestBoltStoreSurvivesRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	h2 := newHarness(t, st, pairing.DefaultConfig())
-	h2.clock = h.clock
 	// The gateway's token secret is random per process here; the refresh
 	// credential is what survives.
 	r2 := h2.refresh(r.str("refresh_token"), device)
-	if r2.status != 200 || h2.claims(r2.str("token")).Subject != "u_bolt" {
+	if r2.status != 200 || h2.claims(r2.str("token")).Subject != "u_bolt_7" {
 		t.Fatalf("refresh after restart: %d %v", r2.status, r2.body)
 	}
 	// Reuse detection survives as well.
 	if r3 := h2.refresh(ex.str("refresh_token"), device); r3.status != 401 {
 		t.Fatalf("retired credential after restart: %d %v", r3.status, r3.body)
 	}
-	list, err := st.ByEndUser("partner-a", "u_bolt")
+	list, err := st.ByEndUser("partner-a", "u_bolt_7")
 	if err != nil || len(list) != 0 {
 		t.Fatalf("after reuse the pairing is gone: %v %v", list, err)
 	}

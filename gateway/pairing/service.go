@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/veraneural/vera-gateway/gateway"
+	"github.com/veraneural/vera-gateway/gateway/clock"
 )
 
 // Issuer mints client tokens; *gateway.TokenIssuer is one.
@@ -32,8 +33,8 @@ type Options struct {
 	TokenTTL time.Duration
 	// ValidateDevice checks a device profile id; nil accepts any.
 	ValidateDevice func(id string) error
-	// Now is the clock; nil is the wall clock.
-	Now        func() time.Time
+	// Clock is the clock; nil is the wall clock.
+	Clock      clock.Clock
 	Logger     *slog.Logger
 	Registerer prometheus.Registerer
 }
@@ -70,9 +71,7 @@ func New(cfg Config, store Store, opts Options) (*Service, error) {
 	if store == nil || opts.Tokens == nil || opts.TokenTTL <= 0 {
 		return nil, fmt.Errorf("%w: a store, a token issuer and a token TTL are required", ErrConfig)
 	}
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
+	opts.Clock = clock.OrReal(opts.Clock)
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -84,8 +83,8 @@ func New(cfg Config, store Store, opts Options) (*Service, error) {
 		return nil, err
 	}
 	return &Service{cfg: cfg, store: store, opts: opts, metrics: m,
-		exchanges: gateway.NewMemoryRateLimiter(cfg.ExchangesPerMinute, opts.Now),
-		refreshes: gateway.NewMemoryRateLimiter(cfg.RefreshesPerMinute, opts.Now),
+		exchanges: gateway.NewMemoryRateLimiter(cfg.ExchangesPerMinute, opts.Clock),
+		refreshes: gateway.NewMemoryRateLimiter(cfg.RefreshesPerMinute, opts.Clock),
 		codes:     map[[32]byte]*code{}, byOwner: map[string][32]byte{}}, nil
 }
 
@@ -146,7 +145,7 @@ func (s *Service) handleCreate(w http.ResponseWriter, r *http.Request) {
 		gateway.WriteError(w, r, gateway.Errorf(gateway.InvalidRequest, "device: %v", err))
 		return
 	}
-	now := s.opts.Now()
+	now := s.opts.Clock.Now()
 	ttl := time.Duration(s.cfg.CodeTTLSeconds) * time.Second
 	s.mu.Lock()
 	s.sweepLocked(now)
@@ -209,7 +208,7 @@ func (s *Service) handleExchange(w http.ResponseWriter, r *http.Request) {
 		gateway.WriteError(w, r, gateway.Errorf(gateway.InvalidRequest, "code: a pairing code is 8 letters and digits, like 7KQM-2XWP"))
 		return
 	}
-	now := s.opts.Now()
+	now := s.opts.Clock.Now()
 	s.mu.Lock()
 	s.sweepLocked(now)
 	c, ok := s.codes[digest(norm)]
@@ -279,7 +278,7 @@ func (s *Service) handleRefresh(w http.ResponseWriter, r *http.Request) {
 		gateway.WriteError(w, r, gateway.Errorf(gateway.AuthenticationError, "refresh_token is not a refresh credential"))
 		return
 	}
-	now := s.opts.Now()
+	now := s.opts.Clock.Now()
 	s.mu.Lock()
 	pr, next, refusal, err := s.rotateLocked(id, secret, req.Device, now)
 	s.mu.Unlock()

@@ -62,7 +62,7 @@ func BenchmarkGlassesBudgets(b *testing.B) {
 	defer page.Close()
 	bp := &benchPage{b: b, ctx: ctx, cdp: page, origin: g.URL}
 	bp.setup()
-	bp.pair(g.code(b, "u_bench"))
+	bp.pair(g.code(b, "u_bench_7"))
 	g.wire.take()
 
 	b.Run("first-load", func(b *testing.B) {

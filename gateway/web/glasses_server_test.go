@@ -72,12 +72,12 @@ func newGlassesServer(t testing.TB, conv session.Converser) *glassesServer {
 	for _, rt := range pair.Routes() {
 		g.gw.Mount(rt)
 	}
-	auth := func(r *http.Request, token string) (chat.Principal, error) {
+	auth := func(r *http.Request, token string) (gateway.Principal, error) {
 		p, e := g.gw.Authenticate(r, token)
 		if e != nil {
-			return chat.Principal{}, e
+			return gateway.Principal{}, e
 		}
-		return chat.Principal{PartnerID: p.PartnerID, EndUserID: p.EndUserID, Device: p.Device}, nil
+		return p, nil
 	}
 	ch, err := chat.New(chat.DefaultConfig(), g.mgr, auth, chat.Options{})
 	if err != nil {
