@@ -90,6 +90,10 @@ func newGlassesServer(t testing.TB, conv session.Converser) *glassesServer {
 	g.gw.Mount(gateway.Route{Method: http.MethodGet, Path: web.GlassesPath, NoRateLimit: true, Handler: g.app})
 	g.gw.Mount(gateway.Route{Method: http.MethodGet, Path: web.GlassesPath + "/", Prefix: true, NoRateLimit: true,
 		Undocumented: true, Handler: g.app})
+	// The desktop web client too, as cmd mounts it.
+	g.gw.Mount(gateway.Route{Method: http.MethodGet, Path: "/", NoRateLimit: true, Handler: web.Handler()})
+	g.gw.Mount(gateway.Route{Method: http.MethodGet, Path: web.AssetPrefix, Prefix: true, NoRateLimit: true,
+		Undocumented: true, Handler: web.Handler()})
 	g.Server = httptest.NewServer(g.wire.wrap(g.gw.Handler()))
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -99,6 +103,28 @@ func newGlassesServer(t testing.TB, conv session.Converser) *glassesServer {
 		_ = g.mgr.Close(ctx)
 	})
 	return g
+}
+
+// clientToken mints a client token for one end user's device, as the
+// partner's server would.
+func (g *glassesServer) clientToken(t testing.TB, endUser, device string) string {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, g.URL+"/v1/client_tokens",
+		strings.NewReader(fmt.Sprintf(`{"end_user_id":%q,"device":%q,"ttl_seconds":600}`, endUser, device)))
+	req.Header.Set("Authorization", "Bearer "+partnerKey)
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var body struct {
+		Token string `json:"token"`
+	}
+	if err := json.NewDecoder(res.Body).Decode(&body); err != nil || res.StatusCode != http.StatusCreated {
+		t.Fatalf("POST /v1/client_tokens: %d %v", res.StatusCode, err)
+	}
+	return body.Token
 }
 
 // code asks for a pairing code as the partner's server would.
