@@ -53,15 +53,15 @@ func NewGlasses(o GlassesOptions) (*Glasses, error) {
 		}
 		return string(b), nil
 	}
-	var src [5]string
-	for i, name := range []string{"index.html", "glasses.css", "glasses.js", "sw.js", "manifest.webmanifest"} {
+	var src [6]string
+	for i, name := range []string{"index.html", "glasses.css", "glasses.js", "sw.js", "manifest.webmanifest", "boot.js"} {
 		s, err := read(name)
 		if err != nil {
 			return nil, err
 		}
 		src[i] = s
 	}
-	page, css, js, sw, manifest := src[0], src[1], src[2], src[3], src[4]
+	page, css, js, sw, manifest, boot := src[0], src[1], src[2], src[3], src[4], strings.TrimSpace(src[5])
 	png, err := glassesIcon()
 	if err != nil {
 		return nil, err
@@ -83,9 +83,10 @@ func NewGlasses(o GlassesOptions) (*Glasses, error) {
 	assets, _ := json.Marshal([]string{jsPath})
 	sw = strings.NewReplacer("{{BUILD}}", g.build, "{{ASSETS}}", string(assets)).Replace(sw)
 	page = strings.NewReplacer("{{BUILD}}", g.build, "{{AUTH}}", auth, "{{JS}}", jsPath, "{{ICON}}", iconPath,
-		"{{MANIFEST}}", manifestPath, "{{CSS}}", css).Replace(page)
-	sum := sha256.Sum256([]byte(css))
-	g.csp = "default-src 'none'; script-src 'self'; style-src 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'; " +
+		"{{MANIFEST}}", manifestPath, "{{CSS}}", css, "{{BOOT}}", boot).Replace(page)
+	cssSum, bootSum := sha256.Sum256([]byte(css)), sha256.Sum256([]byte(boot))
+	g.csp = "default-src 'none'; script-src 'self' 'sha256-" + base64.StdEncoding.EncodeToString(bootSum[:]) + "'; " +
+		"style-src 'sha256-" + base64.StdEncoding.EncodeToString(cssSum[:]) + "'; " +
 		"img-src 'self'; connect-src 'self'; manifest-src 'self'; worker-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
 	const immutable = "public, max-age=31536000, immutable"

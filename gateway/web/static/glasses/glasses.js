@@ -78,11 +78,11 @@
   // keep stores what an exchange or a refresh returned. The token's expiry
   // is kept relative to the server's Date, so a glasses clock that is off
   // does not matter.
-  function keep(c, serverNow) {
+  function keep(c, serverNow, receivedAt) {
     S.pairing = { refresh_token: c.refresh_token, pairing_id: c.pairing_id, device: c.device };
     try { localStorage.setItem(PAIRING_KEY, JSON.stringify(S.pairing)); } catch { /* private mode: this launch only */ }
     const life = Date.parse(c.token_expires_at) - (serverNow || Date.now());
-    S.token = { value: c.token, exp: Date.now() + (Number.isFinite(life) ? life : 30000) };
+    S.token = { value: c.token, exp: (receivedAt || Date.now()) + (Number.isFinite(life) ? life : 30000) };
   }
 
   function forget() {
@@ -97,10 +97,24 @@
       res = await fetch(path, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body),
         cache: 'no-store', credentials: 'omit' });
     } catch { return { ok: false, network: true }; }
+    return answer(res);
+  }
+
+  async function answer(res) {
+    if (!res) return { ok: false, network: true };
     let data = null;
     try { data = await res.json(); } catch { /* not JSON */ }
     return { ok: res.ok, status: res.status, data, retryAfter: Number(res.headers.get('Retry-After')) || 0,
-      date: Date.parse(res.headers.get('Date') || '') || 0 };
+      date: Date.parse(res.headers.get('Date') || '') || 0, at: res.at || Date.now() };
+  }
+
+  // refresh trades the refresh credential for a token: the first time, the
+  // request the page's inline script started while this one downloaded.
+  async function refresh() {
+    const early = window.__veraBoot;
+    window.__veraBoot = null;
+    if (early) return answer(await early.catch(() => null));
+    return post('/v1/pairings/refresh', { refresh_token: S.pairing.refresh_token, device: DEVICE });
   }
 
   // credential returns the token to connect with ('' in dev mode without a
@@ -113,8 +127,13 @@
       showPair('');
       return null;
     }
-    const r = await post('/v1/pairings/refresh', { refresh_token: S.pairing.refresh_token, device: DEVICE });
-    if (r.ok && r.data) { keep(r.data, r.date); return S.token.value; }
+    const r = await refresh();
+    if (r.ok && r.data) {
+      keep(r.data, r.date, r.at);
+      // An answer that waited (the page started hidden) may hold an old token.
+      if (S.token.exp - Date.now() > TOKEN_MARGIN_MS) return S.token.value;
+      return credential();
+    }
     if (r.status === 401 || r.status === 403) {
       forget();
       showPair('These glasses are no longer paired. Get a new code in the VERA app.');
@@ -135,7 +154,7 @@
     $('pair-note').textContent = 'Pairing…';
     const r = await post('/v1/pairings/exchange', { code, device: DEVICE });
     if (r.ok && r.data) {
-      keep(r.data, r.date);
+      keep(r.data, r.date, r.at);
       $('code').value = '';
       $('pair-note').textContent = '';
       show('talk');
