@@ -34,9 +34,9 @@ const partnerKey = "vera_sk_test_glasses_partner_0123"
 // safety detector and the glasses layout, and the app at /glasses.
 type glassesServer struct {
 	*httptest.Server
-	gw       *gateway.Server
-	mgr      *session.Manager
-	app      *web.Glasses
+	gw  *gateway.Server
+	mgr *session.Manager
+	app *web.Glasses
 	// serve is the app the routes serve now (a test swaps it to upgrade
 	// the gateway, or to nil: the app's requests then fail as if offline).
 	serve    atomic.Pointer[web.Glasses]
