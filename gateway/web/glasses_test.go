@@ -158,3 +158,41 @@ func TestGlassesGzipAndRevalidation(t *testing.T) {
 		t.Errorf("POST: %d", rec.Code)
 	}
 }
+
+// Every text colour pair of the glasses app meets WCAG AA (4.5:1), and its
+// focus ring 3:1 against what it sits on. The card's own colours come from
+// the gateway's ops; the stylesheet's defaults are the same values.
+func TestGlassesContrast(t *testing.T) {
+	text := [][2]string{
+		{"#ffffff", "#000000"}, // captions
+		{"#cfd3d9", "#000000"}, // status, the person's words, notices
+		{"#ffd479", "#000000"}, // reconnecting, pairing notes
+		{"#e8eaed", "#000000"}, // pairing hint
+		{"#ffffff", "#1c1e21"}, // the message box
+		{"#9aa0a6", "#1c1e21"}, // its placeholder
+		{"#f1f3f4", "#2b2f38"}, // buttons
+		{"#e8eaed", "#1a1b1f"}, // card body
+		{"#ffd479", "#1a1b1f"}, // card heading
+		{"#ffffff", "#1a1b1f"}, // card title, emphasis
+		{"#cfd3d9", "#1a1b1f"}, // n/N
+	}
+	for _, p := range text {
+		if r := contrast(p[0], p[1]); r < 4.5 {
+			t.Errorf("%s on %s: %.2f:1 < 4.5:1", p[0], p[1], r)
+		}
+	}
+	for _, bg := range []string{"#000000", "#1a1b1f", "#2b2f38"} {
+		if r := contrast("#8ab4f8", bg); r < 3 {
+			t.Errorf("focus ring on %s: %.2f:1 < 3:1", bg, r)
+		}
+	}
+	_, page := fetch(t, newGlasses(t, false), "/glasses", nil)
+	css := strings.ToLower(string(page))
+	for _, p := range text {
+		for _, c := range p {
+			if c != "#000000" && c != "#ffffff" && !strings.Contains(css, c) {
+				t.Errorf("colour %s is not in the glasses stylesheet any more; update the pairs", c)
+			}
+		}
+	}
+}
