@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -193,7 +194,8 @@ func inLoopbackNamespace(t testing.TB, name string, extra ...string) bool {
 	run := "-test.run=^" + name + "$"
 	if strings.HasPrefix(name, "Benchmark") {
 		run = "-test.run=^$"
-		extra = append([]string{"-test.bench=^" + name + "$"}, extra...)
+		// The caller's -bench pattern, so that sub-benchmarks can be picked.
+		extra = append([]string{"-test.bench=" + flag.Lookup("test.bench").Value.String()}, extra...)
 	}
 	args := append([]string{"-n", "sh", "-c", `ip link set lo up && exec "$@"`, "sh",
 		os.Args[0], run, "-test.v", "-test.count=1", "-test.timeout=9m"}, extra...)
