@@ -62,10 +62,41 @@ func runSafety(args []string, stdout, stderr io.Writer) error {
 		c := rep.Confusion[g]
 		fmt.Fprintf(stdout, "  %-9s %5d %8d %6d\n", name, c[0], c[1], c[2])
 	}
+	printGroups(stdout, "lang", rep.ByLang)
+	printGroups(stdout, "category", rep.ByCategory)
 	if *misses {
 		for _, m := range rep.Misses {
-			fmt.Fprintf(stdout, "miss gold=%s got=%s reason=%s text=%q\n", m.Gold, m.Got, m.Reason, m.Text)
+			fmt.Fprintf(stdout, "miss gold=%s got=%s reason=%s lang=%s category=%s text=%q\n",
+				m.Gold, m.Got, m.Reason, m.Lang, m.Category, m.Text)
 		}
 	}
 	return nil
+}
+
+// printGroups prints one row per language or category: crisis shown (a card
+// at all) and crisis labelled crisis, elevated shown, and false alarms on
+// none. A dash marks a rate over an empty gold level.
+func printGroups(w io.Writer, by string, m map[string]safety.GroupScore) {
+	if len(m) == 0 || len(m) == 1 && m[""].N > 0 {
+		return // the set has no such field
+	}
+	rate := func(v float64, n int) string {
+		if n == 0 {
+			return "-"
+		}
+		return fmt.Sprintf("%.3f", v)
+	}
+	fmt.Fprintf(w, "\nby %s\n%-22s %5s %6s %7s %7s %5s %7s %5s %7s %6s\n", by, by, "n", "crisis", "shown", "crisis",
+		"elev", "shown", "none", "f.alarm", "exact")
+	for _, k := range safety.SortedKeys(m) {
+		g := m[k]
+		name := k
+		if name == "" {
+			name = "(none)"
+		}
+		fmt.Fprintf(w, "%-22s %5d %6d %7s %7s %5d %7s %5d %7s %6s\n", name, g.N, g.CrisisSupport,
+			rate(g.CrisisShown, g.CrisisSupport), rate(g.CrisisRecall, g.CrisisSupport), g.ElevatedSupport,
+			rate(g.ElevatedShown, g.ElevatedSupport), g.NoneSupport, rate(g.FalseAlarmRate, g.NoneSupport),
+			rate(g.Accuracy, g.N))
+	}
 }
