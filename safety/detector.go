@@ -2,6 +2,7 @@ package safety
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 )
 
@@ -42,6 +43,8 @@ type Detector struct {
 	byPrefix     []prefixCand
 	contextTurns int
 	bufs         sync.Pool
+	extractors   sync.Pool
+	model        *model
 	compileErr   error
 }
 
@@ -79,13 +82,35 @@ func NewDetectorConfig(cfg Config) (*Detector, error) {
 	return newDetector(ruleDefs, cfg.ContextTurns)
 }
 
+// NewDetectorModel returns a detector with the built-in rules and the model
+// tier read from modelText (the model.txt format) instead of the embedded
+// one: for scoring a retrained model before it is committed.
+func NewDetectorModel(modelText string) (*Detector, error) {
+	m, err := parseModel(modelText)
+	if err != nil {
+		return nil, err
+	}
+	d, err := newDetector(ruleDefs, DefaultContextTurns)
+	d.model = m
+	return d, err
+}
+
 // newDetector compiles defs. A malformed pattern is skipped and reported in
 // the error (and by Err) rather than aborting: the remaining rules still
 // protect people; TestRulesCompile keeps the built-in table clean.
 func newDetector(defs []ruleDef, contextTurns int) (*Detector, error) {
 	d := &Detector{byWord: map[string][]cand{}, contextTurns: contextTurns}
 	d.bufs.New = func() any { s := make([]string, 0, 64); return &s }
+	d.extractors.New = func() any { return new(extractor) }
 	var errs []error
+	if framesErr != nil {
+		errs = append(errs, framesErr)
+	}
+	if m, err := defaultModel(); err != nil {
+		errs = append(errs, err) // the rules still protect people
+	} else {
+		d.model = m
+	}
 	for ri := range defs {
 		def := &defs[ri]
 		cr := compiledRule{def: def}
@@ -181,14 +206,90 @@ func (d *Detector) DetectTurn(history []string, text string) Result {
 	return res
 }
 
+// analyze combines the tiers on one utterance: the phrase rules, the
+// frames and the model each give a level and the highest wins. The rules'
+// negation, past and third-party lowering never goes below elevated. The
+// rules cannot see context, so with words the concept table knows they
+// count less: in fiction, news, idiom, code, cooking or sport a crisis rule
+// counts as elevated and an elevated one as nothing ("hamlet considers
+// suicide"); with words of an ordinary activity or a mild mood ("i don't
+// want to wake up early tomorrow", "a bit lonely tonight") they count for
+// nothing. The frames and the model, which do see context, still raise. A trailing laugh ("… lol") caps a crisis at elevated: a
+// card still shows, the emergency framing does not.
 func (d *Detector) analyze(text string) analysis {
+	core, laugh := laughTail(text)
 	bp := d.bufs.Get().(*[]string)
-	toks := normalize(text, *bp)
+	toks := normalize(core, *bp)
 	defer func() {
 		clear(toks)
 		*bp = toks[:0]
 		d.bufs.Put(bp)
 	}()
+	a := d.analyzeRules(toks)
+	t := d.otherTiers(core, toks)
+	switch {
+	case a.level == LevelNone:
+	case t.ctx.everyday, strings.HasSuffix(a.reason, "/third_party") && !t.ctx.personal:
+		a.level, a.reason = LevelNone, ""
+	case t.ctx.context && a.level == LevelCrisis:
+		a.level, a.reason = LevelElevated, baseReason(a.reason)+"/context"
+	case t.ctx.context:
+		a.level, a.reason = LevelNone, ""
+	}
+	if t.frame.level > a.level {
+		a.level, a.reason = t.frame.level, t.frame.reason
+	}
+	if m := t.model; m > a.level {
+		if t.ctx.everyday {
+			m-- // "i'm going to take my medicine now": the model counts one level less
+		}
+		if m > a.level {
+			a.level, a.reason = m, t.modelReason
+			if m < t.model {
+				a.reason = baseReason(t.modelReason) + "/everyday"
+			}
+		}
+	}
+	if laugh && a.level == LevelCrisis {
+		a.level, a.reason = LevelElevated, baseReason(a.reason)+"/joking"
+	}
+	return a
+}
+
+func baseReason(r string) string {
+	if i := strings.IndexByte(r, '/'); i >= 0 {
+		return r[:i]
+	}
+	return r
+}
+
+// tierResult is what the frame and model tiers found in one utterance.
+type tierResult struct {
+	frame       frameHit
+	model       Level
+	modelReason string
+	ctx         ctxFlags
+}
+
+// otherTiers runs the frames and, when the detector has one, the model.
+func (d *Detector) otherTiers(text string, toks []string) tierResult {
+	x := d.extractors.Get().(*extractor)
+	defer d.extractors.Put(x)
+	var t tierResult
+	if d.model == nil {
+		x.run(text, toks, 2, 2, func([]byte) {})
+		t.frame, t.ctx = x.frame, ctxFlags{x.context, x.everyday, x.personal}
+		return t
+	}
+	sc, fh, ctx := d.model.scores(text, toks, x)
+	t.frame, t.ctx = fh, ctx
+	t.model, t.modelReason = d.model.level(sc)
+	return t
+}
+
+// analyzeRules runs the phrase rules and the lexicon over normalised
+// tokens.
+func (d *Detector) analyzeRules(toks []string) analysis {
 	var a analysis
 	hit := func(c cand, start, end int) {
 		cr := &d.rules[c.rule]
@@ -391,6 +492,9 @@ var thirdPartyWords = map[string]bool{
 	"hero": true, "amigo": true, "amiga": true, "hermano": true, "hermana": true, "hijo": true, "hija": true,
 	"ami": true, "amie": true, "frere": true, "soeur": true, "fils": true, "fille": true, "freund": true,
 	"freundin": true, "bruder": true, "schwester": true, "sohn": true, "tochter": true,
+	"madre": true, "padre": true, "mama": true, "papa": true, "mere": true, "pere": true, "mutter": true,
+	"vater": true, "il": true, "elle": true, "ella": true, "er": true, "novio": true, "novia": true,
+	"marido": true, "mari": true, "copain": true, "copine": true, "mann": true, "frau": true,
 }
 
 var firstPersonSubject = map[string]bool{"i": true, "me": true, "je": true, "ich": true, "yo": true, "myself": true}

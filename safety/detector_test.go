@@ -132,27 +132,42 @@ func TestDetect(t *testing.T) {
 	}
 }
 
-func TestDetectReasonIsRuleID(t *testing.T) {
-	d := NewDetector()
-	known := map[string]bool{"ctx.means_time": true, "ctx.act_after_distress": true, "ctx.recent_crisis": true,
-		"lexicon.intent": true, "lexicon.mention": true, "lexicon.distress": true, "lexicon.intent/negated": true,
-		"lexicon.intent/past": true}
+// knownReasons is every reason id the detector can give: rule, lexicon,
+// frame, model and context ids, each with every lowering suffix.
+func knownReasons(d *Detector) map[string]bool {
+	base := []string{"ctx.means_time", "ctx.act_after_distress", "ctx.recent_crisis", "ctx.model",
+		"lexicon.intent", "lexicon.mention", "lexicon.distress", "model.crisis", "model.elevated"}
 	for _, cr := range d.rules {
-		known[cr.def.id] = true
-		for _, s := range []string{"/negated", "/past", "/third_party"} {
-			known[cr.def.id+s] = true
+		base = append(base, cr.def.id)
+	}
+	for _, f := range frames {
+		base = append(base, "frame."+f.def.id)
+	}
+	known := map[string]bool{}
+	for _, b := range base {
+		known[b] = true
+		for _, s := range []string{"/negated", "/past", "/third_party", "/joking", "/context", "/everyday"} {
+			known[b+s] = true
 		}
 	}
-	for _, s := range loadSamples(t, "utterances.jsonl") {
-		r := d.Detect(s.Text)
-		if r.Level == LevelNone {
-			if r.Reason != "" {
-				t.Errorf("none with reason %q", r.Reason)
+	return known
+}
+
+func TestDetectReasonIsRuleID(t *testing.T) {
+	d := NewDetector()
+	known := knownReasons(d)
+	for _, f := range []string{"utterances.jsonl", "corpus-train.jsonl", "corpus-dev.jsonl"} {
+		for _, s := range loadSamples(t, f) {
+			r := d.Detect(s.Text)
+			if r.Level == LevelNone {
+				if r.Reason != "" {
+					t.Errorf("none with reason %q", r.Reason)
+				}
+				continue
 			}
-			continue
-		}
-		if !known[r.Reason] {
-			t.Errorf("reason %q is not a rule id", r.Reason)
+			if !known[r.Reason] || !reasonRE.MatchString(r.Reason) {
+				t.Errorf("reason %q is not a known id", r.Reason)
+			}
 		}
 	}
 }

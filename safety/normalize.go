@@ -54,6 +54,11 @@ var contractions = map[string][]string{
 	"noone": {"nobody"}, "wana": {"want", "to"}, "kil": {"kill"}, "kll": {"kill"}, "kiil": {"kill"}, "klil": {"kill"},
 	"kiling": {"killing"}, "kilin": {"killing"}, "killin": {"killing"}, "suicdal": {"suicidal"}, "sucidal": {"suicidal"},
 	"suicidial": {"suicidal"}, "suicde": {"suicide"}, "suicie": {"suicide"}, "sucicide": {"suicide"}, "overdoes": {"overdose"},
+	// French as texted: "jveux", "jsuis", "chui" …
+	"jveux": {"je", "veux"}, "jvais": {"je", "vais"}, "jpeux": {"je", "peux"}, "jsuis": {"je", "suis"},
+	"chui": {"je", "suis"}, "chuis": {"je", "suis"}, "jai": {"je", "ai"}, "jen": {"je", "en"}, "jme": {"je", "me"},
+	"jsais": {"je", "sais"}, "jcrois": {"je", "crois"}, "jfais": {"je", "fais"}, "jte": {"je", "te"},
+	"jsp": {"je", "sais", "pas"}, "jpp": {"je", "en", "peux", "plus"},
 	"myslf": {"myself"}, "mysef": {"myself"}, "mysel": {"myself"}, "myseld": {"myself"}, "mysefl": {"myself"}, "ded": {"dead"}, "suicidle": {"suicidal"}, "sucide": {"suicide"}, "suiside": {"suicide"},
 }
 
@@ -135,7 +140,7 @@ func normalize(s string, dst []string) []string {
 		}
 		toks = append(toks, t)
 	}
-	toks = clean(toks)
+	toks = clean(toks, germanish(toks))
 	if n := len(toks); n > 0 && toks[n-1] == clauseMark {
 		toks = toks[:n-1]
 	}
@@ -233,7 +238,7 @@ func collapseDoubleFromRun(t string) string {
 
 // clean joins split words, fixes homophones, drops fillers and collapses
 // immediate repeats, in place.
-func clean(toks []string) []string {
+func clean(toks []string, german bool) []string {
 	out := toks[:0]
 	for i := 0; i < len(toks); i++ {
 		t := toks[i]
@@ -276,7 +281,7 @@ func clean(toks []string) []string {
 		if t == clauseMark && len(out) == 0 {
 			continue
 		}
-		if fillers[t] && !(t == "um" && germanUm(out)) {
+		if fillers[t] && !(t == "um" && germanUm(out)) && !(german && germanKeep[t]) {
 			continue
 		}
 		if second, ok := twoWordFillers[t]; ok && next == second {
@@ -290,6 +295,9 @@ func clean(toks []string) []string {
 	}
 	return out
 }
+
+// germanKeep are English fillers that are words in German ("er" is "he").
+var germanKeep = map[string]bool{"er": true}
 
 // germanUm keeps the German separable particle in "bringe mich (heute) um",
 // which the English filler list would otherwise drop.
