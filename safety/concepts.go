@@ -258,6 +258,7 @@ func buildConcepts() *conceptIndex {
 		panic("safety: too many concepts for cset") // a programming error caught by every test
 	}
 	entry := func(w string) *wordEntry {
+		w = squashWord(w)
 		e := ci.words[w]
 		if e == nil {
 			e = &wordEntry{}
@@ -280,12 +281,12 @@ func buildConcepts() *conceptIndex {
 			switch {
 			case len(ws) == 0:
 			case len(ws) == 1 && strings.HasSuffix(ws[0], "*") && len(ws[0]) > 3:
-				p := strings.TrimSuffix(ws[0], "*")
+				p := squashWord(strings.TrimSuffix(ws[0], "*"))
 				ci.prefixes[p] = or(ci.prefixes[p], bit)
 				ci.stems[p[:3]] = true
 				lens[len(p)] = true
 			case len(ws) == 1 && strings.HasPrefix(ws[0], "*") && len(ws[0]) > 3:
-				p := strings.TrimPrefix(ws[0], "*")
+				p := squashWord(strings.TrimPrefix(ws[0], "*"))
 				ci.suffixes[p] = or(ci.suffixes[p], bit)
 				ci.tails[p[len(p)-3:]] = true
 				lens[len(p)] = true
@@ -301,7 +302,11 @@ func buildConcepts() *conceptIndex {
 					continue
 				}
 				phraseIdx[key] = len(en.phrases)
-				en.phrases = append(en.phrases, phraseEntry{before: ws[:len(ws)-1], c: bit})
+				before := make([]string, len(ws)-1)
+				for k, w := range ws[:len(ws)-1] {
+					before[k] = squashWord(w)
+				}
+				en.phrases = append(en.phrases, phraseEntry{before: before, c: bit})
 			}
 		}
 	}
@@ -314,12 +319,15 @@ func buildConcepts() *conceptIndex {
 		}
 	}
 	ci.numID, ci.bigID, ci.pastID = ci.byName["num"], ci.byName["bignum"], ci.byName["past"]
+	// ci.stems and ci.tails are keyed by squashed prefixes too.
 	return ci
 }
 
 // tag writes the concept set of every token into sets (len(toks) long):
 // the token's own concepts (a number is "num"), those of a prefix or suffix
 // entry, and those of any phrase ending at it.
+//
+// toks must be squashed (see squash): the index is keyed that way.
 func (ci *conceptIndex) tag(toks []string, sets []cset) {
 	german := germanish(toks)
 	for i, t := range toks {

@@ -225,8 +225,26 @@ func (d *Detector) analyze(text string) analysis {
 		*bp = toks[:0]
 		d.bufs.Put(bp)
 	}()
-	a := d.analyzeRules(toks)
-	t := d.otherTiers(core, toks)
+	var known map[string]int32
+	if d.model != nil {
+		known = d.model.vocab
+	}
+	fp := d.bufs.Get().(*[]string)
+	fixed := repairTokens(toks, *fp, known)
+	defer func() {
+		clear(fixed)
+		*fp = fixed[:0]
+		d.bufs.Put(fp)
+	}()
+	sq := d.bufs.Get().(*[]string)
+	squashedToks := squashAll(fixed, *sq)
+	defer func() {
+		clear(squashedToks)
+		*sq = squashedToks[:0]
+		d.bufs.Put(sq)
+	}()
+	a := d.analyzeRules(squashedToks)
+	t := d.otherTiers(core, fixed)
 	switch {
 	case a.level == LevelNone:
 	case t.ctx.everyday, strings.HasSuffix(a.reason, "/third_party") && !t.ctx.personal:
@@ -287,8 +305,8 @@ func (d *Detector) otherTiers(text string, toks []string) tierResult {
 	return t
 }
 
-// analyzeRules runs the phrase rules and the lexicon over normalised
-// tokens.
+// analyzeRules runs the phrase rules and the lexicon over normalised,
+// repaired and squashed tokens.
 func (d *Detector) analyzeRules(toks []string) analysis {
 	var a analysis
 	hit := func(c cand, start, end int) {

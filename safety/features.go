@@ -28,8 +28,9 @@ type extractor struct {
 	toks  []string
 	plain []string // toks without clause marks
 	fixed []string // plain after repairTokens
+	sq    []string // fixed, squashed: what every feature reads
 	hash  func(uint64)
-	known map[string]bool // words the repair leaves alone (model vocabulary)
+	known map[string]int32 // words the repair leaves alone (model vocabulary)
 	// scoring state for model.windowScores
 	sum     [2]float32
 	weights *weightTable
@@ -83,7 +84,8 @@ func (x *extractor) run(text string, toks []string, nmin, nmax int, emit func([]
 		}
 	}
 	x.fixed = repairTokens(x.plain, x.fixed, x.known)
-	toks = x.fixed
+	x.sq = squashAll(x.fixed, x.sq)
+	toks = x.sq
 	prev := "<"
 	for _, t := range toks {
 		x.buf = append(append(x.buf[:0], 'w', ':'), t...)
@@ -101,14 +103,14 @@ func (x *extractor) run(text string, toks []string, nmin, nmax int, emit func([]
 		x.everyday = x.everyday || c.any(everydaySet)
 		x.personal = x.personal || c.any(personalSet)
 	}
-	x.frame = matchFrames(x.fixed, x.sets, func(id string) {
+	x.frame = matchFrames(x.sq, x.sets, func(id string) {
 		x.buf = append(append(x.buf[:0], 'f', ':'), id...)
 		emit(x.buf)
 	})
 }
 
 func (x *extractor) conceptFeatures(emit func([]byte)) {
-	toks := x.fixed
+	toks := x.sq
 	if cap(x.sets) < len(toks) {
 		x.sets = make([]cset, len(toks))
 	}

@@ -180,7 +180,7 @@ func compileFrames(defs []frameDef) ([]frame, error) {
 			if k := strings.IndexByte(s, '!'); k >= 0 {
 				sl.nextNot = map[string]bool{}
 				for _, w := range strings.Split(s[k+1:], ",") {
-					sl.nextNot[w] = true
+					sl.nextNot[squashWord(w)] = true
 				}
 				s = s[:k]
 			}

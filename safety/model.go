@@ -35,7 +35,7 @@ type model struct {
 	bias           [2]float32
 	thresh         [2]float32 // logit thresholds: shown, crisis
 	weights        weightTable
-	vocab          map[string]bool // training words, left alone by repairTokens
+	vocab          map[string]int32 // training words and their counts (repair.go)
 }
 
 // weightTable is an open-addressing hash table from feature hash to the
@@ -114,7 +114,7 @@ var ErrModel = errors.New("invalid safety model")
 
 // parseModel reads the model.txt format written by TrainedModel.WriteTo.
 func parseModel(text string) (*model, error) {
-	m := &model{vocab: map[string]bool{}}
+	m := &model{vocab: map[string]int32{}}
 	sc := bufio.NewScanner(strings.NewReader(text))
 	sc.Buffer(make([]byte, 0, 4096), 1<<16)
 	line, header := 0, map[string]bool{}
@@ -132,8 +132,13 @@ func parseModel(text string) (*model, error) {
 			return nil, bad(fmt.Errorf("want 3 tab-separated fields, got %d", len(f)))
 		}
 		if f[0] == "@vocab" {
-			for _, w := range strings.Fields(f[1]) {
-				m.vocab[w] = true
+			for _, wc := range strings.Fields(f[1]) {
+				w, c, ok := strings.Cut(wc, ":")
+				n, err := strconv.Atoi(c)
+				if !ok || err != nil || n < 1 || w == "" {
+					return nil, bad(fmt.Errorf("vocabulary entry %q", wc))
+				}
+				m.vocab[w] = int32(min(n, 1<<30))
 			}
 			continue
 		}

@@ -25,8 +25,11 @@ import (
 //  5. fillers and intensifiers removed ("um", "uh", "like", "you know",
 //     "i mean", "just", "really", "so", "very", …), then immediate word
 //     repeats collapsed ("i i want to kill kill myself");
-//  6. sentence punctuation (. ; ! ?) kept as one "." token, a clause
-//     boundary for the negation, past and third-party scopes.
+//  6. punctuation is dropped like any other symbol: it must never change a
+//     verdict ("i want to die." and "i want to die" are the same), and
+//     recognisers often add none. (The clause mark "." of earlier versions
+//     is no longer produced; the scopes that stop at it stop at boundary
+//     words such as "but", "and", "i" instead.)
 //
 // Rules are written in the normalised form; a test checks every rule word is
 // a fixed point of this function.
@@ -99,10 +102,6 @@ func normalize(s string, dst []string) []string {
 			b.WriteRune(r)
 		case r == '\'' || r == '’' || r == '‘' || r == '`' || r == 'ʼ':
 			b.WriteByte('\'')
-		case r == '.' || r == ';' || r == '!' || r == '?':
-			// Sentence punctuation ends a clause: negation, past and
-			// third-party scopes stop there.
-			b.WriteString(" . ")
 		case r < 0x80:
 			b.WriteByte(' ')
 		default:
@@ -205,7 +204,17 @@ func collapseRuns(t string) string {
 		if r == prev {
 			run++
 			if run >= 3 {
-				return collapseDoubleFromRun(t)
+				// Held letters: "soooo", "diiie" and "lassst" keep one
+				// letter, "tomorrrrow" and "alllll" two, whichever makes
+				// a word (one when both do).
+				one := collapseFromRun(t, 1)
+				if wordish(one) {
+					return one
+				}
+				if two := collapseFromRun(t, 2); wordish(two) {
+					return two
+				}
+				return one
 			}
 		} else {
 			prev, run = r, 1
@@ -214,9 +223,22 @@ func collapseRuns(t string) string {
 	return t
 }
 
-// collapseDoubleFromRun reduces every run of three or more identical letters
-// to one letter, leaving genuine doubles ("feel", "kill") alone.
-func collapseDoubleFromRun(t string) string {
+// wordish: a known word or a contraction normalize expands ("i'll").
+func wordish(w string) bool {
+	if repairVocab[w] || contractions[w] != nil {
+		return true
+	}
+	for _, suf := range []string{"'ll", "'re", "'ve", "'d", "'s", "'m", "n't"} {
+		if strings.HasSuffix(w, suf) && repairVocab[strings.TrimSuffix(w, suf)] {
+			return true
+		}
+	}
+	return false
+}
+
+// collapseFromRun reduces every run of three or more identical letters to
+// keep letters, leaving genuine doubles ("feel", "kill") alone.
+func collapseFromRun(t string, keep int) string {
 	rs := []rune(t)
 	var b strings.Builder
 	for i := 0; i < len(rs); {
@@ -224,12 +246,12 @@ func collapseDoubleFromRun(t string) string {
 		for j < len(rs) && rs[j] == rs[i] {
 			j++
 		}
-		if j-i >= 3 {
+		n := j - i
+		if n >= 3 {
+			n = keep
+		}
+		for k := 0; k < n; k++ {
 			b.WriteRune(rs[i])
-		} else {
-			for k := i; k < j; k++ {
-				b.WriteRune(rs[k])
-			}
 		}
 		i = j
 	}
@@ -282,19 +304,31 @@ func clean(toks []string, german bool) []string {
 			continue
 		}
 		if fillers[t] && !(t == "um" && germanUm(out)) && !(german && germanKeep[t]) {
+			// A filler that is half of a split word is kept and joined:
+			// "toast er", "broth er", "ah orco".
+			if n := len(out); n > 0 && wordish(out[n-1]+t) && !fillers[out[n-1]+t] {
+				out[n-1] += t
+			} else if wordish(t+next) && next != "" {
+				out = append(out, t+next)
+				i++
+			}
 			continue
 		}
 		if second, ok := twoWordFillers[t]; ok && next == second {
 			i++
 			continue
 		}
-		if n := len(out); n > 0 && out[n-1] == t {
-			continue
+		if n := len(out); n > 0 && out[n-1] == t && !elided[t] {
+			continue // a stutter: "i i want"
 		}
 		out = append(out, t)
 	}
 	return out
 }
+
+// elided: French and Spanish pronouns that legitimately repeat once an
+// elision is restored ("personne ne n'entend" → "… ne ne entend").
+var elided = map[string]bool{"ne": true, "se": true, "me": true, "te": true, "le": true}
 
 // germanKeep are English fillers that are words in German ("er" is "he").
 var germanKeep = map[string]bool{"er": true}
@@ -303,7 +337,8 @@ var germanKeep = map[string]bool{"er": true}
 // which the English filler list would otherwise drop.
 func germanUm(out []string) bool {
 	for k := len(out) - 1; k >= 0 && k >= len(out)-3; k-- {
-		if out[k] == "mich" || out[k] == "dich" || out[k] == "sich" {
+		// also "bringemich um", "mich" run together with its verb
+		if strings.HasSuffix(out[k], "mich") || strings.HasSuffix(out[k], "dich") || strings.HasSuffix(out[k], "sich") {
 			return true
 		}
 	}

@@ -1,11 +1,15 @@
 package safety
 
-import "strings"
+import (
+	"math/bits"
+	"strings"
+)
 
-// Repair of typed and recognised words for the frame and model tiers
-// (the phrase rules read the plain normalised tokens). Two steps, on words
-// the detector does not know:
+// Repair of typed and recognised words, for every tier. Three steps, on
+// words the detector does not know:
 //
+//   - two pieces that make a known word are joined ("sui cide", "over
+//     dosed");
 //   - a long word that is several known words run together is split
 //     ("iwanttodie" → "i want to die", "imonthebridge");
 //   - a word one letter away from a concept word of five letters or more,
@@ -16,8 +20,10 @@ import "strings"
 // function words of the four languages (repairVocab), so ordinary words
 // are left alone.
 
-// functionWords are common words that are not in the concept table.
-const functionWords = `a an the of to in on at for with and or but if so as by from up out it its this that these those
+// functionWords are common words that are not in the concept table, by
+// language (segment prefers pieces in the utterance's language).
+var functionWords = map[string]string{
+	"en": `a an the of to in on at for with and or but if so as by from up out it its this that these those
 is are was were be been being am do does did have has had will would can could should may might must
 what which who whom whose why how when where there here then than too very also only even still yet
 not no yes ok okay oh hey hi hello please thanks thank sorry just like really about into over under
@@ -25,17 +31,21 @@ again all any some more most much many few other another each both such own same
 get got go went come came make made know knew see saw say said tell told think thought feel felt
 want need try tried keep let put take took give gave find found look looked call called ask asked
 work day days night time week year today tomorrow yesterday home house room car school friend
-you your yours he she they we us our ours him her his their them my me mine i im
-el la los las un una unos unas de del al a en con por para que y o pero si no mi mis tu tus su sus
+you your yours he she they we us our ours him her his their them my me mine i im`,
+	"es": `el la los las un una unos unas de del al a en con por para que y o pero si no mi mis tu tus su sus
+todo toda todos todas nada demasiado mucho mucha poco siempre nunca aqui ahora bien mal
 es son esta estoy estas estan era fue ser estar hay tengo tiene tienen hace muy mas menos ya
-lo le les me te se nos yo ella ellos nosotros como cuando donde porque todo nada algo alguien nadie
-le la les un une des du de au aux et ou mais si ne pas plus je tu il elle nous vous ils elles
+lo le les me te se nos yo ella ellos nosotros como cuando donde porque todo nada algo alguien nadie`,
+	"fr": `le la les un une des du de au aux et ou mais si ne pas plus je tu il elle nous vous ils elles
+en y a on ca ici la tout rien trop beaucoup toujours jamais maintenant bien mal
 moi toi lui mon ma mes ton ta tes son sa ses est suis es sont ai as avons avez ont fait faire
-ce cette ces qui que quoi dans sur sous avec pour par chez tout tous toute toutes rien quelque
-der die das den dem des ein eine einen einem einer und oder aber wenn nicht kein keine ich du er
+ce cette ces qui que quoi dans sur sous avec pour par chez tout tous toute toutes rien quelque`,
+	"de": `der die das den dem des ein eine einen einem einer und oder aber wenn nicht kein keine ich du er
+alles nichts viel immer nie gut
 sie es wir ihr mich mir dich dir sich mein meine dein deine sein seine ist bin bist sind war hat
 habe hast haben wird werde kann muss soll will zu mit auf in an von bei nach aus fur uber unter
-auch noch schon nur sehr so wie was wer wo wann warum dass heute morgen gestern jetzt hier da`
+auch noch schon nur sehr so wie was wer wo wann warum dass heute morgen gestern jetzt hier da`,
+}
 
 var repairVocab, fuzzyIndex = buildRepairVocab()
 
@@ -50,8 +60,24 @@ var fuzzyConcepts = map[string]bool{
 
 func buildRepairVocab() (map[string]bool, map[string]string) {
 	vocab := map[string]bool{}
-	for _, w := range strings.Fields(functionWords) {
-		vocab[w] = true
+	for _, ws := range functionWords {
+		for _, w := range strings.Fields(ws) {
+			vocab[w] = true
+		}
+	}
+	// The phrase rules' words are known too, so the rules, which read the
+	// repaired tokens, never see one of their own words "corrected".
+	for _, d := range ruleDefs {
+		for _, p := range d.pats {
+			for _, f := range strings.Fields(p) {
+				f = strings.Trim(f, "[]!$~0123456789")
+				for _, alt := range expandMacros(f) {
+					if alt = strings.TrimSuffix(alt, "*"); validWord(alt) {
+						vocab[alt] = true
+					}
+				}
+			}
+		}
 	}
 	targets := map[string]bool{}
 	for _, c := range conceptTable {
@@ -89,23 +115,39 @@ func buildRepairVocab() (map[string]bool, map[string]string) {
 
 // repairTokens appends the repaired form of toks to dst[:0]. known, when
 // not nil, lists more words to leave alone (the training corpus's).
-func repairTokens(toks, dst []string, known map[string]bool) []string {
+func repairTokens(toks, dst []string, known map[string]int32) []string {
 	out := dst[:0]
-	for i, t := range toks {
+	lang := ""
+	for i := 0; i < len(toks); i++ {
+		t := toks[i]
 		if t == "boy" && i+2 < len(toks) && toks[i+1] == "a" && spanishInfinitive(toks[i+2]) {
 			t = "voy" // b for v, as Spanish is often typed: "me boy a matar"
 		}
-		if repairVocab[t] || known[t] || len(t) < 5 || isNumber(t) {
+		if i+1 < len(toks) {
+			if w := joined(t, toks[i+1], known); w != "" {
+				if exp, ok := contractions[w]; ok {
+					out = append(out, exp...) // "killmy" + "self"
+				} else {
+					out = append(out, w)
+				}
+				i++
+				continue
+			}
+		}
+		if repairVocab[t] || known[t] > 0 || squashedVocab[t] || len(t) < 3 || isNumber(t) {
 			out = append(out, t)
 			continue
 		}
-		if len(t) >= 7 {
-			if n, ok := segment(t, out); ok {
+		if len(t) >= 3 {
+			if lang == "" {
+				lang = functionLanguage(toks)
+			}
+			if n, ok := segment(t, out, known, lang); ok {
 				out = n
 				continue
 			}
 		}
-		if w := fuzzyWord(t); w != "" {
+		if w := fuzzyWord(t); w != "" && len(t) >= 5 {
 			out = append(out, w)
 			continue
 		}
@@ -136,30 +178,37 @@ func fuzzyWord(t string) string {
 	return found
 }
 
-// segment splits t into at most five known words of two letters or more
-// ("i" and "a" excepted), preferring the fewest pieces, and appends them.
-func segment(t string, out []string) ([]string, bool) {
-	const maxPieces = 5
+// segment splits t into at most five known words ("i", "a", "y", "o" the only
+// one-letter ones) and appends them. Fewer pieces win, pieces of one or two
+// letters count a little more ("her one", not "hero ne"; "the sea", not
+// "these a"), function words of
+// another language than lang much more ("on the", not "ont he"), and on a
+// tie the earlier pieces are the longest ("end it", not "en dit").
+func segment(t string, out []string, known map[string]int32, lang string) ([]string, bool) {
+	const maxPieces, maxLen = 5, 40
 	n := len(t)
-	if n > 40 {
+	if n > maxLen {
 		return out, false
 	}
-	// best[i]: fewest pieces covering t[:i]; from[i]: where the last
-	// piece starts.
-	var best, from [41]int
+	const inf = 1 << 30
+	var cost, pieces, from [maxLen + 1]int
 	for i := 1; i <= n; i++ {
-		best[i] = maxPieces + 1
-		for j := max(0, i-14); j < i; j++ {
-			if best[j] >= maxPieces || j > 0 && best[j] == 0 {
+		cost[i] = inf
+		for j := i - 1; j >= max(0, i-20); j-- {
+			if j > 0 && cost[j] == inf || pieces[j] >= maxPieces {
 				continue
 			}
 			w := t[j:i]
-			if (len(w) >= 2 || w == "i" || w == "a") && repairVocab[w] && best[j]+1 < best[i] {
-				best[i], from[i] = best[j]+1, j
+			if !(len(w) >= 2 || w == "i" || w == "a" || w == "y" || w == "o") || !(repairVocab[w] || known[w] > 0 || contractions[w] != nil || fillers[w]) {
+				continue
+			}
+			c := cost[j] + pieceCost(w, known, lang)
+			if c < cost[i] {
+				cost[i], pieces[i], from[i] = c, pieces[j]+1, j
 			}
 		}
 	}
-	if best[n] > maxPieces || best[n] < 2 {
+	if cost[n] == inf || pieces[n] < 2 {
 		return out, false
 	}
 	var cuts [maxPieces + 1]int
@@ -170,7 +219,12 @@ func segment(t string, out []string) ([]string, bool) {
 	}
 	start := 0
 	for c := k - 1; c >= 0; c-- {
-		out = append(out, t[start:cuts[c]])
+		w := t[start:cuts[c]]
+		if exp, ok := contractions[w]; ok {
+			out = append(out, exp...) // "wanna" → "want to"
+		} else {
+			out = append(out, w)
+		}
 		start = cuts[c]
 	}
 	return out, true
@@ -183,4 +237,142 @@ func spanishInfinitive(t string) bool {
 		}
 	}
 	return false
+}
+
+// joined returns the word two pieces make when a recogniser or a keyboard
+// split it ("sui cide", "kil ling", "rat her"), or "". Pieces that are both
+// words are joined only into a word of six letters or more, and never into
+// a contraction normalize expands ("can not").
+func joined(a, b string, known map[string]int32) string {
+	if isNumber(a) || isNumber(b) || len(a)+len(b) < 5 {
+		return ""
+	}
+	w := a + b
+	if !repairVocab[w] && known[w] == 0 {
+		w = collapseRuns(w) // "kill" + "ling"
+		if !repairVocab[w] && known[w] == 0 && contractions[w] == nil {
+			return ""
+		}
+	}
+	ka, kb := repairVocab[a] || known[a] > 0, repairVocab[b] || known[b] > 0
+	if ka && kb && (len(w) < 6 || contractions[w] != nil || functionWordSet[w]) {
+		return ""
+	}
+	return w // the caller expands a contraction: "kil" + "ling" → "kiling" → "killing"
+}
+
+// functionWordSet: every function word; functionLang: the languages each
+// belongs to.
+var functionWordSet, functionLang = func() (map[string]bool, map[string]map[string]bool) {
+	m, l := map[string]bool{}, map[string]map[string]bool{}
+	for lang, ws := range functionWords {
+		for _, w := range strings.Fields(ws) {
+			m[w] = true
+			if l[w] == nil {
+				l[w] = map[string]bool{}
+			}
+			l[w][lang] = true
+		}
+	}
+	return m, l
+}()
+
+// squash returns t with every run of a repeated letter reduced to one
+// ("allll", "all" and "al" are all "al"; "kill" is "kil"). Every tier
+// matches words in this form, so letters held down or doubled by mistake
+// cannot change a verdict. Known words come from a table built once; others
+// are computed.
+func squash(t string) string {
+	if s, ok := squashed[t]; ok {
+		return s
+	}
+	return squashWord(t)
+}
+
+func squashWord(t string) string {
+	for i := 1; i < len(t); i++ {
+		if t[i] == t[i-1] {
+			b := make([]byte, 0, len(t))
+			for j := 0; j < len(t); j++ {
+				if j == 0 || t[j] != t[j-1] {
+					b = append(b, t[j])
+				}
+			}
+			return string(b)
+		}
+	}
+	return t
+}
+
+// squashAll writes squash(t) for every token into dst.
+func squashAll(toks, dst []string) []string {
+	dst = dst[:0]
+	for _, t := range toks {
+		dst = append(dst, squash(t))
+	}
+	return dst
+}
+
+var squashed = func() map[string]string {
+	m := make(map[string]string, len(repairVocab))
+	for w := range repairVocab {
+		m[w] = squashWord(w)
+	}
+	return m
+}()
+
+// squashedVocab: the squashed spelling of every known word, so a word whose
+// held letters were collapsed ("pointleeesss" → "pointles") counts as known.
+var squashedVocab = func() map[string]bool {
+	m := make(map[string]bool, len(squashed))
+	for _, s := range squashed {
+		m[s] = true
+	}
+	return m
+}()
+
+// pieceCost is the cost of one piece of a split word, in tenths of a
+// piece: fewer pieces win; a word frequent in the training corpus costs
+// less ("die at", not "di eat"; "me tome", not "meto me"); a piece of one or
+// two letters costs a little more ("the sea", not "these a"); a function
+// word of another language than the utterance's much more ("on the", not
+// "ont he").
+func pieceCost(w string, known map[string]int32, lang string) int {
+	c := 10 + 9
+	switch n := known[w]; {
+	case contractions[w] != nil:
+		c -= 9 // "im", "wanna": never in the vocabulary, which is normalised
+	case n > 0:
+		c -= min(9, bits.Len32(uint32(n))) // log2 of the count, at most 9
+	default:
+		c += 2 // in the concept table but never seen in training
+	}
+	if len(w) <= 2 {
+		c += 3
+	}
+	if ls := functionLang[w]; ls != nil && lang != "-" && !ls[lang] && !(w == "die" && lang == "en") {
+		c += 10 // ("die" is the German article and the English verb)
+	}
+	return c
+}
+
+// functionLanguage is the language most of toks' function words belong to,
+// or "-" when none does (segment then prefers no language).
+func functionLanguage(toks []string) string {
+	var n [4]int
+	langs := [4]string{"en", "es", "fr", "de"}
+	for _, t := range toks {
+		for i, l := range langs {
+			if functionLang[t][l] {
+				n[i]++
+			}
+		}
+	}
+	best, lang := 0, "-"
+	for i, c := range n {
+		if c > best {
+			best, lang = c, langs[i]
+		}
+	}
+	return lang
 }

@@ -46,7 +46,7 @@ func DefaultTrainConfig() TrainConfig {
 type TrainedModel struct {
 	cfg     TrainConfig
 	grams   [][]byte // feature index → n-gram
-	vocab   map[string]bool
+	vocab   map[string]int32
 	w       [2][]float64
 	bias    [2]float64
 	thresh  [2]float64
@@ -381,7 +381,14 @@ func (t *TrainedModel) WriteTo(w io.Writer) (int64, error) {
 	sort.Strings(words)
 	for len(words) > 0 {
 		k := min(len(words), 16)
-		fmt.Fprintf(cw, "@vocab\t%s\t0\n", strings.Join(words[:k], " "))
+		var b strings.Builder
+		for i, w := range words[:k] {
+			if i > 0 {
+				b.WriteByte(' ')
+			}
+			fmt.Fprintf(&b, "%s:%d", w, t.vocab[w])
+		}
+		fmt.Fprintf(cw, "@vocab\t%s\t0\n", b.String())
 		words = words[k:]
 	}
 	for j, g := range t.grams {
@@ -436,9 +443,10 @@ func lowestWithin(xs []float64, share float64) float64 {
 	return math.Nextafter(xs[k], math.Inf(1))
 }
 
-// trainVocab is every normalised word in at least minDocs utterances: the
-// words the repair step (repair.go) must not "correct".
-func trainVocab(samples []Sample, minDocs int) map[string]bool {
+// trainVocab is every normalised word in at least minDocs utterances, with
+// the number of utterances it is in: the words the repair step (repair.go)
+// must not "correct", and how likely each is as a piece of a split word.
+func trainVocab(samples []Sample, minDocs int) map[string]int32 {
 	df := map[string]int{}
 	for _, s := range samples {
 		seen := map[string]bool{}
@@ -449,10 +457,10 @@ func trainVocab(samples []Sample, minDocs int) map[string]bool {
 			}
 		}
 	}
-	v := map[string]bool{}
+	v := map[string]int32{}
 	for w, n := range df {
 		if n >= minDocs {
-			v[w] = true
+			v[w] = int32(n)
 		}
 	}
 	return v
