@@ -159,6 +159,9 @@ type analysis struct {
 	// strongMeans: stockpiled means or a dangerous place, as opposed to
 	// merely owning a knife or a rope.
 	strongMeans bool
+	// ordinary: the concept table sees an everyday, fiction, news, idiom,
+	// code, cooking or sport context.
+	ordinary bool
 }
 
 // Detect classifies one utterance on its own.
@@ -177,7 +180,9 @@ func (d *Detector) Detect(text string) Result {
 //   - distress in recent turns plus an act cue now ("i am going to do it",
 //     "goodbye") → crisis ("ctx.act_after_distress");
 //   - a crisis in recent turns keeps any later turn at least elevated
-//     ("ctx.recent_crisis"), so help stays on screen.
+//     ("ctx.recent_crisis"), so help stays on screen;
+//   - the last turn and this one read together reach a level neither
+//     reaches alone ("ctx.turns").
 func (d *Detector) DetectTurn(history []string, text string) Result {
 	cur := d.analyze(text)
 	res := Result{Level: cur.level, Reason: cur.reason, Lang: cur.lang}
@@ -187,13 +192,15 @@ func (d *Detector) DetectTurn(history []string, text string) Result {
 	if n := len(history); n > d.contextTurns {
 		history = history[n-d.contextTurns:]
 	}
-	var hmax Level
+	var hmax, last Level
 	hmeans, hstrong := false, false
 	for _, h := range history {
 		a := d.analyze(h)
 		hmax = MaxLevel(hmax, a.level)
-		hmeans = hmeans || a.means
-		hstrong = hstrong || a.strongMeans
+		// A knife bought for the kitchen is not a means.
+		hmeans = hmeans || a.means && !a.ordinary
+		hstrong = hstrong || a.strongMeans && !a.ordinary
+		last = a.level
 	}
 	switch {
 	case (hstrong || hmax == LevelCrisis) && (cur.time || cur.act), hmeans && cur.act:
@@ -202,6 +209,15 @@ func (d *Detector) DetectTurn(history []string, text string) Result {
 		res.Level, res.Reason = LevelCrisis, "ctx.act_after_distress"
 	case hmax == LevelCrisis && res.Level < LevelElevated:
 		res.Level, res.Reason = LevelElevated, "ctx.recent_crisis"
+	}
+	if res.Level < LevelCrisis && len(history) > 0 {
+		// The last turn and this one read as one message: the frames and
+		// the model see cues split over two turns ("i've got the pills
+		// here" … "all of them, tonight"). Only what neither turn shows on
+		// its own counts.
+		if j := d.analyze(history[len(history)-1] + " " + text); j.level > res.Level && j.level > last {
+			res.Level, res.Reason = j.level, "ctx.turns"
+		}
 	}
 	return res
 }
@@ -245,6 +261,12 @@ func (d *Detector) analyze(text string) analysis {
 	}()
 	a := d.analyzeRules(squashedToks)
 	t := d.otherTiers(core, fixed)
+	// Cues for DetectTurn from the concept table, in every language: a
+	// farewell, "do it", a jump or means at hand is an act; now or soon a
+	// time.
+	a.act = a.act || t.act
+	a.time = a.time || t.time
+	a.ordinary = t.ctx.everyday || t.ctx.context
 	switch {
 	case a.level == LevelNone:
 	case t.ctx.everyday, strings.HasSuffix(a.reason, "/third_party") && !t.ctx.personal:
@@ -287,6 +309,7 @@ type tierResult struct {
 	model       Level
 	modelReason string
 	ctx         ctxFlags
+	act, time   bool // concept cues for DetectTurn
 }
 
 // otherTiers runs the frames and, when the detector has one, the model.
@@ -297,10 +320,12 @@ func (d *Detector) otherTiers(text string, toks []string) tierResult {
 	if d.model == nil {
 		x.run(text, toks, 2, 2, func([]byte) {})
 		t.frame, t.ctx = x.frame, ctxFlags{x.context, x.everyday, x.personal}
+		t.act, t.time = x.actCue, x.timeCue
 		return t
 	}
 	sc, fh, ctx := d.model.scores(text, toks, x)
 	t.frame, t.ctx = fh, ctx
+	t.act, t.time = x.actCue, x.timeCue // of the last window
 	t.model, t.modelReason = d.model.level(sc)
 	return t
 }

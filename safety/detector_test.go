@@ -135,7 +135,7 @@ func TestDetect(t *testing.T) {
 // knownReasons is every reason id the detector can give: rule, lexicon,
 // frame, model and context ids, each with every lowering suffix.
 func knownReasons(d *Detector) map[string]bool {
-	base := []string{"ctx.means_time", "ctx.act_after_distress", "ctx.recent_crisis", "ctx.model",
+	base := []string{"ctx.means_time", "ctx.act_after_distress", "ctx.recent_crisis", "ctx.turns",
 		"lexicon.intent", "lexicon.mention", "lexicon.distress", "model.crisis", "model.elevated"}
 	for _, cr := range d.rules {
 		base = append(base, cr.def.id)

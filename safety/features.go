@@ -43,6 +43,8 @@ type extractor struct {
 	context  bool
 	everyday bool // see everydaySet
 	personal bool // see personalSet
+	// cues for DetectTurn: actSet and timeSet words
+	actCue, timeCue bool
 }
 
 // run calls emit once per feature occurrence of text (repeats are counted).
@@ -97,11 +99,13 @@ func (x *extractor) run(text string, toks []string, nmin, nmax int, emit func([]
 	x.buf = append(append(append(x.buf[:0], 'b', ':'), prev...), ' ', '>')
 	emit(x.buf)
 	x.conceptFeatures(emit)
-	x.context, x.everyday, x.personal = false, false, false
+	x.context, x.everyday, x.personal, x.actCue, x.timeCue = false, false, false, false, false
 	for _, c := range x.sets {
 		x.context = x.context || c.any(contextSet)
 		x.everyday = x.everyday || c.any(everydaySet)
 		x.personal = x.personal || c.any(personalSet)
+		x.actCue = x.actCue || c.any(actSet)
+		x.timeCue = x.timeCue || c.any(timeSet)
 	}
 	x.frame = matchFrames(x.sq, x.sets, func(id string) {
 		x.buf = append(append(x.buf[:0], 'f', ':'), id...)
@@ -187,3 +191,10 @@ func (x *extractor) addWeight(h uint64) {
 		x.sum[1] += w[1]
 	}
 }
+
+// actSet and timeSet: concept cues DetectTurn combines with earlier turns
+// ("i bought a rope" … "i'm going to use it tonight").
+var (
+	actSet, _  = conceptSet("farewell|goodbye|do|resolve|jump|athand|use|took")
+	timeSet, _ = conceptSet("now|soon")
+)

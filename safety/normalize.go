@@ -57,6 +57,7 @@ var contractions = map[string][]string{
 	"noone": {"nobody"}, "wana": {"want", "to"}, "kil": {"kill"}, "kll": {"kill"}, "kiil": {"kill"}, "klil": {"kill"},
 	"kiling": {"killing"}, "kilin": {"killing"}, "killin": {"killing"}, "suicdal": {"suicidal"}, "sucidal": {"suicidal"},
 	"suicidial": {"suicidal"}, "suicde": {"suicide"}, "suicie": {"suicide"}, "sucicide": {"suicide"}, "overdoes": {"overdose"},
+	"imma": {"i", "am", "going", "to"}, "ima": {"i", "am", "a"},
 	// French as texted: "jveux", "jsuis", "chui" …
 	"jveux": {"je", "veux"}, "jvais": {"je", "vais"}, "jpeux": {"je", "peux"}, "jsuis": {"je", "suis"},
 	"chui": {"je", "suis"}, "chuis": {"je", "suis"}, "jai": {"je", "ai"}, "jen": {"je", "en"}, "jme": {"je", "me"},
@@ -116,6 +117,7 @@ func normalize(s string, dst []string) []string {
 	}
 	raw := strings.Fields(b.String())
 	toks := dst[:0]
+	german := germanish(raw)
 	for _, t := range raw {
 		if t == clauseMark {
 			if len(toks) > 0 && toks[len(toks)-1] != clauseMark {
@@ -129,7 +131,7 @@ func normalize(s string, dst []string) []string {
 		}
 		t = unleet(t)
 		t = collapseRuns(t)
-		if exp, ok := contractions[t]; ok {
+		if exp, ok := contractions[t]; ok && !(german && t == "im") { // German "im" is "in dem"
 			toks = append(toks, exp...)
 			continue
 		}
@@ -139,7 +141,7 @@ func normalize(s string, dst []string) []string {
 		}
 		toks = append(toks, t)
 	}
-	toks = clean(toks, germanish(toks))
+	toks = clean(toks, german || germanish(toks))
 	if n := len(toks); n > 0 && toks[n-1] == clauseMark {
 		toks = toks[:n-1]
 	}
