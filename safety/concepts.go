@@ -182,7 +182,7 @@ var conceptTable = []struct {
 	{"research", "looked up, looking up, researched, researching, googled, googling, searching for, buscar formas, busque, he buscado, buscando como, cherche comment, je cherche, recherche, nachgelesen, nachzulesen, gegoogelt, recherchiert"},
 	{"temporary", "for a while, for a weekend, for a bit, for a few days, for a week, for the weekend, into a good book, into a hammock, por un tiempo, un rato, unos dias, el fin de semana, pour quelques jours, un moment, le week end, fur ein paar tage, eine weile, ubers wochenende"},
 	{"treat", "chocolate, sugar, candy, sweets, cake, pizza, coffee, caffeine, netflix, tv, chocolat, bonbons, schokolade, susses, dulces, cafe, kaffee"},
-	{"routine", "every morning, every day, every night, every evening, daily, each morning, as prescribed, twice a day, once a day, todas las mananas, cada dia, cada manana, todos los dias, chaque matin, tous les jours, tous les soirs, jeden morgen, jeden tag, taglich"},
+	{"routine", "every morning, every day, every night, every evening, daily, each morning, as prescribed, twice a day, once a day, todas las mananas, cada dia, cada manana, todos los dias, chaque matin, tous les jours, tous les soirs, jeden morgen, jeden tag, taglich, with dinner, with breakfast, with lunch, with a meal, con la cena, con la comida, avec le repas, au diner, zum essen, beim essen"},
 	{"mild", "a bit, a little, bit, slightly, annoyed, bummed, grumpy, nervous, stressed, bored, tired, homesick, frustrated, upset, disappointed, un poco, algo, nerviosa, nervioso, estresada, estresado, aburrido, cansado, cansada, molesta, un peu, nerveux, stresse, stressee, ennuie, fatigue, enerve, ein bisschen, etwas, nervos, gestresst, gelangweilt, mude, argert"},
 }
 

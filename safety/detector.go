@@ -215,7 +215,9 @@ func (d *Detector) DetectTurn(history []string, text string) Result {
 		// the model see cues split over two turns ("i've got the pills
 		// here" … "all of them, tonight"). Only what neither turn shows on
 		// its own counts.
-		if j := d.analyze(history[len(history)-1] + " " + text); j.level > res.Level && j.level > last {
+		// The model is left out here: it was trained on single turns.
+		j := d.analyze(history[len(history)-1] + " " + text)
+		if j.level > res.Level && j.level > last && !strings.HasPrefix(j.reason, "model.") {
 			res.Level, res.Reason = j.level, "ctx.turns"
 		}
 	}
@@ -260,7 +262,7 @@ func (d *Detector) analyze(text string) analysis {
 		d.bufs.Put(sq)
 	}()
 	a := d.analyzeRules(squashedToks)
-	t := d.otherTiers(core, fixed)
+	t := d.otherTiers(core, squashedToks)
 	// Cues for DetectTurn from the concept table, in every language: a
 	// farewell, "do it", a jump or means at hand is an act; now or soon a
 	// time.

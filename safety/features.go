@@ -26,9 +26,9 @@ const (
 type extractor struct {
 	canon []byte
 	toks  []string
-	plain []string // toks without clause marks
-	fixed []string // plain after repairTokens
-	sq    []string // fixed, squashed: what every feature reads
+	fixed []string // toks after repairTokens
+	sq    []string // fixed, squashed
+	cur   []string // the tokens of this run: what every feature reads
 	hash  func(uint64)
 	known map[string]int32 // words the repair leaves alone (model vocabulary)
 	// scoring state for model.windowScores
@@ -49,7 +49,8 @@ type extractor struct {
 
 // run calls emit once per feature occurrence of text (repeats are counted).
 // The slice passed to emit is only valid during the call. toks, when not
-// nil, is normalize(text), already computed by the caller. With x.hash set,
+// nil, is text already normalised, repaired and squashed by the caller
+// (Detector.analyze), else run does it. With x.hash set,
 // features are delivered as hashes to x.hash instead (emit is unused), which
 // saves building the character n-grams.
 func (x *extractor) run(text string, toks []string, nmin, nmax int, emit func([]byte)) {
@@ -78,16 +79,11 @@ func (x *extractor) run(text string, toks []string, nmin, nmax int, emit func([]
 	if toks == nil {
 		toks = normalize(text, x.toks[:0])
 		x.toks = toks
+		x.fixed = repairTokens(toks, x.fixed, x.known)
+		x.sq = squashAll(x.fixed, x.sq)
+		toks = x.sq
 	}
-	x.plain = x.plain[:0]
-	for _, t := range toks {
-		if t != clauseMark {
-			x.plain = append(x.plain, t)
-		}
-	}
-	x.fixed = repairTokens(x.plain, x.fixed, x.known)
-	x.sq = squashAll(x.fixed, x.sq)
-	toks = x.sq
+	x.cur = toks
 	prev := "<"
 	for _, t := range toks {
 		x.buf = append(append(x.buf[:0], 'w', ':'), t...)
@@ -107,14 +103,14 @@ func (x *extractor) run(text string, toks []string, nmin, nmax int, emit func([]
 		x.actCue = x.actCue || c.any(actSet)
 		x.timeCue = x.timeCue || c.any(timeSet)
 	}
-	x.frame = matchFrames(x.sq, x.sets, func(id string) {
+	x.frame = matchFrames(x.cur, x.sets, func(id string) {
 		x.buf = append(append(x.buf[:0], 'f', ':'), id...)
 		emit(x.buf)
 	})
 }
 
 func (x *extractor) conceptFeatures(emit func([]byte)) {
-	toks := x.sq
+	toks := x.cur
 	if cap(x.sets) < len(toks) {
 		x.sets = make([]cset, len(toks))
 	}

@@ -155,6 +155,8 @@ type frame struct {
 	def   *frameDef
 	slots []frameSlot
 	veto  cset
+	// reason ids, built once: "frame.id" and its lowered forms
+	reason, negated, past, other string
 }
 
 type frameSlot struct {
@@ -173,7 +175,8 @@ func compileFrames(defs []frameDef) ([]frame, error) {
 			return nil, fmt.Errorf("safety: duplicate frame %s", d.id)
 		}
 		ids[d.id] = true
-		f := frame{def: d}
+		f := frame{def: d, reason: "frame." + d.id, negated: "frame." + d.id + "/negated",
+			past: "frame." + d.id + "/past", other: "frame." + d.id + "/third_party"}
 		for _, s := range strings.Split(d.slots, "&") {
 			s = strings.TrimSpace(s)
 			var sl frameSlot
@@ -261,7 +264,7 @@ func matchFrames(toks []string, sets []cset, hit func(id string)) frameHit {
 		if f.def.flags&fSpeaker != 0 && !speakerIsSubject(toks, 0, first) {
 			continue
 		}
-		lvl, reason := f.def.level, "frame."+f.def.id
+		lvl, reason := f.def.level, f.reason
 		if lvl == LevelCrisis {
 			lo, hi := pos[0], pos[0]
 			for _, p := range pos[:len(f.slots)] {
@@ -269,11 +272,11 @@ func matchFrames(toks []string, sets []cset, hit func(id string)) frameHit {
 			}
 			switch {
 			case f.def.flags&fNeg != 0 && negatedFrame(toks, sets, lo, hi):
-				lvl, reason = LevelElevated, reason+"/negated"
+				lvl, reason = LevelElevated, f.negated
 			case f.def.flags&fPast != 0 && all.has(pastID):
-				lvl, reason = LevelElevated, reason+"/past"
+				lvl, reason = LevelElevated, f.past
 			case f.def.flags&fOther != 0 && thirdParty(toks, lo):
-				lvl, reason = LevelElevated, reason+"/third_party"
+				lvl, reason = LevelElevated, f.other
 			}
 		}
 		if hit != nil {

@@ -68,7 +68,7 @@ func (t *weightTable) put(h uint64, w [2]float32) {
 	if h == 0 {
 		h = 1
 	}
-	if 2*(t.n+1) > len(t.keys) {
+	if 4*(t.n+1) > 3*len(t.keys) { // load factor 3/4
 		t.grow()
 	}
 	for i := h & t.mask; ; i = (i + 1) & t.mask {

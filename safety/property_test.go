@@ -67,9 +67,11 @@ var variants = []struct {
 		}
 		i := r.IntN(len(w) - 1)
 		m := w[i] + w[i+1]
-		if !realWord(w[i]) || !realWord(w[i+1]) || realWord(m) || strings.Contains(strings.ToLower(m), "eee") {
+		a, b := strings.ToLower(w[i]), strings.ToLower(w[i+1])
+		if !realWord(w[i]) || !realWord(w[i+1]) || realWord(m) || hasTriple(m) || a[len(a)-1] == b[0] {
 			// "to me at night" → "to meat night" is another sentence;
-			// "agressee en" → "agresseeen" reads as held letters.
+			// "agressee en" → "agresseeen" and "va a" → "vaa" read as a
+			// held or doubled letter, which every tier squashes.
 			return s
 		}
 		return strings.Join(append(append(append([]string{}, w[:i]...), w[i]+w[i+1]), w[i+2:]...), " ")
@@ -100,6 +102,16 @@ var splitVocab map[string]bool
 
 func realWord(w string) bool {
 	return splitVocab[strings.ToLower(w)] && isAllLetters([]rune(w))
+}
+
+func hasTriple(s string) bool {
+	r := []rune(strings.ToLower(s))
+	for i := 2; i < len(r); i++ {
+		if r[i] == r[i-1] && r[i] == r[i-2] {
+			return true
+		}
+	}
+	return false
 }
 
 func isAllLetters(rs []rune) bool {

@@ -116,14 +116,63 @@ func buildRepairVocab() (map[string]bool, map[string]string) {
 // repairTokens appends the repaired form of toks to dst[:0]. known, when
 // not nil, lists more words to leave alone (the training corpus's).
 func repairTokens(toks, dst []string, known map[string]int32) []string {
-	out := dst[:0]
+	var b1, b2 [32]string
+	p1, p2 := b1[:0], b2[:0]
+	if len(toks) > len(b1) {
+		p1, p2 = make([]string, 0, len(toks)+8), make([]string, 0, 2*len(toks)+8)
+	}
+	// Join split pieces ("sui cide"), then take each word on its own
+	// (split run-together words, correct typos), then join again, so a
+	// piece a split produced can still join the next word ("agood bye" →
+	// "a good bye" → "a goodbye").
+	p1 = joinPieces(toks, p1, known)
+	p2 = repairWords(p1, p2, known)
+	return joinPieces(p2, dst[:0], known)
+}
+
+func isKnownWord(t string, known map[string]int32) bool {
+	return repairVocab[t] || known[t] > 0 || squashedVocab[squash(t)]
+}
+
+func repairWords(toks, out []string, known map[string]int32) []string {
 	lang := ""
+	for _, t := range toks {
+		if isKnownWord(t, known) || len(t) < 3 || isNumber(t) {
+			out = append(out, t)
+			continue
+		}
+		if lang == "" {
+			lang = functionLanguage(toks)
+		}
+		if n, ok := segment(t, out, known, lang); ok {
+			out = n
+			continue
+		}
+		if w := fuzzyWord(t); w != "" && len(t) >= 5 {
+			out = append(out, w)
+			continue
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+// joinPieces appends toks to out, joining two pieces that make one word
+// and reading Spanish "boy a" as "voy a".
+func joinPieces(toks, out []string, known map[string]int32) []string {
+	next := len(toks) > 0 && isKnownWord(toks[0], known)
 	for i := 0; i < len(toks); i++ {
-		t := toks[i]
+		t, kt := toks[i], next
+		if i+1 < len(toks) {
+			next = isKnownWord(toks[i+1], known)
+		}
 		if t == "boy" && i+2 < len(toks) && toks[i+1] == "a" && spanishInfinitive(toks[i+2]) {
 			t = "voy" // b for v, as Spanish is often typed: "me boy a matar"
 		}
-		if i+1 < len(toks) {
+		// Two pieces are tried as one word when one of them is not a word,
+		// when both are and one is short ("rat her", "to night"), or when
+		// they make a long word ("sobre dosis").
+		if i+1 < len(toks) && (!kt || !next || min(len(t), len(toks[i+1])) <= 3 || len(t)+len(toks[i+1]) >= 8) {
 			if w := joined(t, toks[i+1], known); w != "" {
 				if exp, ok := contractions[w]; ok {
 					out = append(out, exp...) // "killmy" + "self"
@@ -131,25 +180,11 @@ func repairTokens(toks, dst []string, known map[string]int32) []string {
 					out = append(out, w)
 				}
 				i++
+				if i+1 < len(toks) {
+					next = isKnownWord(toks[i+1], known)
+				}
 				continue
 			}
-		}
-		if repairVocab[t] || known[t] > 0 || squashedVocab[t] || len(t) < 3 || isNumber(t) {
-			out = append(out, t)
-			continue
-		}
-		if len(t) >= 3 {
-			if lang == "" {
-				lang = functionLanguage(toks)
-			}
-			if n, ok := segment(t, out, known, lang); ok {
-				out = n
-				continue
-			}
-		}
-		if w := fuzzyWord(t); w != "" && len(t) >= 5 {
-			out = append(out, w)
-			continue
 		}
 		out = append(out, t)
 	}
@@ -220,9 +255,13 @@ func segment(t string, out []string, known map[string]int32, lang string) ([]str
 	start := 0
 	for c := k - 1; c >= 0; c-- {
 		w := t[start:cuts[c]]
-		if exp, ok := contractions[w]; ok {
+		switch exp, ok := contractions[w]; {
+		case ok:
 			out = append(out, exp...) // "wanna" → "want to"
-		} else {
+		case fillers[w] && w != "um" && w != "er" && w != "so":
+			// dropped, as normalize drops it: "justtake" → "take" (not
+			// the German words: "michum" → "mich um")
+		default:
 			out = append(out, w)
 		}
 		start = cuts[c]
@@ -244,21 +283,34 @@ func spanishInfinitive(t string) bool {
 // words are joined only into a word of six letters or more, and never into
 // a contraction normalize expands ("can not").
 func joined(a, b string, known map[string]int32) string {
-	if isNumber(a) || isNumber(b) || len(a)+len(b) < 5 {
+	if len(a)+len(b) < 5 || len(a)+len(b) > 40 || isNumber(a) || isNumber(b) {
 		return ""
 	}
-	w := a + b
-	if !repairVocab[w] && known[w] == 0 {
-		w = collapseRuns(w) // "kill" + "ling"
-		if !repairVocab[w] && known[w] == 0 && contractions[w] == nil {
+	ka, kb := repairVocab[a] || known[a] > 0, repairVocab[b] || known[b] > 0
+	if ka && kb && len(a)+len(b) < 6 {
+		return ""
+	}
+	var buf [40]byte
+	w := append(append(buf[:0], a...), b...)
+	var word string
+	switch {
+	case repairVocab[string(w)] || known[string(w)] > 0: // no allocation for the lookups
+		word = string(w)
+	case unsquash[squash(string(w))] != "":
+		word = unsquash[squash(string(w))] // "god" + "bye" (held letters) → "goodbye"
+	default:
+		word = collapseRuns(string(w)) // "kill" + "ling"
+		if !repairVocab[word] && known[word] == 0 && contractions[word] == nil {
 			return ""
 		}
 	}
-	ka, kb := repairVocab[a] || known[a] > 0, repairVocab[b] || known[b] > 0
-	if ka && kb && (len(w) < 6 || contractions[w] != nil || functionWordSet[w]) {
+	if ka && kb && (len(word) < 6 || contractions[word] != nil || functionWordSet[word]) {
 		return ""
 	}
-	return w // the caller expands a contraction: "kil" + "ling" → "kiling" → "killing"
+	if ka && kb && min(len(a), len(b)) > 3 && len(word) < 8 {
+		return "" // two real words are joined only into a long word
+	}
+	return word // the caller expands a contraction: "kil" + "ling" → "kiling" → "killing"
 }
 
 // functionWordSet: every function word; functionLang: the languages each
@@ -283,6 +335,16 @@ var functionWordSet, functionLang = func() (map[string]bool, map[string]map[stri
 // cannot change a verdict. Known words come from a table built once; others
 // are computed.
 func squash(t string) string {
+	double := false
+	for i := 1; i < len(t); i++ {
+		if t[i] == t[i-1] {
+			double = true
+			break
+		}
+	}
+	if !double {
+		return t
+	}
 	if s, ok := squashed[t]; ok {
 		return s
 	}
@@ -317,6 +379,18 @@ var squashed = func() map[string]string {
 	m := make(map[string]string, len(repairVocab))
 	for w := range repairVocab {
 		m[w] = squashWord(w)
+	}
+	return m
+}()
+
+// unsquash maps a squashed spelling back to a known word (the first in
+// order when several squash alike).
+var unsquash = func() map[string]string {
+	m := make(map[string]string, len(squashed))
+	for w, s := range squashed {
+		if old, ok := m[s]; !ok || w < old {
+			m[s] = w
+		}
 	}
 	return m
 }()

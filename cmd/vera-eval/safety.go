@@ -156,7 +156,7 @@ func runSafetyTrain(args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("%s: %w", name, err)
 		}
 		all = append(all, s...)
-		sources = append(sources, fmt.Sprintf("%s %d utterances sha256 %x", filepath.ToSlash(name), len(s), sha256.Sum256(b)))
+		sources = append(sources, fmt.Sprintf("%s %d utterances sha256 %x", filepath.Base(name), len(s), sha256.Sum256(b)))
 	}
 	t, err := safety.TrainModel(all, cfg)
 	if err != nil {
