@@ -271,7 +271,8 @@ func (d *Detector) analyze(text string) analysis {
 	a.ordinary = t.ctx.everyday || t.ctx.context
 	switch {
 	case a.level == LevelNone:
-	case t.ctx.everyday, strings.HasSuffix(a.reason, "/third_party") && !t.ctx.personal:
+	case t.ctx.everyday, strings.HasSuffix(a.reason, "/third_party") && !t.ctx.personal,
+		t.ctx.context && !t.ctx.personal: // "in the game you have to jump off the cliff"
 		a.level, a.reason = LevelNone, ""
 	case t.ctx.context && a.level == LevelCrisis:
 		a.level, a.reason = LevelElevated, baseReason(a.reason)+"/context"
@@ -281,7 +282,7 @@ func (d *Detector) analyze(text string) analysis {
 	if t.frame.level > a.level {
 		a.level, a.reason = t.frame.level, t.frame.reason
 	}
-	if m := t.model; m > a.level {
+	if m := t.model; m > a.level && t.ctx.risk {
 		if t.ctx.everyday {
 			m-- // "i'm going to take my medicine now": the model counts one level less
 		}
@@ -321,7 +322,7 @@ func (d *Detector) otherTiers(text string, toks []string) tierResult {
 	var t tierResult
 	if d.model == nil {
 		x.run(text, toks, 2, 2, func([]byte) {})
-		t.frame, t.ctx = x.frame, ctxFlags{x.context, x.everyday, x.personal}
+		t.frame, t.ctx = x.frame, ctxFlags{x.context, x.everyday, x.personal, x.risk}
 		t.act, t.time = x.actCue, x.timeCue
 		return t
 	}

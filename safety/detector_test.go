@@ -277,6 +277,9 @@ func TestLabelledSets(t *testing.T) {
 		{"corpus-dev.jsonl", 0.85, 0.95, 0.05, 0.85, 500},
 		{"corpus-train.jsonl", 0.93, 0.98, 0.02, 0.95, 2000},
 		{"conversations.jsonl", 0.75, 0.95, 0.20, 0.90, 25},
+		// scored once before its misses were read (first run: crisis shown
+		// 0.887, crisis 0.793, false alarms 0.074); a dev set since
+		{"corpus-holdout.jsonl", 0.83, 0.95, 0.05, 0.90, 500},
 		{"utterances.jsonl", 0.95, 0.97, 0.05, 0, 300},
 		{"heldout.jsonl", 0.90, 0.90, 0.10, 0, 60},
 		{"heldout-b.jsonl", 0.90, 0.90, 0.10, 0, 60},

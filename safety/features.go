@@ -45,6 +45,7 @@ type extractor struct {
 	personal bool // see personalSet
 	// cues for DetectTurn: actSet and timeSet words
 	actCue, timeCue bool
+	risk            bool // see riskSet
 }
 
 // run calls emit once per feature occurrence of text (repeats are counted).
@@ -95,13 +96,14 @@ func (x *extractor) run(text string, toks []string, nmin, nmax int, emit func([]
 	x.buf = append(append(append(x.buf[:0], 'b', ':'), prev...), ' ', '>')
 	emit(x.buf)
 	x.conceptFeatures(emit)
-	x.context, x.everyday, x.personal, x.actCue, x.timeCue = false, false, false, false, false
+	x.context, x.everyday, x.personal, x.actCue, x.timeCue, x.risk = false, false, false, false, false, false
 	for _, c := range x.sets {
 		x.context = x.context || c.any(contextSet)
-		x.everyday = x.everyday || c.any(everydaySet)
+		x.everyday = x.everyday || c.any(everydaySet) && !c.has(notforID)
 		x.personal = x.personal || c.any(personalSet)
 		x.actCue = x.actCue || c.any(actSet)
 		x.timeCue = x.timeCue || c.any(timeSet)
+		x.risk = x.risk || c.any(riskSet)
 	}
 	x.frame = matchFrames(x.cur, x.sets, func(id string) {
 		x.buf = append(append(x.buf[:0], 'f', ':'), id...)
@@ -164,11 +166,21 @@ func (x *extractor) triples(a, b, c cset, emit func([]byte)) {
 
 // contextSet: words that put an utterance in a context the phrase rules
 // cannot see (see Detector.analyze): the rules count one level less.
-var contextSet, _ = conceptSet("fiction|news|idiom|code|cook|sport")
+var contextSet, _ = conceptSet("fiction|news|idiom")
 
 // everydaySet: words of an ordinary activity or a mild mood ("early
 // tomorrow", "camping", "a bit lonely"): the rules alone show no card.
-var everydaySet, _ = conceptSet("benign|mundane|temporary|wakeother|treat|routine|mild|safe")
+var everydaySet, _ = conceptSet("benign|mundane|temporary|wakeother|treat|routine|mild|safe|code|cook|sport|recovery")
+
+// riskSet: the concepts of danger. The model alone may not raise an
+// utterance with none of them ("i think i'm coming down with a cold"):
+// its weights are evidence only beside a word of danger.
+var riskSet, _ = conceptSet("die|kill|suicide|selfharm|cutword|selfkill|otherkill|otherharm|harmdone|distress|hopeless|" +
+	"burden|med|weapon|rope|noose|poison|fumes|perch|edge|rail|height|jump|blood|overdosed|hit|threat|threatverb|" +
+	"follow|followme|victim|touch|bruises|locked|hidingplace|eat|substance|control|grief|attempt|farewell|goodbye|gone|" +
+	"end|life|sleep|nowake|wake|betterdead|deathgood|hopedie|notworth|neverborn|indifferent|keepinghere|toomuch|" +
+	"lethal|painful|way|tall|into|infront|crash|breathe|enclosed|gather|rehearse|giveaway|care|after|final|resolve|" +
+	"knowhow|do|fear|help|unreachable|breakin|outside|neck|body|platform|balcony|water|tracks")
 
 // personalSet: words that tie an utterance to the speaker or someone they
 // know; a third-party rule match without them is narration ("the old man

@@ -1,6 +1,7 @@
 package safety
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 )
@@ -71,7 +72,7 @@ var frameDefs = []frameDef{
 	{"balcony_high", LevelCrisis, 9, "self & balcony & bignum|edge", "benign|question|" + vetoCommon, fNeg | fPast},
 	{"into_water", LevelCrisis, 9, "self & into & water", "benign|question|safe|" + vetoCommon, fNeg | fPast},
 	{"in_front", LevelCrisis, 7, "self & infront", "benign|question|" + vetoCommon, fNeg | fPast},
-	{"fumes_closed", LevelCrisis, 8, "fumes & enclosed", "benign|question|safe|" + vetoCommon, fNeg | fPast},
+	{"fumes_closed", LevelCrisis, 14, "fumes & enclosed", "benign|question|safe|" + vetoCommon, fNeg | fPast},
 	// ---- danger from others ----
 	{"hit_me", LevelCrisis, 9, "other|partner|family|friend|adult & hit & me", "soft|laugh|idiom|question|benign|" + vetoCommon, fNeg | fPast},
 	{"followed_me", LevelCrisis, 1, "followme", "social|pet|laugh|question|" + vetoCommon, fNeg | fPast},
@@ -97,7 +98,7 @@ var frameDefs = []frameDef{
 	{"other_weapon_done", LevelCrisis, 9, "friend|family|partner & weapon & end|otherkill", "benign|question|" + vetoCommon, fNeg | fPast},
 	{"other_harm_now", LevelCrisis, 9, "friend|family|partner|other & selfharm|otherharm & now", "benign|question|" + vetoCommon, fNeg | fPast},
 	// ---- method ----
-	{"method_question", LevelCrisis, 10, "question|way & lethal|die|kill|suicide|painful|nowake & med|rope|noose|perch|height|weapon|poison|blood|fumes|rail|water|way|amount|bignum|tracks|lethal|cutword|body|selfharm",
+	{"method_question", LevelCrisis, 14, "question|way & lethal|die|kill|suicide|painful|nowake & med|rope|noose|perch|height|weapon|poison|blood|fumes|rail|water|way|amount|bignum|tracks|lethal|cutword|body|selfharm",
 		"safe|" + vetoCommon, 0},
 	{"noose", LevelCrisis, 7, "question|self|my & noose", "benign|" + vetoCommon, fNeg | fPast},
 	{"lethal_dose", LevelCrisis, 7, "lethal & med|poison|amount", "safe|" + vetoCommon, 0},
@@ -124,11 +125,14 @@ var frameDefs = []frameDef{
 	{"know_how", LevelCrisis, 7, "knowhow & do|final|soon|now", "benign|work|question|" + vetoCommon, fNeg},
 	{"use_means", LevelCrisis, 9, "intent & use & weapon|med|rope|noose|poison", "benign|question|safe|" + vetoCommon, fNeg | fPast},
 	{"chose_place", LevelCrisis, 9, "self & chose & perch|rail|noose", "benign|question|" + vetoCommon, fNeg | fPast},
+	{"chose_date", LevelElevated, 7, "self & chose & when", "benign|question|" + vetoCommon, fNeg | fPast},
+	{"letters_family", LevelElevated, 9, "self|my & goodbye & family|everyone|love", "benign|" + vetoCommon, fNeg | fPast},
+	{"want_end_final", LevelElevated, 9, "want & end & final", "benign|mundane|work|" + vetoCommon, fNeg | fPast},
 	{"tall_place", LevelElevated, 9, "question & tall & perch", "benign|" + vetoCommon, 0},
 	{"want_die", LevelCrisis, 7, "want|intent|think & die|betterdead!laughing,inside", "idiom|" + vetoCommon, fNeg | fPast | fSpeaker | fOther},
 	{"better_dead", LevelCrisis, 1, "betterdead", "idiom|" + vetoCommon, fNeg | fPast},
 	{"not_live", LevelCrisis, 9, "neg & want|intent & life!in,at,with,near,there,alone,together,like,on,en,con,cerca,ahi,alli,dans,avec,pres,a,mit,bei,dort,allein,zusammen,so,ici,aqui,hier", "idiom|question|" + vetoCommon, 0},
-	{"relief_die", LevelCrisis, 9, "die & relief", "idiom|question|" + vetoCommon, fNeg | fSpeaker},
+	{"relief_die", LevelCrisis, 9, "die & relief", "idiom|question|" + vetoCommon, fNeg | fOther},
 	{"goodbye_everyone", LevelCrisis, 9, "self|my & goodbye & everyone", "benign|work|" + vetoCommon, fNeg | fPast},
 	{"keeping_here", LevelCrisis, 1, "keepinghere", "" + vetoCommon, 0},
 	{"think_jump", LevelCrisis, 9, "think & jump|crash", "benign|sport|" + vetoCommon, fNeg | fPast},
@@ -166,15 +170,22 @@ type frameSlot struct {
 
 var frames, framesErr = compileFrames(frameDefs)
 
+// compileFrames compiles defs. A malformed frame is skipped and reported
+// in the error rather than dropping every frame: the others still protect
+// people (the detector's Err reports it; TestConceptTable keeps the table
+// clean).
 func compileFrames(defs []frameDef) ([]frame, error) {
 	out := make([]frame, 0, len(defs))
 	ids := map[string]bool{}
+	var errs []error
 	for i := range defs {
 		d := &defs[i]
 		if ids[d.id] {
-			return nil, fmt.Errorf("safety: duplicate frame %s", d.id)
+			errs = append(errs, fmt.Errorf("safety: duplicate frame %s", d.id))
+			continue
 		}
 		ids[d.id] = true
+		var bad error
 		f := frame{def: d, reason: "frame." + d.id, negated: "frame." + d.id + "/negated",
 			past: "frame." + d.id + "/past", other: "frame." + d.id + "/third_party"}
 		for _, s := range strings.Split(d.slots, "&") {
@@ -189,7 +200,7 @@ func compileFrames(defs []frameDef) ([]frame, error) {
 			}
 			c, err := conceptSet(s)
 			if err != nil {
-				return nil, fmt.Errorf("safety: frame %s: %w", d.id, err)
+				bad = fmt.Errorf("safety: frame %s: %w", d.id, err)
 			}
 			sl.c = c
 			f.slots = append(f.slots, sl)
@@ -197,13 +208,17 @@ func compileFrames(defs []frameDef) ([]frame, error) {
 		if d.veto != "" {
 			c, err := conceptSet(d.veto)
 			if err != nil {
-				return nil, fmt.Errorf("safety: frame %s veto: %w", d.id, err)
+				bad = fmt.Errorf("safety: frame %s veto: %w", d.id, err)
 			}
 			f.veto = c
 		}
+		if bad != nil {
+			errs = append(errs, bad)
+			continue
+		}
 		out = append(out, f)
 	}
-	return out, nil
+	return out, errors.Join(errs...)
 }
 
 func conceptSet(alts string) (cset, error) {
@@ -228,6 +243,8 @@ var (
 	negID      = conceptID("neg")
 	pastID     = conceptID("past")
 	questionID = conceptID("question")
+	notforID   = conceptID("notfor")
+	benignID   = conceptID("benign")
 )
 
 // matchFrames runs every frame over toks and their concept sets and
@@ -242,6 +259,10 @@ func matchFrames(toks []string, sets []cset, hit func(id string)) frameHit {
 	// word ("how many …", "so what …"), not any "what" in a statement.
 	vetoAll := all
 	vetoAll[questionID>>6] &^= 1 << uint(questionID&63)
+	if all.has(notforID) {
+		// "a rope, and it's not for camping": the ordinary purpose is denied
+		vetoAll[benignID>>6] &^= 1 << uint(benignID&63)
+	}
 	for k := 0; k < len(sets) && k < 2; k++ {
 		if sets[k].has(questionID) {
 			vetoAll.add(questionID)

@@ -244,7 +244,7 @@ func (m *model) scores(text string, toks []string, x *extractor) ([2]float32, fr
 	var starts [64]int
 	ws := wordStarts(text, starts[:0])
 	if len(ws) <= m.window {
-		return m.windowScores(text, toks, x), x.frame, ctxFlags{x.context, x.everyday, x.personal}
+		return m.windowScores(text, toks, x), x.frame, ctxFlags{x.context, x.everyday, x.personal, x.risk}
 	}
 	best := [2]float32{float32(math.Inf(-1)), float32(math.Inf(-1))}
 	var fh frameHit
@@ -263,6 +263,7 @@ func (m *model) scores(text string, toks []string, x *extractor) ([2]float32, fr
 		ctx.context = ctx.context || x.context
 		ctx.everyday = ctx.everyday || x.everyday
 		ctx.personal = ctx.personal || x.personal
+		ctx.risk = ctx.risk || x.risk
 		if j >= len(ws) {
 			return best, fh, ctx
 		}
@@ -270,7 +271,7 @@ func (m *model) scores(text string, toks []string, x *extractor) ([2]float32, fr
 }
 
 // ctxFlags: the context and everyday words of an utterance (features.go).
-type ctxFlags struct{ context, everyday, personal bool }
+type ctxFlags struct{ context, everyday, personal, risk bool }
 
 // wordStarts appends the byte offset of every whitespace-separated word.
 func wordStarts(s string, dst []int) []int {

@@ -50,7 +50,7 @@ var contractions = map[string][]string{
 	"arent": {"are", "not"}, "wouldnt": {"would", "not"}, "couldnt": {"could", "not"}, "shouldnt": {"should", "not"},
 	"havent": {"have", "not"}, "hasnt": {"has", "not"}, "hadnt": {"had", "not"}, "ain't": {"am", "not"}, "aint": {"am", "not"},
 	"gonna": {"going", "to"}, "wanna": {"want", "to"}, "gotta": {"got", "to"}, "hafta": {"have", "to"},
-	"tryna": {"trying", "to"}, "kinda": {}, "sorta": {}, "let's": {"let", "us"}, "lets": {"let", "us"},
+	"tryna": {"trying", "to"}, "kinda": {"somewhat"}, "sorta": {"somewhat"}, "let's": {"let", "us"}, "lets": {"let", "us"},
 	"thats": {"that", "is"}, "whats": {"what", "is"}, "theres": {"there", "is"}, "its": {"it", "is"},
 	"killmyself": {"kill", "myself"}, "kilmyself": {"kill", "myself"}, "myselves": {"myself"}, "myslef": {"myself"},
 	"selfharm": {"self", "harm"}, "selfharming": {"self", "harming"}, "too": {"to"}, "unalived": {"unalive"},
@@ -81,7 +81,7 @@ var fillers = map[string]bool{
 }
 
 // twoWordFillers are removed as pairs; the first word keys the second.
-var twoWordFillers = map[string]string{"you": "know", "i": "mean", "sort": "of", "kind": "of"}
+var twoWordFillers = map[string]string{"you": "know", "i": "mean"}
 
 // dyeObjects keep "dye" a colour verb: "dye my hair".
 var dyeObjects = map[string]bool{
@@ -317,6 +317,13 @@ func clean(toks []string, german bool) []string {
 			continue
 		}
 		if second, ok := twoWordFillers[t]; ok && next == second {
+			i++
+			continue
+		}
+		if (t == "kind" || t == "sort") && next == "of" {
+			// a hedge, kept as one word: "kind of lonely" is milder than
+			// "lonely" (the concept table's "mild")
+			out = append(out, "somewhat")
 			i++
 			continue
 		}

@@ -169,6 +169,9 @@ func joinPieces(toks, out []string, known map[string]int32) []string {
 		if t == "boy" && i+2 < len(toks) && toks[i+1] == "a" && spanishInfinitive(toks[i+2]) {
 			t = "voy" // b for v, as Spanish is often typed: "me boy a matar"
 		}
+		if t == "dye" && (i+1 == len(toks) || !dyeObjects[toks[i+1]]) {
+			t = "die" // as normalize reads it, for a "dye" a split produced
+		}
 		// Two pieces are tried as one word when one of them is not a word,
 		// when both are and one is short ("rat her", "to night"), or when
 		// they make a long word ("sobre dosis").

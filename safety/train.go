@@ -108,12 +108,15 @@ func TrainModel(samples []Sample, cfg TrainConfig) (*TrainedModel, error) {
 		window: 1 << 20, stride: 1} // rules and frames only, with the training vocabulary
 	base := make([]Level, len(samples))
 	every := make([]bool, len(samples))
+	norisk := make([]bool, len(samples))
 	for i, s := range samples {
 		base[i] = bd.analyze(s.Text).level
 		core, _ := laughTail(s.Text)
-		every[i] = bd.otherTiers(core, normalize(core, nil)).ctx.everyday
+		ctx := bd.otherTiers(core, nil).ctx
+		every[i] = ctx.everyday
+		norisk[i] = !ctx.risk
 	}
-	t.thresh, t.oof = chooseThresholds(samples, oof, base, every, cfg)
+	t.thresh, t.oof = chooseThresholds(samples, oof, base, every, norisk, cfg)
 	all := make([]int, len(exs))
 	for i := range all {
 		all[i] = i
@@ -272,8 +275,11 @@ func (f *ftrl) step(feats []int32, bias int32, y, wt float64) {
 // MaxNoneCrisis; the shown threshold then the lowest that keeps the
 // false-alarm rate on gold none (a card from any tier) at or below
 // MaxFalseAlarm.
-func chooseThresholds(samples []Sample, oof [][2]float64, base []Level, every []bool, cfg TrainConfig) ([2]float64, TrainStats) {
+func chooseThresholds(samples []Sample, oof [][2]float64, base []Level, every, norisk []bool, cfg TrainConfig) ([2]float64, TrainStats) {
 	level := func(i int, th [2]float64) Level {
+		if norisk[i] {
+			return base[i] // the model alone cannot raise (Detector.analyze)
+		}
 		m := LevelNone
 		switch {
 		case oof[i][1] >= th[1]:
@@ -300,7 +306,7 @@ func chooseThresholds(samples []Sample, oof [][2]float64, base []Level, every []
 		switch {
 		case base[i] == LevelCrisis:
 			used++
-		case !every[i]:
+		case !every[i] && !norisk[i]:
 			cand = append(cand, oof[i][1])
 		}
 	}
@@ -311,7 +317,7 @@ func chooseThresholds(samples []Sample, oof [][2]float64, base []Level, every []
 		switch {
 		case level(i, [2]float64{inf, th[1]}) >= LevelElevated:
 			used++
-		case !every[i]:
+		case !every[i] && !norisk[i]:
 			cand = append(cand, oof[i][0])
 		}
 	}
