@@ -326,6 +326,7 @@ func (d *Detector) otherTiers(text string, toks []string) tierResult {
 		t.act, t.time = x.actCue, x.timeCue
 		return t
 	}
+	x.known = d.model.vocab
 	sc, fh, ctx := d.model.scores(text, toks, x)
 	t.frame, t.ctx = fh, ctx
 	t.act, t.time = x.actCue, x.timeCue // of the last window

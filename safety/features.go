@@ -37,6 +37,7 @@ type extractor struct {
 	sets    []cset
 	pos     []int // indices of tokens with concepts
 	buf     []byte
+	fired   []string // ids of the frames that fired (the model's f: features)
 	// frame is the best frame match of the last run; context reports
 	// fiction, news, idiom, code, cooking or sport words in it.
 	frame    frameHit
@@ -51,10 +52,53 @@ type extractor struct {
 // run calls emit once per feature occurrence of text (repeats are counted).
 // The slice passed to emit is only valid during the call. toks, when not
 // nil, is text already normalised, repaired and squashed by the caller
-// (Detector.analyze), else run does it. With x.hash set,
-// features are delivered as hashes to x.hash instead (emit is unused), which
-// saves building the character n-grams.
+// (Detector.analyze), else run does it. With x.hash set, features are
+// delivered as hashes to x.hash instead (emit is unused), which saves
+// building the character n-grams.
 func (x *extractor) run(text string, toks []string, nmin, nmax int, emit func([]byte)) {
+	x.prepare(text, toks)
+	x.features(text, nmin, nmax, emit)
+}
+
+// prepare tokenises text (unless toks is given), tags concepts, sets the
+// context flags and matches the frames: everything but the model's
+// features.
+func (x *extractor) prepare(text string, toks []string) {
+	if toks == nil {
+		toks = normalize(text, x.toks[:0])
+		x.toks = toks
+		x.fixed = repairTokens(toks, x.fixed, x.known)
+		x.sq = squashAll(x.fixed, x.sq)
+		toks = x.sq
+	}
+	x.cur = toks
+	if cap(x.sets) < len(toks) {
+		x.sets = make([]cset, len(toks))
+	}
+	b := x.sets[:len(toks)]
+	x.sets = b
+	concepts.tag(toks, b)
+	x.pos = x.pos[:0]
+	for i, v := range b {
+		if !v.empty() {
+			x.pos = append(x.pos, i)
+		}
+	}
+	x.context, x.everyday, x.personal, x.actCue, x.timeCue, x.risk = false, false, false, false, false, false
+	for _, c := range b {
+		x.context = x.context || c.any(contextSet)
+		x.everyday = x.everyday || c.any(everydaySet) && !c.has(notforID)
+		x.personal = x.personal || c.any(personalSet)
+		x.actCue = x.actCue || c.any(actSet)
+		x.timeCue = x.timeCue || c.any(timeSet)
+		x.risk = x.risk || c.any(riskSet)
+	}
+	x.fired = x.fired[:0]
+	x.frame = matchFrames(x.cur, x.sets, func(id string) { x.fired = append(x.fired, id) })
+}
+
+// features emits the model's features of the prepared text.
+func (x *extractor) features(text string, nmin, nmax int, emit func([]byte)) {
 	x.canon = modelCanon(text, x.canon)
 	c := x.canon
 	if x.hash != nil {
@@ -77,16 +121,8 @@ func (x *extractor) run(text string, toks []string, nmin, nmax int, emit func([]
 			}
 		}
 	}
-	if toks == nil {
-		toks = normalize(text, x.toks[:0])
-		x.toks = toks
-		x.fixed = repairTokens(toks, x.fixed, x.known)
-		x.sq = squashAll(x.fixed, x.sq)
-		toks = x.sq
-	}
-	x.cur = toks
 	prev := "<"
-	for _, t := range toks {
+	for _, t := range x.cur {
 		x.buf = append(append(x.buf[:0], 'w', ':'), t...)
 		emit(x.buf)
 		x.buf = append(append(append(append(x.buf[:0], 'b', ':'), prev...), ' '), t...)
@@ -96,35 +132,14 @@ func (x *extractor) run(text string, toks []string, nmin, nmax int, emit func([]
 	x.buf = append(append(append(x.buf[:0], 'b', ':'), prev...), ' ', '>')
 	emit(x.buf)
 	x.conceptFeatures(emit)
-	x.context, x.everyday, x.personal, x.actCue, x.timeCue, x.risk = false, false, false, false, false, false
-	for _, c := range x.sets {
-		x.context = x.context || c.any(contextSet)
-		x.everyday = x.everyday || c.any(everydaySet) && !c.has(notforID)
-		x.personal = x.personal || c.any(personalSet)
-		x.actCue = x.actCue || c.any(actSet)
-		x.timeCue = x.timeCue || c.any(timeSet)
-		x.risk = x.risk || c.any(riskSet)
-	}
-	x.frame = matchFrames(x.cur, x.sets, func(id string) {
+	for _, id := range x.fired {
 		x.buf = append(append(x.buf[:0], 'f', ':'), id...)
 		emit(x.buf)
-	})
+	}
 }
 
 func (x *extractor) conceptFeatures(emit func([]byte)) {
-	toks := x.cur
-	if cap(x.sets) < len(toks) {
-		x.sets = make([]cset, len(toks))
-	}
-	b := x.sets[:len(toks)]
-	x.sets = b
-	concepts.tag(toks, b)
-	x.pos = x.pos[:0]
-	for i, v := range b {
-		if !v.empty() {
-			x.pos = append(x.pos, i)
-		}
-	}
+	b := x.sets
 	names := concepts.names
 	for _, p := range x.pos {
 		b[p].each(func(c int) {

@@ -244,7 +244,14 @@ func (m *model) scores(text string, toks []string, x *extractor) ([2]float32, fr
 	var starts [64]int
 	ws := wordStarts(text, starts[:0])
 	if len(ws) <= m.window {
-		return m.windowScores(text, toks, x), x.frame, ctxFlags{x.context, x.everyday, x.personal, x.risk}
+		x.prepare(text, toks)
+		ctx := ctxFlags{x.context, x.everyday, x.personal, x.risk}
+		if x.frame.level == LevelCrisis {
+			// Nothing the model says can raise a frame's crisis (frames
+			// are never lowered by context): skip its features.
+			return m.bias, x.frame, ctx
+		}
+		return m.windowScores(text, x), x.frame, ctx
 	}
 	best := [2]float32{float32(math.Inf(-1)), float32(math.Inf(-1))}
 	var fh frameHit
@@ -255,7 +262,8 @@ func (m *model) scores(text string, toks []string, x *extractor) ([2]float32, fr
 		if j < len(ws) {
 			end = ws[j]
 		}
-		s := m.windowScores(text[ws[i]:end], nil, x)
+		x.prepare(text[ws[i]:end], nil)
+		s := m.windowScores(text[ws[i]:end], x)
 		best[0], best[1] = max(best[0], s[0]), max(best[1], s[1])
 		if x.frame.level > fh.level {
 			fh = x.frame
@@ -286,13 +294,13 @@ func wordStarts(s string, dst []int) []int {
 	return dst
 }
 
-func (m *model) windowScores(text string, toks []string, x *extractor) [2]float32 {
+// windowScores scores the text x was prepared for.
+func (m *model) windowScores(text string, x *extractor) [2]float32 {
 	x.sum = m.bias
 	x.weights = &m.weights
-	x.known = m.vocab
 	x.hash = x.addWeight
-	x.run(text, toks, m.nmin, m.nmax, nil)
-	x.hash, x.weights, x.known = nil, nil, nil
+	x.features(text, m.nmin, m.nmax, nil)
+	x.hash, x.weights = nil, nil
 	return x.sum
 }
 
