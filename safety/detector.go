@@ -195,7 +195,7 @@ func (d *Detector) DetectTurn(history []string, text string) Result {
 	var hmax, last Level
 	hmeans, hstrong := false, false
 	for _, h := range history {
-		a := d.analyze(h)
+		a := d.analyzeTiers(h, false)
 		hmax = MaxLevel(hmax, a.level)
 		// A knife bought for the kitchen is not a means.
 		hmeans = hmeans || a.means && !a.ordinary
@@ -234,7 +234,12 @@ func (d *Detector) DetectTurn(history []string, text string) Result {
 // want to wake up early tomorrow", "a bit lonely tonight") they count for
 // nothing. The frames and the model, which do see context, still raise. A trailing laugh ("… lol") caps a crisis at elevated: a
 // card still shows, the emergency framing does not.
-func (d *Detector) analyze(text string) analysis {
+func (d *Detector) analyze(text string) analysis { return d.analyzeTiers(text, true) }
+
+// analyzeTiers is analyze, with the model tier only when withModel:
+// DetectTurn reads earlier turns without it (their own verdicts, model
+// included, were given when they were the current turn).
+func (d *Detector) analyzeTiers(text string, withModel bool) analysis {
 	core, laugh := laughTail(text)
 	bp := d.bufs.Get().(*[]string)
 	toks := normalize(core, *bp)
@@ -243,9 +248,9 @@ func (d *Detector) analyze(text string) analysis {
 		*bp = toks[:0]
 		d.bufs.Put(bp)
 	}()
-	var known map[string]int32
+	var known *vocab
 	if d.model != nil {
-		known = d.model.vocab
+		known = d.model.lex
 	}
 	fp := d.bufs.Get().(*[]string)
 	fixed := repairTokens(toks, *fp, known)
@@ -262,7 +267,7 @@ func (d *Detector) analyze(text string) analysis {
 		d.bufs.Put(sq)
 	}()
 	a := d.analyzeRules(squashedToks)
-	t := d.otherTiers(core, squashedToks)
+	t := d.otherTiers(core, squashedToks, withModel)
 	// Cues for DetectTurn from the concept table, in every language: a
 	// farewell, "do it", a jump or means at hand is an act; now or soon a
 	// time.
@@ -316,17 +321,20 @@ type tierResult struct {
 }
 
 // otherTiers runs the frames and, when the detector has one, the model.
-func (d *Detector) otherTiers(text string, toks []string) tierResult {
+func (d *Detector) otherTiers(text string, toks []string, withModel bool) tierResult {
 	x := d.extractors.Get().(*extractor)
 	defer d.extractors.Put(x)
 	var t tierResult
-	if d.model == nil {
+	if d.model == nil || !withModel {
+		if d.model != nil {
+			x.known = d.model.lex
+		}
 		x.run(text, toks, 2, 2, func([]byte) {})
 		t.frame, t.ctx = x.frame, ctxFlags{x.context, x.everyday, x.personal, x.risk}
 		t.act, t.time = x.actCue, x.timeCue
 		return t
 	}
-	x.known = d.model.vocab
+	x.known = d.model.lex
 	sc, fh, ctx := d.model.scores(text, toks, x)
 	t.frame, t.ctx = fh, ctx
 	t.act, t.time = x.actCue, x.timeCue // of the last window

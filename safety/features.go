@@ -30,7 +30,7 @@ type extractor struct {
 	sq    []string // fixed, squashed
 	cur   []string // the tokens of this run: what every feature reads
 	hash  func(uint64)
-	known map[string]int32 // words the repair leaves alone (model vocabulary)
+	known *vocab // the model's vocabulary (repair.go)
 	// scoring state for model.windowScores
 	sum     [2]float32
 	weights *weightTable

@@ -35,7 +35,8 @@ type model struct {
 	bias           [2]float32
 	thresh         [2]float32 // logit thresholds: shown, crisis
 	weights        weightTable
-	vocab          map[string]int32 // training words and their counts (repair.go)
+	vocab          map[string]int32 // training words and their counts
+	lex            *vocab           // the same, for repair.go
 }
 
 // weightTable is an open-addressing hash table from feature hash to the
@@ -168,6 +169,7 @@ func parseModel(text string) (*model, error) {
 			return nil, fmt.Errorf("safety: model: missing %s: %w", h, ErrModel)
 		}
 	}
+	m.lex = newVocab(m.vocab)
 	return m, nil
 }
 

@@ -115,7 +115,7 @@ func buildRepairVocab() (map[string]bool, map[string]string) {
 
 // repairTokens appends the repaired form of toks to dst[:0]. known, when
 // not nil, lists more words to leave alone (the training corpus's).
-func repairTokens(toks, dst []string, known map[string]int32) []string {
+func repairTokens(toks, dst []string, known *vocab) []string {
 	var b1, b2 [32]string
 	p1, p2 := b1[:0], b2[:0]
 	if len(toks) > len(b1) {
@@ -126,16 +126,102 @@ func repairTokens(toks, dst []string, known map[string]int32) []string {
 	// piece a split produced can still join the next word ("agood bye" →
 	// "a good bye" → "a goodbye").
 	p1 = joinPieces(toks, p1, known)
-	p2 = repairWords(p1, p2, known)
+	var changed bool
+	p2, changed = repairWords(p1, p2, known)
+	if !changed {
+		return append(dst[:0], p1...)
+	}
 	return joinPieces(p2, dst[:0], known)
 }
 
-func isKnownWord(t string, known map[string]int32) bool {
-	return repairVocab[t] || known[t] > 0 || squashedVocab[squash(t)]
+func isKnownWord(t string, known *vocab) bool {
+	if anyVocab[t] || known.count(t) > 0 {
+		return true
+	}
+	s := squash(t)
+	return s != t && squashedVocab[s]
 }
 
-func repairWords(toks, out []string, known map[string]int32) []string {
-	lang := ""
+// joinStarts: the known words (plain or squashed) that begin a longer
+// known word ("rat" in "rather", "sobre" in "sobredosis", "thin" in
+// "thinking", "god" in squashed "godbye"): only these are tried as the
+// first of two known words to join.
+var joinStarts = startsOf(func(yield func(string)) {
+	for w := range repairVocab {
+		yield(w)
+	}
+})
+
+func startsOf(words func(yield func(string))) map[string]bool {
+	m := map[string]bool{}
+	words(func(w string) {
+		for _, v := range []string{w, squashWord(w)} {
+			for k := 2; k < len(v)-1; k++ {
+				if anyVocab[v[:k]] {
+					m[v[:k]] = true
+				}
+			}
+		}
+	})
+	return m
+}
+
+// vocab is the training corpus's vocabulary, from model.txt: words the
+// repair leaves alone, how frequent each is (segment prefers frequent
+// pieces) and the words that begin a longer one (joinPieces). A nil vocab
+// is an empty one.
+type vocab struct {
+	counts map[string]int32
+	starts map[string]bool
+}
+
+func newVocab(counts map[string]int32) *vocab {
+	v := &vocab{counts: counts}
+	v.starts = startsOf(func(yield func(string)) {
+		for w := range counts {
+			yield(w)
+		}
+	})
+	for w := range counts {
+		for k := 2; k < len(w)-1; k++ {
+			if counts[w[:k]] > 0 {
+				v.starts[w[:k]] = true
+			}
+		}
+	}
+	return v
+}
+
+func (v *vocab) count(w string) int32 {
+	if v == nil {
+		return 0
+	}
+	return v.counts[w]
+}
+
+func (v *vocab) startsWith(w string) bool { return v != nil && v.starts[w] }
+
+func (v *vocab) countBytes(w []byte) int32 {
+	if v == nil {
+		return 0
+	}
+	return v.counts[string(w)]
+}
+
+// anyVocab: repairVocab and squashedVocab in one map, one lookup per word.
+var anyVocab = func() map[string]bool {
+	m := make(map[string]bool, 2*len(repairVocab))
+	for w := range repairVocab {
+		m[w] = true
+	}
+	for w := range squashedVocab {
+		m[w] = true
+	}
+	return m
+}()
+
+func repairWords(toks, out []string, known *vocab) ([]string, bool) {
+	lang, changed := "", false
 	for _, t := range toks {
 		if isKnownWord(t, known) || len(t) < 3 || isNumber(t) {
 			out = append(out, t)
@@ -145,53 +231,65 @@ func repairWords(toks, out []string, known map[string]int32) []string {
 			lang = functionLanguage(toks)
 		}
 		if n, ok := segment(t, out, known, lang); ok {
-			out = n
+			out, changed = n, true
 			continue
 		}
 		if w := fuzzyWord(t); w != "" && len(t) >= 5 {
-			out = append(out, w)
+			out, changed = append(out, w), true
 			continue
 		}
 		out = append(out, t)
 	}
-	return out
+	return out, changed
 }
 
 // joinPieces appends toks to out, joining two pieces that make one word
 // and reading Spanish "boy a" as "voy a".
-func joinPieces(toks, out []string, known map[string]int32) []string {
-	next := len(toks) > 0 && isKnownWord(toks[0], known)
+func joinPieces(toks, out []string, known *vocab) []string {
 	for i := 0; i < len(toks); i++ {
-		t, kt := toks[i], next
-		if i+1 < len(toks) {
-			next = isKnownWord(toks[i+1], known)
-		}
+		t := toks[i]
 		if t == "boy" && i+2 < len(toks) && toks[i+1] == "a" && spanishInfinitive(toks[i+2]) {
 			t = "voy" // b for v, as Spanish is often typed: "me boy a matar"
+		}
+		// Pieces are joined while they make a word, so a word split in
+		// three ("brin gen" after "um") or joined twice ("selb st mord")
+		// comes back whole.
+		for i+1 < len(toks) {
+			w := joinNext(t, toks[i+1], known)
+			if w == "" && i+2 < len(toks) && (!isKnownWord(t, known) || !isKnownWord(toks[i+1], known)) {
+				// three pieces: "um bri ngen"
+				if w3 := joinNext(t, toks[i+1]+toks[i+2], known); w3 != "" {
+					w = w3
+					i++
+				}
+			}
+			if w == "" {
+				break
+			}
+			t = w
+			i++
 		}
 		if t == "dye" && (i+1 == len(toks) || !dyeObjects[toks[i+1]]) {
 			t = "die" // as normalize reads it, for a "dye" a split produced
 		}
-		// Two pieces are tried as one word when one of them is not a word,
-		// when both are and one is short ("rat her", "to night"), or when
-		// they make a long word ("sobre dosis").
-		if i+1 < len(toks) && (!kt || !next || min(len(t), len(toks[i+1])) <= 3 || len(t)+len(toks[i+1]) >= 8) {
-			if w := joined(t, toks[i+1], known); w != "" {
-				if exp, ok := contractions[w]; ok {
-					out = append(out, exp...) // "killmy" + "self"
-				} else {
-					out = append(out, w)
-				}
-				i++
-				if i+1 < len(toks) {
-					next = isKnownWord(toks[i+1], known)
-				}
-				continue
-			}
+		if exp, ok := contractions[t]; ok && t != toks[i] {
+			out = append(out, exp...) // "killmy" + "self"
+		} else {
+			out = append(out, t)
 		}
-		out = append(out, t)
 	}
 	return out
+}
+
+// joinNext is joined(a, b) when the pair is worth trying: one of them is
+// not a word, or a begins a longer word ("rat her", "to night", "sobre
+// dosis"); else "".
+func joinNext(a, b string, known *vocab) string {
+	if isKnownWord(a, known) && isKnownWord(b, known) &&
+		!joinStarts[a] && !known.startsWith(a) && !joinStarts[squash(a)] {
+		return ""
+	}
+	return joined(a, b, known)
 }
 
 // fuzzyWord returns the concept word one edit from t, or "".
@@ -222,7 +320,7 @@ func fuzzyWord(t string) string {
 // "these a"), function words of
 // another language than lang much more ("on the", not "ont he"), and on a
 // tie the earlier pieces are the longest ("end it", not "en dit").
-func segment(t string, out []string, known map[string]int32, lang string) ([]string, bool) {
+func segment(t string, out []string, known *vocab, lang string) ([]string, bool) {
 	const maxPieces, maxLen = 5, 40
 	n := len(t)
 	if n > maxLen {
@@ -237,7 +335,7 @@ func segment(t string, out []string, known map[string]int32, lang string) ([]str
 				continue
 			}
 			w := t[j:i]
-			if !(len(w) >= 2 || w == "i" || w == "a" || w == "y" || w == "o") || !(repairVocab[w] || known[w] > 0 || contractions[w] != nil || fillers[w]) {
+			if !(len(w) >= 2 || w == "i" || w == "a" || w == "y" || w == "o") || !(repairVocab[w] || known.count(w) > 0 || contractions[w] != nil || fillers[w]) {
 				continue
 			}
 			c := cost[j] + pieceCost(w, known, lang)
@@ -285,11 +383,11 @@ func spanishInfinitive(t string) bool {
 // split it ("sui cide", "kil ling", "rat her"), or "". Pieces that are both
 // words are joined only into a word of six letters or more, and never into
 // a contraction normalize expands ("can not").
-func joined(a, b string, known map[string]int32) string {
+func joined(a, b string, known *vocab) string {
 	if len(a)+len(b) < 5 || len(a)+len(b) > 40 || isNumber(a) || isNumber(b) {
 		return ""
 	}
-	ka, kb := repairVocab[a] || known[a] > 0, repairVocab[b] || known[b] > 0
+	ka, kb := repairVocab[a] || known.count(a) > 0, repairVocab[b] || known.count(b) > 0
 	if ka && kb && len(a)+len(b) < 6 {
 		return ""
 	}
@@ -297,13 +395,13 @@ func joined(a, b string, known map[string]int32) string {
 	w := append(append(buf[:0], a...), b...)
 	var word string
 	switch {
-	case repairVocab[string(w)] || known[string(w)] > 0: // no allocation for the lookups
+	case repairVocab[string(w)] || known.countBytes(w) > 0: // no allocation for the lookups
 		word = string(w)
 	case unsquash[squash(string(w))] != "":
 		word = unsquash[squash(string(w))] // "god" + "bye" (held letters) → "goodbye"
 	default:
 		word = collapseRuns(string(w)) // "kill" + "ling"
-		if !repairVocab[word] && known[word] == 0 && contractions[word] == nil {
+		if !repairVocab[word] && known.count(word) == 0 && contractions[word] == nil {
 			return ""
 		}
 	}
@@ -414,9 +512,9 @@ var squashedVocab = func() map[string]bool {
 // two letters costs a little more ("the sea", not "these a"); a function
 // word of another language than the utterance's much more ("on the", not
 // "ont he").
-func pieceCost(w string, known map[string]int32, lang string) int {
+func pieceCost(w string, known *vocab, lang string) int {
 	c := 10 + 9
-	switch n := known[w]; {
+	switch n := known.count(w); {
 	case contractions[w] != nil:
 		c -= 9 // "im", "wanna": never in the vocabulary, which is normalised
 	case n > 0:

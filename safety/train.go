@@ -104,15 +104,15 @@ func TrainModel(samples []Sample, cfg TrainConfig) (*TrainedModel, error) {
 	// The model only has to add what the rules and frames miss, so the
 	// thresholds spend the false-alarm budget that those tiers leave.
 	bd, _ := newDetector(ruleDefs, 0)
-	bd.model = &model{thresh: [2]float32{float32(math.Inf(1)), float32(math.Inf(1))}, vocab: t.vocab, nmin: 1, nmax: 1,
-		window: 1 << 20, stride: 1} // rules and frames only, with the training vocabulary
+	bd.model = &model{thresh: [2]float32{float32(math.Inf(1)), float32(math.Inf(1))}, vocab: t.vocab, lex: newVocab(t.vocab),
+		nmin: 1, nmax: 1, window: 1 << 20, stride: 1} // rules and frames only, with the training vocabulary
 	base := make([]Level, len(samples))
 	every := make([]bool, len(samples))
 	norisk := make([]bool, len(samples))
 	for i, s := range samples {
 		base[i] = bd.analyze(s.Text).level
 		core, _ := laughTail(s.Text)
-		ctx := bd.otherTiers(core, nil).ctx
+		ctx := bd.otherTiers(core, nil, true).ctx
 		every[i] = ctx.everyday
 		norisk[i] = !ctx.risk
 	}
@@ -133,7 +133,7 @@ func trainFeatures(samples []Sample, cfg TrainConfig) ([][]byte, []trainEx) {
 	feats := make([][]string, len(samples))
 	labels := make([][2]int8, len(samples))
 	var x extractor
-	x.known = trainVocab(samples, cfg.MinDocs)
+	x.known = newVocab(trainVocab(samples, cfg.MinDocs))
 	for i, s := range samples {
 		core, laugh := laughTail(s.Text)
 		labels[i] = [2]int8{b2i(s.Level >= LevelElevated), b2i(s.Level == LevelCrisis)}
