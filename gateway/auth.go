@@ -36,6 +36,18 @@ func PrincipalFrom(ctx context.Context) (Principal, bool) {
 	return p, ok
 }
 
+// RequirePrincipal returns the principal the auth middleware stored, or
+// writes 401 and reports false: the Authorize of a sub-package's handler
+// (gateway/rtc) mounted behind the middleware, which never reaches it
+// unauthenticated.
+func RequirePrincipal(w http.ResponseWriter, r *http.Request) (Principal, bool) {
+	p, ok := PrincipalFrom(r.Context())
+	if !ok {
+		WriteError(w, r, Errorf(AuthenticationError, "missing credentials"))
+	}
+	return p, ok
+}
+
 // WithPrincipal returns ctx carrying p. Sub-packages that authenticate on
 // their own (websocket subprotocol tokens) use it to hand p to handlers.
 func WithPrincipal(ctx context.Context, p Principal) context.Context {
@@ -115,6 +127,9 @@ func (a *authenticator) Authenticate(r *http.Request, allowToken bool, token str
 		return Principal{}, Errorf(AuthenticationError, "Authorization header must be \"Bearer <key or client token>\"")
 	}
 	if !ok && token != "" {
+		if !looksLikeToken(token) {
+			return Principal{}, Errorf(AuthenticationError, "only client tokens are accepted outside the Authorization header: a partner key never belongs in a URL or a browser")
+		}
 		cred, ok = token, true
 	}
 	if !ok {

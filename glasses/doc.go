@@ -15,7 +15,9 @@
 //   - A number token is never split across lines or pages; phone numbers and
 //     short codes ("116 123", "text HOME to 741741") are no-break spans.
 //   - Safety cards keep resources in the given order, start each resource on
-//     a new page, pre-empt every other card, are never coalesced or delayed by
+//     a new page where a resource fits a page (OnePerPage; on 4-line surfaces a
+//     resource that fits a page is never split), keep an action's label with
+//     its value, pre-empt every other card, are never coalesced or delayed by
 //     captions and have no timeout.
 //
 // Fonts: Go Regular and Go Bold (golang.org/x/image/font/gofont), parsed once.

@@ -19,7 +19,13 @@
 //   - when no model answers, the error is a *NoModelError listing every
 //     attempt and why it failed;
 //   - once streamed output (reply deltas, audio) reached the caller, a
-//     failure ends the call: replies are never spliced from two models.
+//     failure ends the call: replies are never spliced from two models;
+//   - the reserved safety slot fans out instead: every classifier it lists
+//     (openai-moderation, guard) judges the user's turn in parallel, the
+//     highest verdict wins, and a slow, failing or malformed one never
+//     lowers a level nor holds the caller past its budget (Classify);
+//   - engine replies are read tolerantly: a valid safety object is never
+//     lost to another field, an unreadable one counts as elevated.
 //
 // Providers: embedded offline engines (pocketsphinx listen over cgo,
 // espeak-ng speak, a deterministic companion converse), any
@@ -28,7 +34,10 @@
 // with the noembedded build tag. Every response read is bounded by
 // router.max_body_bytes and content types are checked.
 //
-// Time comes from an injected Clock; credentials from an injected getenv;
+// OneshotRoute is the router's one HTTP endpoint, POST /v1/oneshot, mounted
+// on the gateway's edge (gateway.Route) with the edge's message limits.
+//
+// Time comes from an injected clock.Clock; credentials from an injected getenv;
 // metrics go to an injected prometheus.Registerer (namespace vera,
 // subsystem router). See README.md for configuration keys and metrics.
 package router

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/veraneural/vera-gateway/gateway/clock"
 	"github.com/veraneural/vera-gateway/gateway/event"
 )
 
@@ -34,7 +35,9 @@ type Manager struct {
 	closed  bool
 	byID    map[string]*Session
 	byToken map[string]*Session
-	expiry  map[*Session]Timer
+	expiry  map[*Session]clock.Timer
+	// release gives back each session's admission (Deps.Admit).
+	release map[*Session]func()
 }
 
 // NewManager validates cfg and deps and returns an empty manager.
@@ -46,9 +49,9 @@ func NewManager(cfg Config, deps Deps) (*Manager, error) {
 		return nil, fmt.Errorf("session: manager: %w", ErrMissingDeps)
 	}
 	if deps.Clock == nil {
-		deps.Clock = SystemClock()
+		deps.Clock = clock.Real{}
 	}
-	return &Manager{cfg: cfg, deps: deps, byID: map[string]*Session{}, byToken: map[string]*Session{}, expiry: map[*Session]Timer{}}, nil
+	return &Manager{cfg: cfg, deps: deps, byID: map[string]*Session{}, byToken: map[string]*Session{}, expiry: map[*Session]clock.Timer{}, release: map[*Session]func(){}}, nil
 }
 
 // Open starts a session for owner, or resumes the one named by
@@ -68,22 +71,36 @@ func (m *Manager) Open(owner Owner, hello *event.Hello) (*Session, *Stream, erro
 		return nil, nil, fmt.Errorf("%w (%d)", ErrTooManySessions, m.cfg.MaxSessions)
 	}
 	m.mu.Unlock()
-	s, err := New(m.cfg, m.deps, owner, hello)
+	release := func() {}
+	if m.deps.Admit != nil {
+		r, err := m.deps.Admit(owner)
+		if err != nil {
+			return nil, nil, err
+		}
+		release = r
+	}
+	deps := m.deps
+	deps.Counters = deps.Counters.Partner(owner.PartnerID) // the partner's own referral report
+	s, err := New(m.cfg, deps, owner, hello)
 	if err != nil {
+		release()
 		return nil, nil, err
 	}
 	s.onDetach = m.detached
 	st, err := s.Attach(0, false)
 	if err != nil {
+		release()
 		_ = s.Close(context.Background())
 		return nil, nil, err
 	}
 	m.mu.Lock()
 	if m.closed {
 		m.mu.Unlock()
+		release()
 		_ = s.Close(context.Background())
 		return nil, nil, ErrManagerClosed
 	}
+	m.release[s] = release
 	m.byID[s.id] = s
 	m.byToken[s.resumeToken] = s
 	m.mu.Unlock()
@@ -136,7 +153,7 @@ func (m *Manager) detached(s *Session) {
 	if t := m.expiry[s]; t != nil {
 		t.Stop()
 	}
-	var t Timer
+	var t clock.Timer
 	t = m.deps.Clock.AfterFunc(m.cfg.ResumeWindow, func() {
 		m.mu.Lock()
 		if m.closed || m.expiry[s] != t {
@@ -161,6 +178,10 @@ func (m *Manager) detached(s *Session) {
 }
 
 func (m *Manager) removeLocked(s *Session) {
+	if r := m.release[s]; r != nil {
+		r()
+		delete(m.release, s)
+	}
 	delete(m.byID, s.id)
 	delete(m.byToken, s.resumeToken)
 	if t := m.expiry[s]; t != nil {

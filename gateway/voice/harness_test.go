@@ -16,6 +16,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/veraneural/vera-gateway/fixtures"
+	"github.com/veraneural/vera-gateway/gateway"
+	"github.com/veraneural/vera-gateway/gateway/converse"
 	"github.com/veraneural/vera-gateway/gateway/router"
 	"github.com/veraneural/vera-gateway/gateway/rtc"
 	"github.com/veraneural/vera-gateway/gateway/session"
@@ -58,32 +60,15 @@ func closeSharedRouter() {
 	}
 }
 
-// testConverser adapts the router to session.Converser, one engine thread
-// per session (what cmd/vera-gateway's converser does).
-type testConverser struct {
-	r       *router.Router
-	mu      sync.Mutex
-	threads map[string]*router.Thread
-}
-
-func (c *testConverser) Converse(ctx context.Context, req session.ConverseRequest, onDelta func(string)) (session.Reply, error) {
-	c.mu.Lock()
-	th, ok := c.threads[req.SessionID]
-	if !ok {
-		th = router.NewThread("s_" + req.SessionID)
-		c.threads[req.SessionID] = th
-	}
-	c.mu.Unlock()
-	hist := make([]router.Message, len(req.History))
-	for i, m := range req.History {
-		hist[i] = router.Message{Role: m.Role, Text: m.Text}
-	}
-	rep, err := c.r.Converse(ctx, router.ConverseRequest{Slot: router.SlotConverse, Thread: th, History: hist, Text: req.Text},
-		func(d string) error { onDelta(d); return nil })
+// newConverser is the gateway's own converser (gateway/converse) on the
+// shared router.
+func newConverser(t testing.TB, r *router.Router) *converse.Converser {
+	t.Helper()
+	c, err := converse.New(r, router.DefaultConfig(), converse.Options{})
 	if err != nil {
-		return session.Reply{}, err
+		t.Fatal(err)
 	}
-	return session.Reply{Message: rep.Message, Safety: rep.Safety, Model: rep.Model, Provider: rep.Provider}, nil
+	return c
 }
 
 // testConfig is DefaultConfig with a jitter buffer that may hold a second:
@@ -121,6 +106,10 @@ type stackOptions struct {
 	cfg         *Config
 	onUnacked   func(s *session.Session, card any, surface string)
 	sessCfg     *session.Config
+	// rtcCfg replaces rtc.LoopbackConfig; engineOpts go to rtc.NewEngine
+	// (an ICE-TCP listener, a clock for TURN credentials).
+	rtcCfg     *rtc.Config
+	engineOpts []rtc.EngineOption
 }
 
 func newStack(t testing.TB, o stackOptions) *stack {
@@ -145,7 +134,7 @@ func newStack(t testing.TB, o stackOptions) *stack {
 		scfg = *o.sessCfg
 	}
 	mgr, err := session.NewManager(scfg, session.Deps{
-		Converser: &testConverser{r: r, threads: map[string]*router.Thread{}},
+		Converser: newConverser(t, r),
 		Safety:    local, Layout: layout,
 	})
 	if err != nil {
@@ -161,11 +150,15 @@ func newStack(t testing.TB, o stackOptions) *stack {
 		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
 	st.factory, err = NewFactory(cfg, Deps{Listener: r, Speaker: r, Sessions: mgr, Metrics: st.metrics, Logger: log,
-		Owner: func(any) session.Owner { return session.Owner{PartnerID: "p_test"} }})
+		Owner: func(gateway.Principal) session.Owner { return session.Owner{PartnerID: "p_test"} }})
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng, err := rtc.NewEngine(rtc.LoopbackConfig(), nil)
+	rcfg := rtc.LoopbackConfig()
+	if o.rtcCfg != nil {
+		rcfg = *o.rtcCfg
+	}
+	eng, err := rtc.NewEngine(rcfg, nil, o.engineOpts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,33 +202,6 @@ func (st *stack) bargeIns(outcome string) float64 {
 	return m.GetCounter().GetValue()
 }
 
-// repoRoot walks up from the test's directory to the one holding go.mod.
-func repoRoot(t testing.TB) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		up := filepath.Dir(dir)
-		if up == dir {
-			t.Fatal("no go.mod above the test directory")
-		}
-		dir = up
-	}
-}
-
-// sharedAudioDir is <repo>/../shared/fixtures/audio, or $VERA_SHARED_DIR/fixtures/audio.
-func sharedAudioDir(t testing.TB) string {
-	if d := os.Getenv("VERA_SHARED_DIR"); d != "" {
-		return filepath.Join(d, "fixtures", "audio")
-	}
-	return filepath.Join(repoRoot(t), "..", "shared", "fixtures", "audio")
-}
-
 func loadWAV(t testing.TB, path string) *fixtures.Audio {
 	t.Helper()
 	a, err := fixtures.LoadWAV(path)
@@ -248,7 +214,7 @@ func loadWAV(t testing.TB, path string) *fixtures.Audio {
 // fixture loads testdata/voice/name.
 func fixture(t testing.TB, name string) *fixtures.Audio {
 	t.Helper()
-	return loadWAV(t, filepath.Join(repoRoot(t), "testdata", "voice", name))
+	return loadWAV(t, filepath.Join(fixtures.RepoRoot(t), "testdata", "voice", name))
 }
 
 func concat(t testing.TB, parts ...*fixtures.Audio) *fixtures.Audio {
