@@ -21,22 +21,29 @@ type Result struct {
 }
 
 // Detector is the local crisis-language detector: the fallback when the
-// engine is down and the second opinion when it is up. It is a tiered phrase
-// matcher over normalised text (see normalize.go and rules.go):
+// engine is down and the second opinion when it is up. Every utterance is
+// normalised (normalize.go), repaired (repair.go: split and merged words,
+// typos of danger words) and squashed (held letters), then read by three
+// tiers, the highest level winning (analyze):
 //
-//   - crisis rules (explicit intent, plan, means, timeline, method seeking)
-//     and elevated rules (passive ideation, hopelessness, distress, past
-//     self-harm, third-party concern, bare mentions of suicide);
-//   - a crisis match is lowered to elevated, never cleared, when it is
-//     negated ("i am not going to kill myself"), in the past ("i tried to
-//     kill myself two years ago") or about someone else ("he wants to die");
-//     phrases that are negative in themselves ("i do not want to live") are
-//     immune;
-//   - idioms never match because rules anchor on the first person and carry
-//     exclusions ("kill the process", "dying to see that film" and "this
-//     traffic is killing me" have no rule to match).
+//   - the phrase rules (rules.go, lexicon.go): high-precision patterns; a
+//     crisis match is lowered to elevated, never cleared, when negated,
+//     past or about someone else; phrases negative in themselves ("i do not
+//     want to live") are immune; they count less in a context the concept
+//     table recognises (fiction, news, idioms, everyday activities);
+//   - the frames (frames.go): compositional rules over multilingual concept
+//     classes (concepts.go), e.g. "took & med & amount", "follow & me",
+//     "fumes & enclosed", with vetoes and the same lowering;
+//   - the model (model.go, features.go, train.go): two logistic heads over
+//     character n-grams, words, concept pairs and triples and the frames
+//     that fired, weights in the embedded model.txt; it may not raise an
+//     utterance without a word of danger, and counts one level less in an
+//     everyday context.
 //
-// A Detector is immutable and safe for concurrent use.
+// A trailing laugh ("… lol") caps a crisis at elevated. Reasons are ids
+// ("en.crisis.kill_self", "frame.took_meds/past", "model.elevated",
+// "ctx.turns"), never user text. A Detector is immutable and safe for
+// concurrent use.
 type Detector struct {
 	rules        []compiledRule
 	byWord       map[string][]cand

@@ -128,8 +128,10 @@ func TestDetectConcurrent(t *testing.T) {
 
 // BenchmarkDetectLatency times every utterance of the development corpus
 // one by one and reports the median, p99 and maximum (the budget is
-// 50 µs p99). Long inputs are included: a pasted 1 000-word text is scored
-// window by window.
+// 50 µs p99). On a shared, overloaded machine single timings mostly measure
+// waiting for a core, so it also reports the same percentiles of each
+// utterance's best of 8 runs (min-p50-ns, min-p99-ns): the cost of the
+// utterance itself.
 func BenchmarkDetectLatency(b *testing.B) {
 	d := NewDetector()
 	var texts []string
@@ -138,20 +140,34 @@ func BenchmarkDetectLatency(b *testing.B) {
 			texts = append(texts, s.Text)
 		}
 	}
-	var durs []time.Duration
+	const reps = 8
+	var durs, mins []time.Duration
 	b.ReportAllocs()
 	i := 0
 	for b.Loop() {
-		t0 := time.Now()
-		d.Detect(texts[i%len(texts)])
-		durs = append(durs, time.Since(t0))
+		t := texts[i%len(texts)]
+		best := time.Duration(1 << 62)
+		for r := 0; r < reps; r++ {
+			t0 := time.Now()
+			d.Detect(t)
+			dt := time.Since(t0)
+			if r == 0 {
+				durs = append(durs, dt)
+			}
+			best = min(best, dt)
+		}
+		mins = append(mins, best)
 		i++
 	}
-	sort.Slice(durs, func(a, c int) bool { return durs[a] < durs[c] })
-	q := func(p float64) float64 { return float64(durs[int(p*float64(len(durs)-1))].Nanoseconds()) }
-	b.ReportMetric(q(0.5), "p50-ns")
-	b.ReportMetric(q(0.99), "p99-ns")
-	b.ReportMetric(q(1), "max-ns")
+	q := func(ds []time.Duration, p float64) float64 {
+		sort.Slice(ds, func(a, c int) bool { return ds[a] < ds[c] })
+		return float64(ds[int(p*float64(len(ds)-1))].Nanoseconds())
+	}
+	b.ReportMetric(q(durs, 0.5), "p50-ns")
+	b.ReportMetric(q(durs, 0.99), "p99-ns")
+	b.ReportMetric(q(durs, 1), "max-ns")
+	b.ReportMetric(q(mins, 0.5), "min-p50-ns")
+	b.ReportMetric(q(mins, 0.99), "min-p99-ns")
 }
 
 // BenchmarkDetectLong: one 600-word message (the words of 60 corpus lines).
