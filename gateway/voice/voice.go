@@ -11,10 +11,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/veraneural/vera-gateway/audio/codec"
-	"github.com/veraneural/vera-gateway/audio/jitter"
+	"github.com/veraneural/vera-gateway/audio"
+	"github.com/veraneural/vera-gateway/audio/pipeline"
 	"github.com/veraneural/vera-gateway/audio/turn"
-	"github.com/veraneural/vera-gateway/audio/vad"
 	"github.com/veraneural/vera-gateway/gateway"
 	"github.com/veraneural/vera-gateway/gateway/event"
 	"github.com/veraneural/vera-gateway/gateway/router"
@@ -107,39 +106,28 @@ func (f *Factory) OnUnacked(s *session.Session, card event.SafetyCard, surface s
 	it := speakItem{turnID: "safety:" + card.CardID, text: safety.SpokenResource(card.Resources[0]), last: true, protected: true}
 	select {
 	case vs.speakCh <- it:
-		f.countSpoken(card.Level, card.Resources)
+		f.countSpoken(s.Owner().PartnerID, card.Level, card.Resources)
 	default:
 		vs.log.Warn("voice: speech queue full; unacknowledged card's resource not spoken", "card", card.CardID, "surface", surface)
 	}
 }
 
-// countSpoken counts a card whose resources go out in speech, by level,
-// the first resource's country and the voice surface (no text, no ids).
-func (f *Factory) countSpoken(level string, rs []safety.Resource) {
+// countSpoken counts a card whose resources go out in speech, in partner's
+// report, by level, the first resource's country and the voice surface (no
+// text, no ids).
+func (f *Factory) countSpoken(partner, level string, rs []safety.Resource) {
 	lv, err := safety.ParseLevel(level)
 	if err != nil || len(rs) == 0 {
 		return
 	}
-	f.deps.Counters.CardSpoken(lv, rs[0].Country, safety.SurfaceVoice)
+	f.deps.Counters.Partner(partner).CardSpoken(lv, rs[0].Country, safety.SurfaceVoice)
 }
 
 // New implements rtc.SessionFactory.
 func (f *Factory) New(ctx context.Context, info rtc.SessionInfo, c *rtc.Conn) (rtc.Session, error) {
-	dec, err := codec.NewDecoder(f.cfg.Codec)
+	in, err := newInbound(f.cfg)
 	if err != nil {
-		return nil, fmt.Errorf("voice: decoder: %w", err)
-	}
-	jb, err := jitter.New(f.cfg.Jitter, dec)
-	if err != nil {
-		return nil, fmt.Errorf("voice: jitter: %w", err)
-	}
-	v, err := vad.New(f.cfg.VAD)
-	if err != nil {
-		return nil, fmt.Errorf("voice: vad: %w", err)
-	}
-	det, err := turn.New(f.cfg.Turn)
-	if err != nil {
-		return nil, fmt.Errorf("voice: turn: %w", err)
+		return nil, err
 	}
 	var hello *event.Hello // nil: the default profile until the client's hello names one
 	if info.Device != "" {
@@ -157,18 +145,16 @@ func (f *Factory) New(ctx context.Context, info rtc.SessionInfo, c *rtc.Conn) (r
 		cfg: f.cfg, deps: f.deps, conn: c, stream: stream, swapCh: make(chan *session.Stream, 1),
 		log: f.deps.Logger.With("session", sess.ID()), m: f.deps.Metrics,
 		ctx: vctx, cancel: cancel, origin: time.Now(),
-		jb: jb, det: det, echo: newEchoGuard(), pausedAt: -1,
+		in: in, pausedAt: -1,
 		speakCh: make(chan speakItem, f.cfg.SpeakQueue),
 		turns:   map[string]*turnTiming{}, cancelled: map[string]bool{},
 	}
+	s.echo = &echoTap{in: in, origin: s.origin} // one media clock for both sides of the echo guard
 	s.sess.Store(sess)
 	s.startRecording(sess.ID())
-	var guard *echoGuard
 	if f.cfg.EchoGuard {
-		guard = s.echo
 		c.Sender().SetTap(s.echo.reference)
 	}
-	s.in = newInbound(v, det, f.cfg.Turn.ExitThreshold, guard)
 	s.factory = f
 	f.mu.Lock()
 	f.live[sess.ID()] = s
@@ -203,15 +189,13 @@ type voiceSession struct {
 	origin   time.Time
 	rec      *recording // record mode; nil when off
 
-	inMu sync.Mutex // inMu guards jb: OnRTP pushes from the read loop, the media loop pulls
-	jb   *jitter.Buffer
+	// in is the listening path: OnRTP pushes from the read loop, the
+	// media loop pulls and analyses, the sender's tap feeds its echo guard.
+	in   *pipeline.Inbound
+	echo *echoTap
 
 	// Owned by the media loop.
-	in         *inbound
-	det        *turn.Detector
-	echo       *echoGuard
-	echoSeen   int // in.echoRuns already counted
-	prefix     prefixRing
+	echoSeen   int     // in.EchoRuns already counted
 	feed       *feeder // the turn in progress
 	turnN      int
 	turnID     string
@@ -261,11 +245,8 @@ type speakItem struct {
 // OnRTP implements rtc.AudioSink.
 func (s *voiceSession) OnRTP(p rtc.Packet) {
 	s.rec.inbound(p.SequenceNumber, p.Timestamp, p.Payload)
-	arrival := int64(p.Arrival.Sub(s.origin) * 48000 / time.Second)
-	s.inMu.Lock()
-	err := s.jb.Push(p.SequenceNumber, p.Timestamp, p.Payload, arrival)
-	s.inMu.Unlock()
-	if err != nil {
+	arrival := audio.OpusTicks(p.Arrival.Sub(s.origin))
+	if err := s.in.Push(p.SequenceNumber, p.Timestamp, p.Payload, arrival); err != nil {
 		s.log.Debug("voice: packet dropped", "err", err)
 	}
 }
@@ -395,7 +376,9 @@ func (s *voiceSession) mediaLoop() {
 	// buffer can hold; older ones have been dropped by it already.
 	catchUp := int64(s.cfg.Jitter.MaxDelayMs/20) + 5
 	clock := time.Now()
-	base := int64(clock.Sub(s.echo.origin) / (10 * time.Millisecond))
+	// Frames sit on the media clock in samples since origin, the loop's
+	// start rounded down to the echo guard's 10 ms grid.
+	base := audio.SampleTime(clock.Sub(s.origin)) / audio.Frame10 * audio.Frame10
 	var done int64 // frames processed since clock
 	for {
 		select {
@@ -411,38 +394,31 @@ func (s *voiceSession) mediaLoop() {
 			done = int64(time.Since(clock)/rtc.FrameDuration) - due
 		}
 		for ; due > 0; due-- {
-			// The frame's echo slot is its place on the media clock.
-			s.frame(base + 2*done)
+			s.frame(base + done*audio.Frame20)
 			done++
 		}
 	}
 }
 
-// frame processes one 20 ms frame.
-func (s *voiceSession) frame(slot int64) {
-	var pcm [rtc.PCMFrame]int16
-	{
-		start := time.Now()
-		s.inMu.Lock()
-		_, err := s.jb.Pull(pcm[:])
-		s.inMu.Unlock()
-		if err != nil {
-			s.log.Warn("voice: jitter pull", "err", err)
-			return
-		}
-		s.in.analyse(pcm[:], s.conn.Sender().Active(), slot, s.onTurnEvent)
-		if n := s.in.echoRuns; n > s.echoSeen {
-			s.m.BargeIns.WithLabelValues("echo").Add(float64(n - s.echoSeen))
-			s.echoSeen = n
-		}
-		s.prefix.push(pcm[:])
-		if s.feed != nil {
-			s.feed.write(pcm[:])
-			s.maybePartial()
-		}
-		s.checkBargeIn()
-		s.m.Frame.Observe(time.Since(start).Seconds())
+// frame processes one 20 ms frame at sample time at on the media clock.
+func (s *voiceSession) frame(at int64) {
+	start := time.Now()
+	pcm, _, err := s.in.Pull()
+	if err != nil {
+		s.log.Warn("voice: jitter pull", "err", err)
+		return
 	}
+	s.in.Analyse(pcm, at, s.conn.Sender().Active(), s.onTurnEvent)
+	if n := s.in.EchoRuns(); n > s.echoSeen {
+		s.m.BargeIns.WithLabelValues("echo").Add(float64(n - s.echoSeen))
+		s.echoSeen = n
+	}
+	if s.feed != nil {
+		s.feed.write(pcm)
+		s.maybePartial()
+	}
+	s.checkBargeIn()
+	s.m.Frame.Observe(time.Since(start).Seconds())
 }
 
 func (s *voiceSession) onTurnEvent(ev *turn.Event) {
@@ -455,7 +431,7 @@ func (s *voiceSession) onTurnEvent(ev *turn.Event) {
 		s.feed = newFeeder(s.ctx, s.deps.Listener, router.ListenRequest{Language: s.cfg.Language})
 		s.lastPart, s.partAt = "", ev.At
 		// The recogniser gets the speech from its padded start.
-		for _, f := range s.prefix.since(s.det.Now() - ev.AudioStart) {
+		for _, f := range s.in.Prefix(s.in.Now() - ev.AudioStart) {
 			s.feed.write(f)
 		}
 	case turn.OverlapSpeech:
@@ -519,7 +495,7 @@ func (s *voiceSession) finishTurn(id string, fd *feeder, stopped time.Time) {
 // maybePartial sends transcript.partial when the hypothesis changed, at
 // most every PartialEveryMs; words during a barge-in confirm it.
 func (s *voiceSession) maybePartial() {
-	now := s.det.Now()
+	now := s.in.Now()
 	if now-s.partAt < int64(s.cfg.PartialEveryMs)*16 {
 		return
 	}
@@ -566,7 +542,7 @@ func (s *voiceSession) pauseForBargeIn(at int64) {
 // transcribe).
 func (s *voiceSession) checkBargeIn() {
 	s.bargeMu.Lock()
-	resume := s.pausedAt >= 0 && s.det.Now()-s.pausedAt >= int64(s.cfg.ResumeAfterMs)*16 && s.lastPart == ""
+	resume := s.pausedAt >= 0 && s.in.Now()-s.pausedAt >= int64(s.cfg.ResumeAfterMs)*16 && s.lastPart == ""
 	if resume {
 		s.pausedAt, s.bargeTurn = -1, ""
 	}
@@ -677,7 +653,7 @@ func (s *voiceSession) eventPump() {
 		case event.TypeSafetyCard:
 			if s.session().Profile().MustSpeakSafety() {
 				s.enqueue(speakItem{turnID: ev.TurnID, text: spokenResources(ev.Resources), protected: true})
-				s.factory.countSpoken(ev.Level, ev.Resources)
+				s.factory.countSpoken(s.session().Owner().PartnerID, ev.Level, ev.Resources)
 			}
 		case event.TypeReplyDelta:
 			s.firstText(ev.TurnID)
@@ -832,33 +808,4 @@ func (s *voiceSession) sourceFor(turnID string, ph *phrase) *speechSource {
 		s.conn.Sender().PlayPCM(src, done)
 	}
 	return src
-}
-
-// prefixRing keeps the last frames so the recogniser gets the prefix
-// padding that came before the turn was detected.
-type prefixRing struct {
-	frames [32][rtc.PCMFrame]int16
-	n      int // frames pushed so far
-}
-
-func (r *prefixRing) push(f []int16) {
-	copy(r.frames[r.n%len(r.frames)][:], f)
-	r.n++
-}
-
-// since returns the frames covering the last samples samples (before the
-// current frame), oldest first, at most the ring's length.
-func (r *prefixRing) since(samples int64) [][]int16 {
-	k := int((samples + rtc.PCMFrame - 1) / rtc.PCMFrame)
-	if k > r.n {
-		k = r.n
-	}
-	if k > len(r.frames) {
-		k = len(r.frames)
-	}
-	out := make([][]int16, 0, k)
-	for i := r.n - k; i < r.n; i++ {
-		out = append(out, r.frames[i%len(r.frames)][:])
-	}
-	return out
 }
