@@ -34,9 +34,12 @@ type Options struct {
 	// ValidateDevice checks a device profile id; nil accepts any.
 	ValidateDevice func(id string) error
 	// Clock is the clock; nil is the wall clock.
-	Clock      clock.Clock
-	Logger     *slog.Logger
-	Registerer prometheus.Registerer
+	Clock clock.Clock
+	// RateLimiter keeps the per-address buckets of exchange and refresh
+	// (a shared one makes them cluster-wide); nil keeps them in memory.
+	RateLimiter gateway.RateLimiter
+	Logger      *slog.Logger
+	Registerer  prometheus.Registerer
 }
 
 // code is one issued pairing code (kept by the digest of its text).
@@ -48,12 +51,11 @@ type code struct {
 
 // Service issues codes and turns them into pairings.
 type Service struct {
-	cfg       Config
-	store     Store
-	opts      Options
-	exchanges gateway.RateLimiter
-	refreshes gateway.RateLimiter
-	metrics   *metrics
+	cfg     Config
+	store   Store
+	opts    Options
+	limiter gateway.RateLimiter
+	metrics *metrics
 
 	mu sync.Mutex // guards codes, byOwner, lastSweep and every store read-modify-write
 	// codes by digest; byOwner maps partner\x00end user\x00device to the
@@ -82,10 +84,11 @@ func New(cfg Config, store Store, opts Options) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Service{cfg: cfg, store: store, opts: opts, metrics: m,
-		exchanges: gateway.NewMemoryRateLimiter(cfg.ExchangesPerMinute, opts.Clock),
-		refreshes: gateway.NewMemoryRateLimiter(cfg.RefreshesPerMinute, opts.Clock),
-		codes:     map[[32]byte]*code{}, byOwner: map[string][32]byte{}}, nil
+	if opts.RateLimiter == nil {
+		opts.RateLimiter = gateway.NewMemoryRateLimiter(opts.Clock)
+	}
+	return &Service{cfg: cfg, store: store, opts: opts, metrics: m, limiter: opts.RateLimiter,
+		codes: map[[32]byte]*code{}, byOwner: map[string][32]byte{}}, nil
 }
 
 // Routes are the service's endpoints. Creating and ending a pairing take a
@@ -194,7 +197,7 @@ type Credentials struct {
 // handleExchange is POST /v1/pairings/exchange: a code, once, for a client
 // token and a refresh credential.
 func (s *Service) handleExchange(w http.ResponseWriter, r *http.Request) {
-	if !s.allow(w, r, s.exchanges, s.metrics.exchanges) {
+	if !s.allow(w, r, "exchange", s.cfg.ExchangesPerMinute, s.metrics.exchanges) {
 		return
 	}
 	var req exchangeRequest
@@ -264,7 +267,7 @@ func (s *Service) admitLocked(pr Pairing) error {
 // handleRefresh is POST /v1/pairings/refresh: a refresh credential for a
 // fresh client token and the next refresh credential.
 func (s *Service) handleRefresh(w http.ResponseWriter, r *http.Request) {
-	if !s.allow(w, r, s.refreshes, s.metrics.refreshes) {
+	if !s.allow(w, r, "refresh", s.cfg.RefreshesPerMinute, s.metrics.refreshes) {
 		return
 	}
 	var req refreshRequest
@@ -401,20 +404,32 @@ func (s *Service) handleDelete(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// allow applies a per-address limiter to a public route.
-func (s *Service) allow(w http.ResponseWriter, r *http.Request, l gateway.RateLimiter, c *prometheus.CounterVec) bool {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		host = r.RemoteAddr
+// allow takes one attempt from the client address's bucket of a public
+// route. A limiter that cannot decide lets the request through, as the
+// gateway's own limit does.
+func (s *Service) allow(w http.ResponseWriter, r *http.Request, route string, perMinute int, c *prometheus.CounterVec) bool {
+	src := gateway.SourceAddr(r.Context())
+	addr := src.String()
+	if !src.IsValid() {
+		host, _, err := net.SplitHostPort(r.RemoteAddr)
+		if err != nil {
+			host = r.RemoteAddr
+		}
+		addr = host
 	}
-	ok, wait := l.Allow(host)
-	if !ok {
+	d, err := s.limiter.Take(r.Context(), gateway.Bucket{Key: "pairing." + route + "\x00" + addr, PerMinute: perMinute})
+	if err != nil {
+		s.opts.Logger.Warn("pairing: rate limiter", "err", err)
+		return true
+	}
+	if !d.OK {
 		c.WithLabelValues("rate_limited").Inc()
-		secs := int(wait/time.Second) + 1
+		secs := int(d.RetryAfter/time.Second) + 1
 		gateway.WriteError(w, r, &gateway.Error{Type: gateway.RateLimited, RetryAfter: secs,
 			Message: fmt.Sprintf("too many attempts from this address; wait %d s", secs)})
+		return false
 	}
-	return ok
+	return true
 }
 
 // sweepInterval is how often requests sweep expired codes and pairings.
