@@ -3,6 +3,7 @@ package pairing_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -35,10 +36,12 @@ func TestPairedTokensOnTheWebsocket(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	auth := func(r *http.Request, token string) (gateway.Principal, error) {
-		p, e := h.srv.Authenticate(r, token)
-		if e != nil {
-			return gateway.Principal{}, e
+	// As cmd wires it: the edge authenticates the upgrade (the token as a
+	// subprotocol), the handler reads the principal it stored.
+	auth := func(r *http.Request, _ string) (gateway.Principal, error) {
+		p, ok := gateway.PrincipalFrom(r.Context())
+		if !ok {
+			return gateway.Principal{}, errors.New("not authenticated by the edge")
 		}
 		return p, nil
 	}
@@ -46,7 +49,8 @@ func TestPairedTokensOnTheWebsocket(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.srv.Mount(gateway.Route{Method: http.MethodGet, Path: "/v1/chat", MaxBodyBytes: -1, Handler: ch})
+	h.srv.Mount(gateway.Route{Method: http.MethodGet, Path: "/v1/chat", Scope: gateway.ScopeSessionsWrite,
+		AllowClientToken: true, Token: chat.TokenFrom, Upgrade: true, MaxBodyBytes: -1, Handler: ch})
 	ts := httptest.NewServer(h.srv.Handler())
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

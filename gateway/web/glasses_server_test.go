@@ -77,10 +77,12 @@ func newGlassesServer(t testing.TB, conv session.Converser) *glassesServer {
 	for _, rt := range pair.Routes() {
 		g.gw.Mount(rt)
 	}
-	auth := func(r *http.Request, token string) (gateway.Principal, error) {
-		p, e := g.gw.Authenticate(r, token)
-		if e != nil {
-			return gateway.Principal{}, e
+	// As cmd wires it: the edge authenticates the upgrade (the token as a
+	// subprotocol), the handler reads the principal it stored.
+	auth := func(r *http.Request, _ string) (gateway.Principal, error) {
+		p, ok := gateway.PrincipalFrom(r.Context())
+		if !ok {
+			return gateway.Principal{}, errors.New("not authenticated by the edge")
 		}
 		return p, nil
 	}
@@ -88,7 +90,8 @@ func newGlassesServer(t testing.TB, conv session.Converser) *glassesServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g.gw.Mount(gateway.Route{Method: http.MethodGet, Path: "/v1/chat", MaxBodyBytes: -1, Handler: ch})
+	g.gw.Mount(gateway.Route{Method: http.MethodGet, Path: "/v1/chat", Scope: gateway.ScopeSessionsWrite,
+		AllowClientToken: true, Token: chat.TokenFrom, Upgrade: true, MaxBodyBytes: -1, Handler: ch})
 	if g.app, err = web.NewGlasses(web.GlassesOptions{}); err != nil {
 		t.Fatal(err)
 	}
