@@ -179,6 +179,9 @@ func (a *app) build(cfg fileConfig, getenv func(string) string) (err error) {
 	}); err != nil {
 		return fmt.Errorf("rtc: %w", err)
 	}
+	if err := a.mountGlasses(reg); err != nil {
+		return fmt.Errorf("glasses: %w", err)
+	}
 	a.mount()
 	return nil
 }
