@@ -102,14 +102,7 @@ func (a *app) build(cfg fileConfig, getenv func(string) string) (err error) {
 	}); err != nil {
 		return fmt.Errorf("router: %w", err)
 	}
-	if cfg.Cluster.Enabled() {
-		if a.cluster, err = cluster.New(context.Background(), cfg.Cluster, cluster.Options{Logger: log.With("pkg", "cluster"), Registerer: reg}); err != nil {
-			return err
-		}
-	}
-	if a.srv, err = gateway.New(cfg.edge(), gateway.Options{Logger: log, Registry: reg,
-		RateLimiter: a.cluster.RateLimiter(), Idempotency: a.cluster.Idempotency(cfg.Idempotency),
-		ValidateDevice: func(id string) error { _, err := devices.Lookup(id); return err }}); err != nil {
+	if err := a.newEdge(cfg, reg); err != nil {
 		return err
 	}
 	if err := a.buildExtensions(cfg, reg); err != nil {
@@ -134,16 +127,9 @@ func (a *app) build(cfg fileConfig, getenv func(string) string) (err error) {
 	if a.sessions, err = session.NewManager(cfg.Session, session.Deps{
 		Converser: conv, Safety: local, Layout: layout, Counters: a.counters,
 		Actions: a.actions, Observer: a.hooks,
-		OnOpened: func(s *session.Session) {
-			a.hooks.Opened(s)
-			a.cluster.Opened(s)
-		},
+		OnOpened: a.opened,
 		Logger: log.With("pkg", "session"),
-		OnClosed: func(s *session.Session) {
-			conv.Forget(s.ID())
-			a.hooks.Closed(s)
-			a.cluster.Closed(s)
-		},
+		OnClosed: a.closer(conv),
 		// A card nobody acknowledged in time is spoken in the session's
 		// voice call, if it has one (the session also re-sends it and
 		// notifies the phone surface).
@@ -184,6 +170,37 @@ func (a *app) build(cfg fileConfig, getenv func(string) string) (err error) {
 	}
 	a.mount()
 	return nil
+}
+
+// newEdge joins the cluster when the config has one, then builds the HTTP
+// edge on its rate limits and idempotency store (alone: in memory).
+func (a *app) newEdge(cfg fileConfig, reg *prometheus.Registry) (err error) {
+	if cfg.Cluster.Enabled() {
+		if a.cluster, err = cluster.New(context.Background(), cfg.Cluster, cluster.Options{Logger: a.log.With("pkg", "cluster"), Registerer: reg}); err != nil {
+			return err
+		}
+	}
+	a.srv, err = gateway.New(cfg.edge(), gateway.Options{Logger: a.log, Registry: reg,
+		RateLimiter: a.cluster.RateLimiter(), Idempotency: a.cluster.Idempotency(cfg.Idempotency),
+		ValidateDevice: func(id string) error { _, err := devices.Lookup(id); return err }})
+	return err
+}
+
+// opened is a session's start (or resume) for the inbox, titles and, in a
+// cluster, the session directory.
+func (a *app) opened(s *session.Session) {
+	a.hooks.Opened(s)
+	a.cluster.Opened(s)
+}
+
+// closer is a session's end for the converser, the hooks and the
+// directory.
+func (a *app) closer(conv *converse.Converser) func(*session.Session) {
+	return func(s *session.Session) {
+		conv.Forget(s.ID())
+		a.hooks.Closed(s)
+		a.cluster.Closed(s)
+	}
 }
 
 // newShares sizes the fair shares of the global caps per partner and per
@@ -311,6 +328,7 @@ func (a *app) chatAuth(r *http.Request, _ string) (gateway.Principal, error) {
 // connections, websockets and sessions. Websocket clients resume on
 // another instance, so they are not waited for.
 func (a *app) drain(ctx context.Context) {
+	a.cluster.StartDrain(context.Background()) // draining in Redis too (nil-safe)
 	if a.rtc != nil && a.rtc.Len() > 0 {
 		a.log.Info("waiting for live voice sessions", "sessions", a.rtc.Len())
 		t := time.NewTicker(100 * time.Millisecond)

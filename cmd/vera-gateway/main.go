@@ -130,7 +130,6 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	grace := time.Duration(cfg.ShutdownGraceMS) * time.Millisecond
 	log.Info("draining", "grace", grace)
 	a.srv.StartDrain()
-	a.cluster.StartDrain(context.Background())
 	dctx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
 	a.drain(dctx)
