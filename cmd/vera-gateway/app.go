@@ -128,7 +128,7 @@ func (a *app) build(cfg fileConfig, getenv func(string) string) (err error) {
 		Converser: conv, Safety: local, Layout: layout, Counters: a.counters,
 		Actions: a.actions, Observer: a.hooks,
 		OnOpened: a.opened,
-		Logger: log.With("pkg", "session"),
+		Logger:   log.With("pkg", "session"),
 		OnClosed: a.closer(conv),
 		// A card nobody acknowledged in time is spoken in the session's
 		// voice call, if it has one (the session also re-sends it and
