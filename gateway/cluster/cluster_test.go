@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"go.uber.org/goleak"
 
 	"github.com/veraneural/vera-gateway/gateway"
@@ -54,6 +55,18 @@ func TestJoin(t *testing.T) {
 		t.Fatalf("unreachable Redis: %v", err)
 	}
 	ctx := context.Background()
+	// A live node of another protocol: joining is refused, naming it.
+	rdb0 := rs.Client()
+	now := time.Now().UnixMilli()
+	rdb0.HSet(ctx, nodeKey("gw-old"), "instance", "x", "protocol", Protocol+1, "version", "v0")
+	rdb0.ZAdd(ctx, nodesKey, redis.Z{Score: float64(now), Member: "gw-old"})
+	if _, err := New(ctx, testConfig(rs, "gw-new"), Options{}); !errors.Is(err, ErrProtocol) || !strings.Contains(err.Error(), "gw-old") {
+		t.Fatalf("join beside another protocol: %v", err)
+	}
+	if n, _ := rdb0.Exists(ctx, nodeKey("gw-new")).Result(); n != 0 {
+		t.Fatal("a refused node left its record behind")
+	}
+	rdb0.Del(ctx, nodeKey("gw-old"))
 	if err := a.Register(ctx, Session, "sess_1", "partner-a", "u_1"); err != nil {
 		t.Fatal(err)
 	}
