@@ -25,6 +25,7 @@ import (
 	"github.com/veraneural/vera-gateway/gateway/event"
 	"github.com/veraneural/vera-gateway/gateway/hooks"
 	"github.com/veraneural/vera-gateway/gateway/inbox"
+	"github.com/veraneural/vera-gateway/gateway/pairing"
 	"github.com/veraneural/vera-gateway/gateway/router"
 	"github.com/veraneural/vera-gateway/gateway/rtc"
 	"github.com/veraneural/vera-gateway/gateway/session"
@@ -59,6 +60,8 @@ type app struct {
 	// cluster is this node's membership when the config has a cluster
 	// section; nil (alone) passes everything through.
 	cluster *cluster.Cluster
+	// pairings keep paired glasses (bbolt alone, Redis in a cluster).
+	pairings pairing.Store
 }
 
 // newApp wires every package by hand. Anything that cannot work — a card
@@ -229,6 +232,7 @@ func (a *app) buildExtensions(cfg fileConfig, reg prometheus.Registerer) (err er
 	if err != nil {
 		return err
 	}
+	a.pairings = st.Pairing
 	if a.dispatcher, err = webhook.NewDispatcher(cfg.WebhookDelivery, st.Webhook, webhook.Options{
 		Endpoints: cfg.partnerWebhooks(), Dev: cfg.DevMode(), Logger: log.With("pkg", "webhook"), Registerer: reg}); err != nil {
 		return fmt.Errorf("webhooks: %w", err)
@@ -274,6 +278,9 @@ func (a *app) openStores(cfg fileConfig) (st cluster.Stores, err error) {
 	}
 	if st.Inbox, err = inbox.NewBoltStore(a.db); err != nil {
 		return st, fmt.Errorf("inbox: %w", err)
+	}
+	if st.Pairing, err = pairing.NewBoltStore(a.db); err != nil {
+		return st, err
 	}
 	return st, nil
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/veraneural/vera-gateway/gateway"
 	"github.com/veraneural/vera-gateway/gateway/audit"
 	"github.com/veraneural/vera-gateway/gateway/inbox"
+	"github.com/veraneural/vera-gateway/gateway/pairing"
 	"github.com/veraneural/vera-gateway/gateway/tools"
 	"github.com/veraneural/vera-gateway/gateway/webhook"
 )
@@ -17,6 +18,7 @@ type Stores struct {
 	Webhook webhook.Store
 	Audit   audit.Store
 	Tools   tools.Store
+	Pairing pairing.Store
 }
 
 // Stores builds them on the cluster's Redis: the inbox is this node's
@@ -28,6 +30,7 @@ func (c *Cluster) Stores(holdFor, webhookTimeout time.Duration) Stores {
 		Webhook: webhook.NewRedisStore(c.rdb, c.cfg.NodeID+"#"+c.instance[:8], webhookTimeout+2*time.Second),
 		Audit:   audit.NewRedisStore(c.rdb),
 		Tools:   tools.NewRedisStore(c.rdb),
+		Pairing: pairing.NewRedisStore(c.rdb),
 	}
 }
 
