@@ -395,6 +395,12 @@ func TestClusterDrain(t *testing.T) {
 	if r := b.do(t, "GET", "/readyz", "", ""); r.status != 200 {
 		t.Fatalf("the other node's /readyz = %d", r.status)
 	}
+	m := a.do(t, "GET", "/metrics", "", "")
+	for _, want := range []string{"vera_cluster_ready 0", "vera_cluster_heartbeat_age_seconds", "vera_cluster_redis_duration_seconds_count"} {
+		if !strings.Contains(m.body, want) {
+			t.Errorf("/metrics of the draining node lacks %q", want)
+		}
+	}
 	tok := b.do(t, "POST", "/v1/client_tokens", clusterKeyA, `{"end_user_id":"u_9","device":"browser"}`)
 	var minted struct{ Token string }
 	_ = json.Unmarshal([]byte(tok.body), &minted)
