@@ -55,8 +55,10 @@ type Cluster struct {
 	stop chan struct{}
 	wg   sync.WaitGroup
 
-	// counts carries safety counts to Redis (SafetyCounters).
-	counts chan safetyCount
+	// counts carries safety counts to Redis (SafetyCounters); forgets
+	// entries to delete (forgetLoop).
+	counts  chan safetyCount
+	forgets chan []string
 
 	// mu guards the fields below (and counts' creation).
 	mu       sync.Mutex
@@ -78,7 +80,7 @@ func New(ctx context.Context, cfg Config, opts Options) (*Cluster, error) {
 	}
 	c := &Cluster{cfg: cfg, log: opts.Logger, clock: clock.OrReal(opts.Clock), version: opts.Version,
 		advertise: strings.TrimRight(cfg.AdvertiseURL, "/"), inner: mux.NewRouter(), replays: newReplayCache(),
-		local: map[string]Entry{}, stop: make(chan struct{})}
+		local: map[string]Entry{}, stop: make(chan struct{}), forgets: make(chan []string, forgetQueue)}
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
 	}
@@ -107,12 +109,16 @@ func New(ctx context.Context, cfg Config, opts Options) (*Cluster, error) {
 	c.forwarder = newForwardClient()
 	c.lastBeat, c.healthy = c.clock.Now(), true
 	c.met.ready.Set(1)
-	c.wg.Add(1)
+	c.wg.Add(2)
 	go c.beatLoop()
+	go c.forgetLoop()
 	c.log.Info("cluster: joined", "node", cfg.NodeID, "advertise", c.advertise, "public", cfg.Public(),
 		"version", c.version, "protocol", Protocol, "heartbeat", cfg.Heartbeat())
 	return c, nil
 }
+
+// forgetQueue bounds the entry deletions waiting for Redis.
+const forgetQueue = 4096
 
 // Redis is the client the shared stores use.
 func (c *Cluster) Redis() *redis.Client { return c.rdb }
@@ -262,6 +268,9 @@ func (c *Cluster) Close(ctx context.Context) error {
 	c.mu.Unlock()
 	close(c.stop)
 	c.wg.Wait()
+	for len(c.forgets) > 0 {
+		keys = append(keys, <-c.forgets...)
+	}
 	ctx, cancel := context.WithTimeout(ctx, redisDialTimeout)
 	defer cancel()
 	c.forget(ctx, keys...)

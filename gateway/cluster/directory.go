@@ -109,7 +109,7 @@ func (c *Cluster) Forget(ctx context.Context, k Kind, ids ...string) {
 	}
 	c.met.entries.WithLabelValues(string(k)).Set(float64(c.countLocked(k)))
 	c.mu.Unlock()
-	c.forget(ctx, ids2keys(k, ids)...)
+	c.forgetLater(ids2keys(k, ids)...)
 }
 
 func ids2keys(k Kind, ids []string) []string {
@@ -120,9 +120,34 @@ func ids2keys(k Kind, ids []string) []string {
 	return out
 }
 
+// forgetLater hands keys to the forget loop: a session's end never waits
+// on Redis (which may be down; unrefreshed, the entries lapse anyway).
+func (c *Cluster) forgetLater(keys ...string) {
+	select {
+	case c.forgets <- keys:
+	default:
+		c.met.redisErrors.WithLabelValues("forget_queue_full").Inc()
+	}
+}
+
+// forgetLoop deletes handed-over entries until the cluster stops.
+func (c *Cluster) forgetLoop() {
+	defer c.wg.Done()
+	for {
+		select {
+		case <-c.stop:
+			return
+		case keys := <-c.forgets:
+			c.forget(context.Background(), keys...)
+		}
+	}
+}
+
 // forget deletes the entries at keys that still name this node, in one
 // round trip.
 func (c *Cluster) forget(ctx context.Context, keys ...string) {
+	ctx, cancel := context.WithTimeout(ctx, redisDialTimeout)
+	defer cancel()
 	pipe := c.rdb.Pipeline()
 	for _, key := range keys {
 		dropScript.Eval(ctx, pipe, []string{key}, c.cfg.NodeID)

@@ -76,7 +76,7 @@ func (c *Cluster) Closed(s *session.Session) {
 	}
 	c.met.entries.WithLabelValues(string(Session)).Set(float64(c.countLocked(Session)))
 	c.mu.Unlock()
-	c.forget(context.Background(), keys...)
+	c.forgetLater(keys...)
 }
 
 // ResumeDigest names a resume token in the directory: the token itself is
