@@ -96,6 +96,8 @@ func (c Config) Validate() error {
 	switch {
 	case c.SecretEnv == "":
 		bad("secret_env", "required: the environment variable holding the node-to-node HMAC key (the same on every node)")
+	case c.Secret == "":
+		bad("secret_env", "environment variable %s is empty or unset", c.SecretEnv)
 	case len(c.Secret) < minSecretBytes:
 		bad("secret_env", "%s must hold at least %d bytes (it is %d)", c.SecretEnv, minSecretBytes, len(c.Secret))
 	}
