@@ -10,6 +10,7 @@ import (
 	"github.com/veraneural/vera-gateway/devices"
 	"github.com/veraneural/vera-gateway/gateway/consent"
 	"github.com/veraneural/vera-gateway/gateway/event"
+	"github.com/veraneural/vera-gateway/glasses"
 )
 
 // Action statuses (action.updated). A proposed action ends approved,
@@ -141,7 +142,7 @@ func (s *Session) pruneActionsLocked() {
 // layoutPrompt lays a prompt out for one surface: the CardLayout's own
 // prompt layout when it has one, else (or when it fails) PlainLayout's; a
 // surface that fits neither gets the structured action without pages.
-func (s *Session) layoutPrompt(a Action, sf devices.Surface) []event.Page {
+func (s *Session) layoutPrompt(a Action, sf devices.Surface) []glasses.OpsPage {
 	id := promptCardID(a.ID)
 	if pl, ok := s.deps.Layout.(PromptLayout); ok {
 		pages, err := pl.LayoutPrompt(id, a, s.Profile(), sf)

@@ -49,8 +49,8 @@ func (s *Session) sendCard(turnID string, a safety.Assessment) {
 		res = []safety.Resource{}
 	}
 	card := event.SafetyCard{
-		CardID: cardID, TurnID: turnID, Level: a.Level.String(), DisplayRequired: a.DisplayRequired,
-		Source: string(a.Source), Resources: res, Surfaces: []event.CardSurface{},
+		CardID: cardID, TurnID: turnID, Level: shownLevel(a.Level), DisplayRequired: a.DisplayRequired,
+		Source: a.Source, Resources: res, Surfaces: []event.CardSurface{},
 		// Only a device that confirms renders can acknowledge pages.
 		RequiresAck: len(surfaces) > 0 && profile.RenderConfirmation,
 		MustSpeak:   profile.MustSpeakSafety(),
@@ -161,8 +161,7 @@ func (s *Session) ack(a *event.DisplayAck) error {
 		return fmt.Errorf("%w: page %d of %d", ErrBadPage, a.Page, len(sa.pages))
 	}
 	if !sa.pages[0] && a.Page == 1 {
-		lvl, _ := safety.ParseLevel(ca.card.Level)
-		s.deps.Counters.CardAcked(lvl, s.region, safety.SurfaceKind(sa.kind))
+		s.deps.Counters.CardAcked(ca.card.Level, s.region, safety.SurfaceKind(sa.kind))
 	}
 	sa.pages[a.Page-1] = true
 	if a.Page == 1 && sa.timer != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/veraneural/vera-gateway/devices"
 	"github.com/veraneural/vera-gateway/gateway/event"
+	"github.com/veraneural/vera-gateway/glasses"
 	"github.com/veraneural/vera-gateway/safety"
 )
 
@@ -78,7 +79,7 @@ type SafetyLayer interface {
 // text is dropped; an error means the surface gets the structured card
 // without pages (never no card).
 type CardLayout interface {
-	LayoutSafety(cardID string, a safety.Assessment, p devices.Profile, s devices.Surface) ([]event.Page, error)
+	LayoutSafety(cardID string, a safety.Assessment, p devices.Profile, s devices.Surface) ([]glasses.OpsPage, error)
 }
 
 // PromptLayout lays an action's approve/decline prompt out in pages for one
@@ -87,7 +88,7 @@ type CardLayout interface {
 // also implements it lays prompts out too; otherwise, or when it fails,
 // PlainLayout does.
 type PromptLayout interface {
-	LayoutPrompt(cardID string, a Action, p devices.Profile, s devices.Surface) ([]event.Page, error)
+	LayoutPrompt(cardID string, a Action, p devices.Profile, s devices.Surface) ([]glasses.OpsPage, error)
 }
 
 // ActionHandler carries out an approved action or records a declined one

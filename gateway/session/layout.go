@@ -6,7 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/veraneural/vera-gateway/devices"
-	"github.com/veraneural/vera-gateway/gateway/event"
+	"github.com/veraneural/vera-gateway/glasses"
 	"github.com/veraneural/vera-gateway/safety"
 )
 
@@ -21,7 +21,7 @@ type PlainLayout struct{}
 const safetyTitle = "Support is available"
 
 // LayoutSafety implements CardLayout.
-func (PlainLayout) LayoutSafety(cardID string, a safety.Assessment, _ devices.Profile, sf devices.Surface) ([]event.Page, error) {
+func (PlainLayout) LayoutSafety(cardID string, a safety.Assessment, _ devices.Profile, sf devices.Surface) ([]glasses.OpsPage, error) {
 	budget := sf.TextBudget
 	if budget.LinesPerPage < 1 || budget.CharsPerLine < 8 {
 		return nil, fmt.Errorf("session: layout %s: text budget %+v too small", sf.ID, budget)
@@ -55,13 +55,13 @@ func (PlainLayout) LayoutSafety(cardID string, a safety.Assessment, _ devices.Pr
 	if len(pages) == 0 {
 		return nil, fmt.Errorf("session: layout %s: assessment has no resources", sf.ID)
 	}
-	out := make([]event.Page, len(pages))
+	out := make([]glasses.OpsPage, len(pages))
 	for i, lines := range pages {
-		ctl := event.Control{ID: "next", Label: "Next", Role: "next"}
+		ctl := glasses.Control{ID: "next", Label: "Next", Role: "next"}
 		if i == len(pages)-1 {
-			ctl = event.Control{ID: "done", Label: "Done", Role: "back"}
+			ctl = glasses.Control{ID: "done", Label: "Done", Role: "back"}
 		}
-		out[i] = event.Page{N: i + 1, Of: len(pages), Title: safetyTitle, Lines: lines, Controls: []event.Control{ctl}, Focus: ctl.ID,
+		out[i] = glasses.OpsPage{N: i + 1, Of: len(pages), Title: safetyTitle, Lines: lines, Controls: []glasses.Control{ctl}, Focus: ctl.ID,
 			Ops: plainOps(sf, safetyTitle, lines, i+1, len(pages))}
 	}
 	return out, nil
@@ -88,7 +88,7 @@ func wrap(lines []string, text string, width int) []string {
 // plainOps draws a page: a dark panel (black is transparent on additive
 // displays), the title, n/N, the body lines and a focused Next/Done control.
 // Text y is the baseline.
-func plainOps(sf devices.Surface, title string, lines []string, n, of int) []event.Op {
+func plainOps(sf devices.Surface, title string, lines []string, n, of int) []glasses.Op {
 	f := sf.Fonts
 	fg, dim, panel, btn := "#FFFFFF", "#CFD3D9", "#1A1B1F", "#2B2F38"
 	if sf.Colors.Model == devices.ColorGreen {
@@ -96,13 +96,13 @@ func plainOps(sf devices.Surface, title string, lines []string, n, of int) []eve
 	}
 	m := sf.MarginPx
 	base := func(top, lineH, px int) int { return top + (lineH+px)/2 - px/5 }
-	ops := []event.Op{{Op: "panel", X: 0, Y: 0, W: sf.Width, H: sf.Height, R: max(m, 8), Fill: panel}}
+	ops := []glasses.Op{{Op: "panel", X: 0, Y: 0, W: sf.Width, H: sf.Height, R: max(m, 8), Fill: panel}}
 	ops = append(ops,
-		event.Op{Op: "text", X: m, Y: base(m, f.TitleLinePx, f.TitlePx), Text: title, Px: f.TitlePx, Bold: true, Color: fg, Style: "title"},
-		event.Op{Op: "text", X: sf.Width - m - 3*f.MetaPx, Y: base(m, f.TitleLinePx, f.MetaPx), Text: fmt.Sprintf("%d/%d", n, of), Px: f.MetaPx, Color: dim, Style: "meta"})
+		glasses.Op{Op: "text", X: m, Y: base(m, f.TitleLinePx, f.TitlePx), Text: title, Px: f.TitlePx, Bold: true, Color: fg, Style: "title"},
+		glasses.Op{Op: "text", X: sf.Width - m - 3*f.MetaPx, Y: base(m, f.TitleLinePx, f.MetaPx), Text: fmt.Sprintf("%d/%d", n, of), Px: f.MetaPx, Color: dim, Style: "meta"})
 	y := m + f.TitleLinePx + sf.GapPx
 	for _, l := range lines {
-		ops = append(ops, event.Op{Op: "text", X: m, Y: base(y, f.BodyLinePx, f.BodyPx), Text: l, Px: f.BodyPx, Color: fg, Style: "body"})
+		ops = append(ops, glasses.Op{Op: "text", X: m, Y: base(y, f.BodyLinePx, f.BodyPx), Text: l, Px: f.BodyPx, Color: fg, Style: "body"})
 		y += f.BodyLinePx
 	}
 	if sf.Buttons {
@@ -110,7 +110,7 @@ func plainOps(sf devices.Surface, title string, lines []string, n, of int) []eve
 		if n == of {
 			label, id = "Done", "done"
 		}
-		ops = append(ops, event.Op{Op: "button", X: m, Y: sf.Height - m - sf.ButtonRowPx, W: sf.Width - 2*m, H: sf.ButtonRowPx, R: sf.ButtonRowPx / 3,
+		ops = append(ops, glasses.Op{Op: "button", X: m, Y: sf.Height - m - sf.ButtonRowPx, W: sf.Width - 2*m, H: sf.ButtonRowPx, R: sf.ButtonRowPx / 3,
 			Text: label, Px: f.BodyPx, Color: "#F1F3F4", Fill: btn, ID: id, Focus: true})
 	}
 	return ops

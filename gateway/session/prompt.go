@@ -30,7 +30,7 @@ func promptText(a Action) (title, body string) {
 // LayoutPrompt implements PromptLayout: the action's title on every page,
 // its summary wrapped to the surface's budget, and on the last page the
 // Approve and Decline controls with focus on Decline.
-func (PlainLayout) LayoutPrompt(cardID string, a Action, _ devices.Profile, sf devices.Surface) ([]event.Page, error) {
+func (PlainLayout) LayoutPrompt(cardID string, a Action, _ devices.Profile, sf devices.Surface) ([]glasses.OpsPage, error) {
 	budget := sf.TextBudget
 	if budget.LinesPerPage < 2 || budget.CharsPerLine < 8 {
 		return nil, fmt.Errorf("session: layout prompt %s: text budget %+v too small", sf.ID, budget)
@@ -50,32 +50,32 @@ func (PlainLayout) LayoutPrompt(cardID string, a Action, _ devices.Profile, sf d
 	if len(pages) == 0 {
 		pages = [][]string{{}}
 	}
-	out := make([]event.Page, len(pages))
+	out := make([]glasses.OpsPage, len(pages))
 	for i, pl := range pages {
-		p := event.Page{N: i + 1, Of: len(pages), Title: title, Lines: append([]string{}, pl...),
+		p := glasses.OpsPage{N: i + 1, Of: len(pages), Title: title, Lines: append([]string{}, pl...),
 			Ops: plainOps(sf, title, pl, i+1, len(pages))}
 		if sf.Buttons {
 			p.Ops = p.Ops[:len(p.Ops)-1] // plainOps' Next/Done button
 		}
 		if i == len(pages)-1 {
-			p.Controls = []event.Control{{ID: ControlApprove, Label: "Approve", Role: string(glasses.RoleCommit)},
-				{ID: ControlDecline, Label: "Decline", Role: string(glasses.RoleDecline)}}
+			p.Controls = []glasses.Control{{ID: ControlApprove, Label: "Approve", Role: glasses.RoleCommit},
+				{ID: ControlDecline, Label: "Decline", Role: glasses.RoleDecline}}
 			p.Focus = ControlDecline
 			if sf.Buttons {
 				m, w := sf.MarginPx, (sf.Width-3*sf.MarginPx)/2
 				y := sf.Height - m - sf.ButtonRowPx
 				p.Ops = append(p.Ops,
-					event.Op{Op: "button", X: m, Y: y, W: w, H: sf.ButtonRowPx, R: sf.ButtonRowPx / 3, Text: "Approve",
+					glasses.Op{Op: "button", X: m, Y: y, W: w, H: sf.ButtonRowPx, R: sf.ButtonRowPx / 3, Text: "Approve",
 						Px: sf.Fonts.BodyPx, Color: "#F1F3F4", Fill: "#2B2F38", ID: ControlApprove},
-					event.Op{Op: "button", X: 2*m + w, Y: y, W: w, H: sf.ButtonRowPx, R: sf.ButtonRowPx / 3, Text: "Decline",
+					glasses.Op{Op: "button", X: 2*m + w, Y: y, W: w, H: sf.ButtonRowPx, R: sf.ButtonRowPx / 3, Text: "Decline",
 						Px: sf.Fonts.BodyPx, Color: "#F1F3F4", Fill: "#2B2F38", ID: ControlDecline, Focus: true})
 			}
 		} else {
-			p.Controls = []event.Control{{ID: "next", Label: "Next", Role: "next"}}
+			p.Controls = []glasses.Control{{ID: "next", Label: "Next", Role: "next"}}
 			p.Focus = "next"
 			if sf.Buttons {
 				m := sf.MarginPx
-				p.Ops = append(p.Ops, event.Op{Op: "button", X: m, Y: sf.Height - m - sf.ButtonRowPx, W: sf.Width - 2*m,
+				p.Ops = append(p.Ops, glasses.Op{Op: "button", X: m, Y: sf.Height - m - sf.ButtonRowPx, W: sf.Width - 2*m,
 					H: sf.ButtonRowPx, R: sf.ButtonRowPx / 3, Text: "Next", Px: sf.Fonts.BodyPx, Color: "#F1F3F4",
 					Fill: "#2B2F38", ID: "next", Focus: true})
 			}
@@ -92,7 +92,7 @@ func (PlainLayout) LayoutPrompt(cardID string, a Action, _ devices.Profile, sf d
 //
 // A title too long for the surface's title line (Even G1, Mentra) moves
 // into the body under the short title "Go ahead?": nothing is dropped.
-func (g *GlassesLayout) LayoutPrompt(cardID string, a Action, p devices.Profile, sf devices.Surface) ([]event.Page, error) {
+func (g *GlassesLayout) LayoutPrompt(cardID string, a Action, p devices.Profile, sf devices.Surface) ([]glasses.OpsPage, error) {
 	title, body := promptText(a)
 	pages, err := g.layoutPrompt(cardID, title, body, p, sf)
 	if err != nil && errors.Is(err, glasses.ErrTitleTooLong) && title != promptTitle {
@@ -101,7 +101,7 @@ func (g *GlassesLayout) LayoutPrompt(cardID string, a Action, p devices.Profile,
 	return pages, err
 }
 
-func (g *GlassesLayout) layoutPrompt(cardID, title, body string, p devices.Profile, sf devices.Surface) ([]event.Page, error) {
+func (g *GlassesLayout) layoutPrompt(cardID, title, body string, p devices.Profile, sf devices.Surface) ([]glasses.OpsPage, error) {
 	card, err := glasses.NewPrompt(cardID, title, body,
 		glasses.Action{ID: ControlApprove, Label: "Approve", Voice: []string{"yes"}},
 		glasses.Action{ID: ControlDecline, Label: "Decline", Voice: []string{"no"}})
@@ -128,7 +128,7 @@ func (s *Session) showPromptLocked(o *offer, surface string) {
 		Page: focusPage(pages[n-1], focusControl(o.ap))})
 }
 
-func (st *actionState) promptPages(surface string) []event.Page {
+func (st *actionState) promptPages(surface string) []glasses.OpsPage {
 	for _, cs := range st.prompt {
 		if cs.Surface == surface {
 			return cs.Pages
@@ -155,7 +155,7 @@ func focusControl(ap *consent.Approval) string {
 
 // focusPage returns p with focus on control id when p carries the prompt's
 // controls (the last page); other pages keep their own focus.
-func focusPage(p event.Page, id string) event.Page {
+func focusPage(p glasses.OpsPage, id string) glasses.OpsPage {
 	has := false
 	for _, c := range p.Controls {
 		has = has || c.ID == id
@@ -164,7 +164,7 @@ func focusPage(p event.Page, id string) event.Page {
 		return p
 	}
 	p.Focus = id
-	ops := make([]event.Op, len(p.Ops))
+	ops := make([]glasses.Op, len(p.Ops))
 	copy(ops, p.Ops)
 	for i := range ops {
 		if ops[i].Op == "button" && (ops[i].ID == ControlApprove || ops[i].ID == ControlDecline) {

@@ -193,7 +193,7 @@ func TestLocalCrisisCardBeforeAnyDelta(t *testing.T) {
 	var card event.SafetyCard
 	b, _ := json.Marshal(evs[ci].raw)
 	_ = json.Unmarshal(b, &card)
-	if !card.RequiresAck || card.Level != "crisis" || len(card.Resources) != 1 || card.Resources[0].Actions[0].Value != "988" {
+	if !card.RequiresAck || card.Level != safety.LevelCrisis || len(card.Resources) != 1 || card.Resources[0].Actions[0].Value != "988" {
 		t.Fatalf("card %+v", card)
 	}
 	if len(card.Surfaces) != 1 || card.Surfaces[0].Surface != "display" || len(card.Surfaces[0].Pages) == 0 {
@@ -250,7 +250,7 @@ func TestMergeNeverDowngrades(t *testing.T) {
 		t.Fatalf("want local card then merged card, got %d: %v", len(cards), types(evs))
 	}
 	last := cards[1]
-	if last.Level != "crisis" || len(last.Resources) != 2 {
+	if last.Level != safety.LevelCrisis || len(last.Resources) != 2 {
 		t.Fatalf("merged card %+v", last)
 	}
 	if index(evs, event.TypeReplyDelta) < 3 {
@@ -694,7 +694,7 @@ func TestLocalSafetyRealDetector(t *testing.T) {
 		var card event.SafetyCard
 		b, _ := json.Marshal(evs[ci].raw)
 		_ = json.Unmarshal(b, &card)
-		if card.Level != "crisis" || len(card.Resources) == 0 || len(card.Surfaces[0].Pages) == 0 {
+		if card.Level != safety.LevelCrisis || len(card.Resources) == 0 || len(card.Surfaces[0].Pages) == 0 {
 			t.Fatalf("region %q card %+v", region, card)
 		}
 		// The glasses layout (not the fallback) drew it: its title, n/N.
@@ -765,7 +765,7 @@ func TestGlassesLayoutEveryProfile(t *testing.T) {
 
 type failingLayout struct{}
 
-func (failingLayout) LayoutSafety(string, safety.Assessment, devices.Profile, devices.Surface) ([]event.Page, error) {
+func (failingLayout) LayoutSafety(string, safety.Assessment, devices.Profile, devices.Surface) ([]glasses.OpsPage, error) {
 	return nil, errors.New("cannot lay out")
 }
 
@@ -847,7 +847,7 @@ type recorder struct {
 
 func (r *recorder) add(s string) { r.mu.Lock(); r.log = append(r.log, s); r.mu.Unlock() }
 func (r *recorder) SafetyCard(_ *session.Session, c event.SafetyCard) {
-	r.add("card:" + c.Level)
+	r.add("card:" + c.Level.String())
 }
 func (r *recorder) ReplyDelta(_ *session.Session, _, d string) { r.add("delta:" + d) }
 func (r *recorder) ReplyDone(_ *session.Session, turnID, text string) {

@@ -105,7 +105,7 @@ func (s *Session) runGen(g genReply) {
 	s.history = append(s.history, Message{Role: "assistant", Text: text})
 	s.lastTurn = turnID
 	s.trimHistoryLocked()
-	s.emitLocked(event.TypeReplyDone, event.ReplyDone{TurnID: turnID, Text: text, Level: safety.LevelNone.String(), Generated: true})
+	s.emitLocked(event.TypeReplyDone, event.ReplyDone{TurnID: turnID, Text: text, Level: safety.LevelNone, Generated: true})
 	s.mu.Unlock()
 }
 
@@ -349,7 +349,7 @@ func (s *Session) runTurn(in turnInput) {
 	s.Emit(event.TypeCaption, event.Caption{TurnID: turnID, Speaker: "vera", Text: text, Final: true})
 	s.remember(turnID, in.text, text)
 	// reply.done is the last event of a turn.
-	s.Emit(event.TypeReplyDone, event.ReplyDone{TurnID: turnID, Text: text, Model: reply.Model, Provider: reply.Provider, Level: level.String()})
+	s.Emit(event.TypeReplyDone, event.ReplyDone{TurnID: turnID, Text: text, Model: reply.Model, Provider: reply.Provider, Level: shownLevel(level)})
 	if o := s.deps.Observer; o != nil {
 		o.ReplyDone(s, turnID, text)
 	}
@@ -370,7 +370,7 @@ func (s *Session) finishAnswer(turnID, user, reply string) {
 	s.emitDelta(turnID, reply)
 	s.Emit(event.TypeCaption, event.Caption{TurnID: turnID, Speaker: "vera", Text: reply, Final: true})
 	s.remember(turnID, user, reply)
-	s.Emit(event.TypeReplyDone, event.ReplyDone{TurnID: turnID, Text: reply, Level: safety.LevelNone.String(), Generated: true})
+	s.Emit(event.TypeReplyDone, event.ReplyDone{TurnID: turnID, Text: reply, Level: safety.LevelNone, Generated: true})
 	if o := s.deps.Observer; o != nil {
 		o.ReplyDone(s, turnID, reply)
 	}
@@ -447,6 +447,16 @@ func needsCard(merged safety.Assessment, shown *safety.Assessment) bool {
 		}
 	}
 	return false
+}
+
+// shownLevel is the level a card or reply carries: an out-of-range level
+// (a bug upstream) counts as crisis — it must never look safe, nor fail
+// to encode and lose its card.
+func shownLevel(l safety.Level) safety.Level {
+	if !l.Valid() {
+		return safety.LevelCrisis
+	}
+	return l
 }
 
 func maxLevel(a, b safety.Level) safety.Level {

@@ -184,7 +184,7 @@ func TestOnUnackedSpeaksFirstResource(t *testing.T) {
 	if len(a.Resources) == 0 {
 		t.Fatal("no resources for a crisis text")
 	}
-	card := event.SafetyCard{CardID: "card_1", TurnID: "t1", Level: a.Level.String(), Resources: a.Resources}
+	card := event.SafetyCard{CardID: "card_1", TurnID: "t1", Level: a.Level, Resources: a.Resources}
 	f.OnUnacked(sess, card, "display")
 	select {
 	case it := <-vs.speakCh:

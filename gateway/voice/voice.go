@@ -109,12 +109,11 @@ func (f *Factory) OnUnacked(s *session.Session, card event.SafetyCard, surface s
 
 // countSpoken counts a card whose resources go out in speech, by level,
 // the first resource's country and the voice surface (no text, no ids).
-func (f *Factory) countSpoken(level string, rs []safety.Resource) {
-	lv, err := safety.ParseLevel(level)
-	if err != nil || len(rs) == 0 {
+func (f *Factory) countSpoken(level safety.Level, rs []safety.Resource) {
+	if len(rs) == 0 {
 		return
 	}
-	f.deps.Counters.CardSpoken(lv, rs[0].Country, safety.SurfaceVoice)
+	f.deps.Counters.CardSpoken(level, rs[0].Country, safety.SurfaceVoice)
 }
 
 // New implements rtc.SessionFactory.
@@ -622,7 +621,7 @@ type wireEvent struct {
 	Text   string     `json:"text"`
 	Kind   string     `json:"kind"`
 	// safety.card
-	Level     string            `json:"level"`
+	Level     safety.Level      `json:"level"`
 	Resources []safety.Resource `json:"resources"`
 }
 
