@@ -136,6 +136,17 @@ func NewSafetyCard(id string, a safety.Assessment) (Card, error) {
 // SafetyTitle is the title of every safety card.
 const SafetyTitle = "Help is here"
 
+// The controls of the session's approve/decline prompts (PromptPages),
+// on the last page of every prompt.
+const (
+	ControlApprove = "approve"
+	ControlDecline = "decline"
+)
+
+// PromptTitle is the title of a prompt whose action has none, and the
+// short title a prompt falls back to when its own does not fit.
+const PromptTitle = "Go ahead?"
+
 // NewPrompt builds an approve/decline card: verb labels, commit first,
 // decline second; focus starts on decline.
 func NewPrompt(id, title, body string, commit, decline Action) (Card, error) {

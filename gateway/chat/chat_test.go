@@ -17,6 +17,7 @@ import (
 	"github.com/veraneural/vera-gateway/gateway/chat"
 	"github.com/veraneural/vera-gateway/gateway/event"
 	"github.com/veraneural/vera-gateway/gateway/session"
+	"github.com/veraneural/vera-gateway/glasses"
 	"github.com/veraneural/vera-gateway/safety"
 )
 
@@ -101,7 +102,11 @@ func newServer(t testing.TB, mut func(*chat.Config, *session.Config)) *server {
 	if mut != nil {
 		mut(&cfg, &scfg)
 	}
-	mgr, err := session.NewManager(scfg, session.Deps{Converser: converser(echo), Safety: keywordSafety{}, Layout: session.PlainLayout{}})
+	layout, err := session.NewGlassesLayout(glasses.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	mgr, err := session.NewManager(scfg, session.Deps{Converser: converser(echo), Safety: keywordSafety{}, Layout: layout})
 	if err != nil {
 		t.Fatal(err)
 	}

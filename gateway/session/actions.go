@@ -139,22 +139,14 @@ func (s *Session) pruneActionsLocked() {
 	}
 }
 
-// layoutPrompt lays a prompt out for one surface: the CardLayout's own
-// prompt layout when it has one, else (or when it fails) PlainLayout's; a
-// surface that fits neither gets the structured action without pages.
+// layoutPrompt lays a prompt out for one surface (the engine falls back
+// to its plain layout); a surface that fits neither gets the structured
+// action without pages.
 func (s *Session) layoutPrompt(a Action, sf devices.Surface) []glasses.OpsPage {
-	id := promptCardID(a.ID)
-	if pl, ok := s.deps.Layout.(PromptLayout); ok {
-		pages, err := pl.LayoutPrompt(id, a, s.Profile(), sf)
-		if err == nil {
-			return pages
-		}
-		s.log_.Warn("session: lay out prompt", "surface", sf.ID, "action", a.ID, "err", err)
-	}
-	pages, err := PlainLayout{}.LayoutPrompt(id, a, s.Profile(), sf)
+	title, body := promptText(a)
+	pages, err := s.deps.Layout.PromptPages(promptCardID(a.ID), title, body, s.Profile().ID, sf)
 	if err != nil {
-		s.log_.Warn("session: plain layout of prompt", "surface", sf.ID, "action", a.ID, "err", err)
-		return nil
+		s.log_.Warn("session: lay out prompt", "surface", sf.ID, "action", a.ID, "err", err)
 	}
 	return pages
 }

@@ -35,8 +35,9 @@ type activeCard struct {
 
 // sendCard lays the assessment out for every visual surface and emits
 // safety.card, arming the ack timers. It never drops a resource: a surface
-// whose layout fails gets PlainLayout's pages, and if even that fails the
-// card (with no pages) so the client draws the structured resources.
+// whose layout fails gets the glasses engine's plain fallback pages, and if
+// even that fails the card (with no pages) so the client draws the
+// structured resources.
 func (s *Session) sendCard(turnID string, a safety.Assessment) {
 	s.mu.Lock()
 	surfaces := append(s.surfaces[:0:0], s.surfaces...)
@@ -56,15 +57,11 @@ func (s *Session) sendCard(turnID string, a safety.Assessment) {
 		MustSpeak:   profile.MustSpeakSafety(),
 	}
 	for _, sf := range surfaces {
-		pages, err := s.deps.Layout.LayoutSafety(cardID, a, profile, sf)
+		pages, err := s.deps.Layout.SafetyPages(cardID, a.Resources, profile.ID, sf)
 		if err != nil {
-			// A surface never goes without the card: the plain layout
-			// (which accepts any resource) takes over.
+			// The engine's plain fallback drew the pages, or (pages nil)
+			// the client draws the structured resources: never no card.
 			s.log_.Error("session: lay out safety card", "surface", sf.ID, "device", profile.ID, "err", err)
-			if pages, err = (PlainLayout{}).LayoutSafety(cardID, a, profile, sf); err != nil {
-				s.log_.Error("session: plain layout of safety card", "surface", sf.ID, "device", profile.ID, "err", err)
-				pages = nil
-			}
 		}
 		card.Surfaces = append(card.Surfaces, event.CardSurface{Surface: sf.ID, Profile: profile.ID,
 			Width: sf.Width, Height: sf.Height, AckTimeoutMS: int64(profile.AckTimeoutMS), Pages: pages})

@@ -74,21 +74,19 @@ type SafetyLayer interface {
 	Merge(engine, local safety.Assessment) safety.Assessment
 }
 
-// CardLayout lays a safety card out in pages for one visual surface of a
-// profile (the glasses package). Every page carries the title and n/N; no
-// text is dropped; an error means the surface gets the structured card
-// without pages (never no card).
+// CardLayout lays cards out in display-op pages for one visual surface of
+// a device: the glasses engine (NewGlassesLayout). Every page carries the
+// title and n/N and no text is dropped. When its own layout fails the
+// engine falls back to its plain layout and returns those pages with an
+// error wrapping glasses.ErrFallback; no pages with an error means the
+// surface gets the structured card without pages (never no card).
 type CardLayout interface {
-	LayoutSafety(cardID string, a safety.Assessment, p devices.Profile, s devices.Surface) ([]glasses.OpsPage, error)
-}
-
-// PromptLayout lays an action's approve/decline prompt out in pages for one
-// visual surface: the title and n/N on every page, the controls "approve"
-// and "decline" on the last page with focus on "decline". A CardLayout that
-// also implements it lays prompts out too; otherwise, or when it fails,
-// PlainLayout does.
-type PromptLayout interface {
-	LayoutPrompt(cardID string, a Action, p devices.Profile, s devices.Surface) ([]glasses.OpsPage, error)
+	// SafetyPages lays out the safety card cardID with resources res.
+	SafetyPages(cardID string, res []safety.Resource, device string, s devices.Surface) ([]glasses.OpsPage, error)
+	// PromptPages lays out an approve/decline prompt: the controls
+	// glasses.ControlApprove and ControlDecline on the last page, focus on
+	// Decline.
+	PromptPages(cardID, title, body, device string, s devices.Surface) ([]glasses.OpsPage, error)
 }
 
 // ActionHandler carries out an approved action or records a declined one

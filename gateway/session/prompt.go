@@ -1,10 +1,6 @@
 package session
 
 import (
-	"errors"
-	"fmt"
-
-	"github.com/veraneural/vera-gateway/devices"
 	"github.com/veraneural/vera-gateway/gateway/consent"
 	"github.com/veraneural/vera-gateway/gateway/event"
 	"github.com/veraneural/vera-gateway/glasses"
@@ -12,103 +8,18 @@ import (
 
 // Prompt control ids on the last page of every prompt.
 const (
-	ControlApprove = "approve"
-	ControlDecline = "decline"
+	ControlApprove = glasses.ControlApprove
+	ControlDecline = glasses.ControlDecline
 )
 
-// promptTitle is the title of a prompt whose action has none.
-const promptTitle = "Go ahead?"
-
+// promptText is the prompt of an action: its title (glasses.PromptTitle
+// when it has none) and summary, normalised as titles are.
 func promptText(a Action) (title, body string) {
 	title = NormalizeTitle(a.Title)
 	if title == "" {
-		title = promptTitle
+		title = glasses.PromptTitle
 	}
 	return title, NormalizeTitle(a.Summary)
-}
-
-// LayoutPrompt implements PromptLayout: the action's title on every page,
-// its summary wrapped to the surface's budget, and on the last page the
-// Approve and Decline controls with focus on Decline.
-func (PlainLayout) LayoutPrompt(cardID string, a Action, _ devices.Profile, sf devices.Surface) ([]glasses.OpsPage, error) {
-	budget := sf.TextBudget
-	if budget.LinesPerPage < 2 || budget.CharsPerLine < 8 {
-		return nil, fmt.Errorf("session: layout prompt %s: text budget %+v too small", sf.ID, budget)
-	}
-	title, body := promptText(a)
-	lines := wrap(nil, body, budget.CharsPerLine)
-	if !sf.Buttons {
-		// No buttons: the card says what to say (keys still work).
-		lines = append(lines, wrap(nil, `Say "yes" or "no".`, budget.CharsPerLine)...)
-	}
-	var pages [][]string
-	for len(lines) > 0 {
-		n := min(len(lines), budget.LinesPerPage)
-		pages = append(pages, lines[:n])
-		lines = lines[n:]
-	}
-	if len(pages) == 0 {
-		pages = [][]string{{}}
-	}
-	out := make([]glasses.OpsPage, len(pages))
-	for i, pl := range pages {
-		p := glasses.OpsPage{N: i + 1, Of: len(pages), Title: title, Lines: append([]string{}, pl...),
-			Ops: plainOps(sf, title, pl, i+1, len(pages))}
-		if sf.Buttons {
-			p.Ops = p.Ops[:len(p.Ops)-1] // plainOps' Next/Done button
-		}
-		if i == len(pages)-1 {
-			p.Controls = []glasses.Control{{ID: ControlApprove, Label: "Approve", Role: glasses.RoleCommit},
-				{ID: ControlDecline, Label: "Decline", Role: glasses.RoleDecline}}
-			p.Focus = ControlDecline
-			if sf.Buttons {
-				m, w := sf.MarginPx, (sf.Width-3*sf.MarginPx)/2
-				y := sf.Height - m - sf.ButtonRowPx
-				p.Ops = append(p.Ops,
-					glasses.Op{Op: "button", X: m, Y: y, W: w, H: sf.ButtonRowPx, R: sf.ButtonRowPx / 3, Text: "Approve",
-						Px: sf.Fonts.BodyPx, Color: "#F1F3F4", Fill: "#2B2F38", ID: ControlApprove},
-					glasses.Op{Op: "button", X: 2*m + w, Y: y, W: w, H: sf.ButtonRowPx, R: sf.ButtonRowPx / 3, Text: "Decline",
-						Px: sf.Fonts.BodyPx, Color: "#F1F3F4", Fill: "#2B2F38", ID: ControlDecline, Focus: true})
-			}
-		} else {
-			p.Controls = []glasses.Control{{ID: "next", Label: "Next", Role: "next"}}
-			p.Focus = "next"
-			if sf.Buttons {
-				m := sf.MarginPx
-				p.Ops = append(p.Ops, glasses.Op{Op: "button", X: m, Y: sf.Height - m - sf.ButtonRowPx, W: sf.Width - 2*m,
-					H: sf.ButtonRowPx, R: sf.ButtonRowPx / 3, Text: "Next", Px: sf.Fonts.BodyPx, Color: "#F1F3F4",
-					Fill: "#2B2F38", ID: "next", Focus: true})
-			}
-		}
-		out[i] = p
-	}
-	return out, nil
-}
-
-// LayoutPrompt implements PromptLayout with the glasses package's prompt
-// card (glasses.NewPrompt): real font metrics, verb controls on the last
-// page, focus on Decline; on a surface without buttons the card says what
-// to say.
-//
-// A title too long for the surface's title line (Even G1, Mentra) moves
-// into the body under the short title "Go ahead?": nothing is dropped.
-func (g *GlassesLayout) LayoutPrompt(cardID string, a Action, p devices.Profile, sf devices.Surface) ([]glasses.OpsPage, error) {
-	title, body := promptText(a)
-	pages, err := g.layoutPrompt(cardID, title, body, p, sf)
-	if err != nil && errors.Is(err, glasses.ErrTitleTooLong) && title != promptTitle {
-		pages, err = g.layoutPrompt(cardID, promptTitle, title+"\n\n"+body, p, sf)
-	}
-	return pages, err
-}
-
-func (g *GlassesLayout) layoutPrompt(cardID, title, body string, p devices.Profile, sf devices.Surface) ([]glasses.OpsPage, error) {
-	card, err := glasses.NewPrompt(cardID, title, body,
-		glasses.Action{ID: ControlApprove, Label: "Approve", Voice: []string{"yes"}},
-		glasses.Action{ID: ControlDecline, Label: "Decline", Voice: []string{"no"}})
-	if err != nil {
-		return nil, fmt.Errorf("session: prompt card %s: %w", cardID, err)
-	}
-	return g.layout(card, p, sf)
 }
 
 // showPromptLocked shows the offer's prompt on surface with display.card

@@ -21,6 +21,15 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
+// testLayout is the glasses engine the test sessions lay cards out with.
+var testLayout = func() *glasses.Engine {
+	e, err := glasses.New(glasses.DefaultConfig(), nil)
+	if err != nil {
+		panic(err) // the embedded fonts are part of the binary
+	}
+	return e
+}()
+
 var (
 	lifeline = safety.Resource{ID: "us-988", Name: "988 Suicide & Crisis Lifeline", Country: "US",
 		Actions: []safety.Action{{Type: safety.ActionCall, Value: "988"}, {Type: safety.ActionText, Value: "988"}}}
@@ -89,7 +98,7 @@ func (e ev) str(k string) string {
 
 func newManager(t *testing.T, cfg session.Config, conv session.Converser, sl session.SafetyLayer, clk session.Clock) *session.Manager {
 	t.Helper()
-	m, err := session.NewManager(cfg, session.Deps{Converser: conv, Safety: sl, Layout: session.PlainLayout{}, Clock: clk})
+	m, err := session.NewManager(cfg, session.Deps{Converser: conv, Safety: sl, Layout: testLayout, Clock: clk})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -357,7 +366,7 @@ func TestAckTimeoutResendsAndNotifies(t *testing.T) {
 	clk := sessiontest.NewClock(time.Unix(1_800_000_000, 0))
 	var unacked []string
 	var mu sync.Mutex
-	m, err := session.NewManager(session.DefaultConfig(), session.Deps{Converser: echo(), Safety: keywordSafety{}, Layout: session.PlainLayout{}, Clock: clk,
+	m, err := session.NewManager(session.DefaultConfig(), session.Deps{Converser: echo(), Safety: keywordSafety{}, Layout: testLayout, Clock: clk,
 		OnUnacked: func(s *session.Session, c event.SafetyCard, surface string) {
 			mu.Lock()
 			unacked = append(unacked, surface)
@@ -442,7 +451,7 @@ func TestResendsAreBounded(t *testing.T) {
 func TestResume(t *testing.T) {
 	clk := sessiontest.NewClock(time.Unix(1_800_000_000, 0))
 	rec := &recorder{done: make(chan string, 8)}
-	m, err := session.NewManager(session.DefaultConfig(), session.Deps{Converser: echo(), Safety: keywordSafety{}, Layout: session.PlainLayout{}, Clock: clk, Observer: rec})
+	m, err := session.NewManager(session.DefaultConfig(), session.Deps{Converser: echo(), Safety: keywordSafety{}, Layout: testLayout, Clock: clk, Observer: rec})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -601,41 +610,6 @@ func TestBadHello(t *testing.T) {
 	}
 }
 
-func TestPlainLayoutEveryProfile(t *testing.T) {
-	a := safety.Assessment{Level: safety.LevelCrisis, DisplayRequired: true, Resources: []safety.Resource{lifeline, textLine,
-		{ID: "intl", Name: "International directory of crisis lines", Description: "Find a helpline in your country. If you are in immediate danger, call your local emergency number.",
-			Actions: []safety.Action{{Type: safety.ActionURL, Value: "https://findahelpline.com"}}}}}
-	for _, p := range devices.Builtins() {
-		for _, sf := range p.Surfaces {
-			if !sf.Visual() {
-				continue
-			}
-			pages, err := session.PlainLayout{}.LayoutSafety("card_1", a, p, sf)
-			if err != nil {
-				t.Fatalf("%s/%s: %v", p.ID, sf.ID, err)
-			}
-			var all []string
-			for i, pg := range pages {
-				if pg.N != i+1 || pg.Of != len(pages) || pg.Title == "" || len(pg.Lines) > sf.TextBudget.LinesPerPage {
-					t.Fatalf("%s page %+v", p.ID, pg)
-				}
-				all = append(all, pg.Lines...)
-				for _, l := range pg.Lines {
-					if strings.Contains(l, "…") || strings.Contains(l, "...") {
-						t.Fatalf("ellipsis in %q", l)
-					}
-				}
-			}
-			joined := strings.Join(all, "\n")
-			for _, want := range []string{"988", "741741", "https://findahelpline.com"} {
-				if !strings.Contains(joined, want) {
-					t.Fatalf("%s: %q missing or split in %q", p.ID, want, joined)
-				}
-			}
-		}
-	}
-}
-
 // A long reply held behind safety leaves coalesced: a reader keeping up is
 // never failed as slow by the burst.
 func TestHeldBurstDoesNotOverflow(t *testing.T) {
@@ -742,7 +716,7 @@ func TestGlassesLayoutEveryProfile(t *testing.T) {
 			if !sf.Visual() {
 				continue
 			}
-			pages, err := gl.LayoutSafety("card_t", a, p, sf)
+			pages, err := gl.SafetyPages("card_t", a.Resources, p.ID, sf)
 			if err != nil {
 				t.Fatalf("%s/%s: %v", p.ID, sf.ID, err)
 			}
@@ -763,14 +737,51 @@ func TestGlassesLayoutEveryProfile(t *testing.T) {
 	}
 }
 
+// failingLayout lays nothing out: not even a plain page.
 type failingLayout struct{}
 
-func (failingLayout) LayoutSafety(string, safety.Assessment, devices.Profile, devices.Surface) ([]glasses.OpsPage, error) {
+func (failingLayout) SafetyPages(string, []safety.Resource, string, devices.Surface) ([]glasses.OpsPage, error) {
 	return nil, errors.New("cannot lay out")
 }
 
-// A layout failure never leaves a surface without pages.
+func (failingLayout) PromptPages(string, string, string, string, devices.Surface) ([]glasses.OpsPage, error) {
+	return nil, errors.New("cannot lay out")
+}
+
+// A resource the glasses fonts cannot draw still gets pages: the engine's
+// plain fallback draws it, whole.
 func TestLayoutFailureFallsBack(t *testing.T) {
+	odd := safety.Resource{ID: "x-odd", Name: "Linea de ayuda \u2615", Actions: []safety.Action{{Type: safety.ActionCall, Value: "988"}}}
+	a := safety.Assessment{Level: safety.LevelCrisis, DisplayRequired: true, Resources: []safety.Resource{odd}}
+	m, err := session.NewManager(session.DefaultConfig(), session.Deps{Converser: echo(), Safety: fixedSafety{a}, Layout: testLayout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close(context.Background())
+	s, st, _ := m.Open(owner, &event.Hello{Device: devices.MetaRayBanDisplay})
+	_ = s.Handle(context.Background(), &event.InputText{Text: "anything"})
+	evs := until(t, st, event.TypeReplyDone)
+	var card event.SafetyCard
+	b, _ := json.Marshal(evs[index(evs, event.TypeSafetyCard)].raw)
+	_ = json.Unmarshal(b, &card)
+	if len(card.Surfaces) != 1 || len(card.Surfaces[0].Pages) == 0 || card.Surfaces[0].Pages[0].Of < 1 {
+		t.Fatalf("no fallback pages: %+v", card.Surfaces)
+	}
+	if card.Surfaces[0].Pages[0].Title == glasses.SafetyTitle {
+		t.Fatalf("the engine drew a rune its fonts lack: %+v", card.Surfaces[0].Pages[0])
+	}
+	var lines []string
+	for _, pg := range card.Surfaces[0].Pages {
+		lines = append(lines, pg.Lines...)
+	}
+	if got := strings.Join(lines, " "); !strings.Contains(got, odd.Name) || !strings.Contains(got, "988") {
+		t.Fatalf("fallback pages lost text: %q", got)
+	}
+}
+
+// A layout that draws nothing still leaves the structured card: every
+// resource, no pages.
+func TestLayoutFailureKeepsTheCard(t *testing.T) {
 	m, err := session.NewManager(session.DefaultConfig(), session.Deps{Converser: echo(), Safety: keywordSafety{}, Layout: failingLayout{}})
 	if err != nil {
 		t.Fatal(err)
@@ -779,11 +790,15 @@ func TestLayoutFailureFallsBack(t *testing.T) {
 	s, st, _ := m.Open(owner, &event.Hello{Device: devices.MetaRayBanDisplay})
 	_ = s.Handle(context.Background(), &event.InputText{Text: "I want to end my life"})
 	evs := until(t, st, event.TypeReplyDone)
+	ci, di := index(evs, event.TypeSafetyCard), index(evs, event.TypeReplyDelta)
+	if ci < 0 || ci > di {
+		t.Fatalf("card not first: %v", types(evs))
+	}
 	var card event.SafetyCard
-	b, _ := json.Marshal(evs[index(evs, event.TypeSafetyCard)].raw)
+	b, _ := json.Marshal(evs[ci].raw)
 	_ = json.Unmarshal(b, &card)
-	if len(card.Surfaces) != 1 || len(card.Surfaces[0].Pages) == 0 || card.Surfaces[0].Pages[0].Of < 1 {
-		t.Fatalf("no fallback pages: %+v", card.Surfaces)
+	if len(card.Resources) != 1 || card.Resources[0].ID != lifeline.ID || len(card.Surfaces) != 1 {
+		t.Fatalf("card %+v", card)
 	}
 }
 
@@ -879,7 +894,7 @@ func TestObserverAndInterrupt(t *testing.T) {
 		onDelta("Here you go.")
 		return session.Reply{Message: "Here you go."}, nil
 	}}
-	m, err := session.NewManager(session.DefaultConfig(), session.Deps{Converser: conv, Safety: keywordSafety{}, Layout: session.PlainLayout{}, Observer: rec})
+	m, err := session.NewManager(session.DefaultConfig(), session.Deps{Converser: conv, Safety: keywordSafety{}, Layout: testLayout, Observer: rec})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -976,7 +991,7 @@ func TestNoRenderConfirmation(t *testing.T) {
 func TestOnClosed(t *testing.T) {
 	var mu sync.Mutex
 	closed := map[string]int{}
-	m, err := session.NewManager(session.DefaultConfig(), session.Deps{Converser: echo(), Safety: keywordSafety{}, Layout: session.PlainLayout{},
+	m, err := session.NewManager(session.DefaultConfig(), session.Deps{Converser: echo(), Safety: keywordSafety{}, Layout: testLayout,
 		OnClosed: func(s *session.Session) { mu.Lock(); closed[s.ID()]++; mu.Unlock() }})
 	if err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"github.com/veraneural/vera-gateway/gateway/router"
 	"github.com/veraneural/vera-gateway/gateway/rtc"
 	"github.com/veraneural/vera-gateway/gateway/session"
+	"github.com/veraneural/vera-gateway/glasses"
 	"github.com/veraneural/vera-gateway/safety"
 )
 
@@ -162,8 +163,12 @@ func TestNewFactoryNeedsDeps(t *testing.T) {
 // from barge-in.
 func TestOnUnackedSpeaksFirstResource(t *testing.T) {
 	r, local := getShared(t)
+	layout, err := session.NewGlassesLayout(glasses.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
 	mgr, err := session.NewManager(session.DefaultConfig(), session.Deps{
-		Converser: &testConverser{r: r, threads: map[string]*router.Thread{}}, Safety: local, Layout: session.PlainLayout{}})
+		Converser: &testConverser{r: r, threads: map[string]*router.Thread{}}, Safety: local, Layout: layout})
 	if err != nil {
 		t.Fatal(err)
 	}
