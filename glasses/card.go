@@ -158,19 +158,6 @@ func NewPrompt(id, title, body string, commit, decline Action) (Card, error) {
 	return c, nil
 }
 
-// NewCaption builds a caption card. Captions with the same id coalesce in a
-// Queue (latest text wins); they never delay or cover a safety card.
-func NewCaption(id, title, text string) (Card, error) {
-	c := Card{ID: id, Kind: KindCaption, Title: title, Body: text, Priority: PriorityCaption}
-	if id == "" {
-		return Card{}, fmt.Errorf("glasses: caption: id is required to coalesce: %w", ErrInvalidCard)
-	}
-	if err := c.Validate(); err != nil {
-		return Card{}, err
-	}
-	return c, nil
-}
-
 // ActionText is the line a resource action shows: the label when it already
 // contains the value ("Text HOME to 741741"; for web addresses the value
 // without scheme), otherwise the label or a verb and the value

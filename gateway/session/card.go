@@ -9,6 +9,7 @@ import (
 	"github.com/veraneural/vera-gateway/devices"
 	"github.com/veraneural/vera-gateway/gateway/consent"
 	"github.com/veraneural/vera-gateway/gateway/event"
+	"github.com/veraneural/vera-gateway/glasses"
 	"github.com/veraneural/vera-gateway/safety"
 )
 
@@ -228,16 +229,10 @@ func (s *Session) key(ctx context.Context, k *event.InputKey) error {
 		s.mu.Unlock()
 		return fmt.Errorf("%w %q", ErrUnknownSurface, surface)
 	}
-	n, cur := len(pages), min(max(o.shown[surface], 1), len(pages))
+	mv := glasses.PageKey(glasses.KindAction, o.shown[surface], len(pages), k.Key)
+	cur := mv.Page
 	var decided *Decision
-	switch {
-	case k.Key == event.KeyBack:
-		cur = max(cur-1, 1)
-	case cur < n && k.Key == event.KeyPrev:
-		cur = max(cur-1, 1)
-	case cur < n: // next or select on an earlier page
-		cur++
-	default:
+	if mv.Controls {
 		r, err := o.ap.Key(k.Key, surface)
 		if err != nil {
 			s.mu.Unlock()
@@ -253,7 +248,7 @@ func (s *Session) key(ctx context.Context, k *event.InputKey) error {
 	if decided == nil {
 		o.shown[surface] = cur
 		s.emitLocked(event.TypeDisplayCard, event.DisplayCard{CardID: promptCardID(o.st.a.ID), Kind: "prompt",
-			Surface: surface, Page: focusPage(pages[cur-1], focusControl(o.ap))})
+			Surface: surface, Page: pages[cur-1].WithFocus(focusControl(o.ap))})
 	}
 	id := o.st.a.ID
 	s.mu.Unlock()
@@ -276,23 +271,16 @@ func (s *Session) cardKeyLocked(ac *activeCard, surface, key string) error {
 		return nil
 	}
 	cur := ac.page[surface]
-	next := cur
-	switch key {
-	case event.KeyNext:
-		next = min(cur+1, n)
-	case event.KeyPrev, event.KeyBack:
-		next = max(cur-1, 1)
-	case event.KeySelect:
-		if cur == n {
-			s.emitLocked(event.TypeDisplayClear, event.DisplayClear{CardID: ac.card.CardID, Surface: surface})
-			ac.cleared[surface] = true
-			if o := s.offer; o != nil {
-				s.showPromptLocked(o, surface) // the prompt waited behind the card
-			}
-			return nil
+	mv := glasses.PageKey(glasses.KindSafety, cur, n, key)
+	if mv.Done {
+		s.emitLocked(event.TypeDisplayClear, event.DisplayClear{CardID: ac.card.CardID, Surface: surface})
+		ac.cleared[surface] = true
+		if o := s.offer; o != nil {
+			s.showPromptLocked(o, surface) // the prompt waited behind the card
 		}
-		next = cur + 1
+		return nil
 	}
+	next := mv.Page
 	if next == cur {
 		return nil
 	}

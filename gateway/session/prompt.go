@@ -36,7 +36,7 @@ func (s *Session) showPromptLocked(o *offer, surface string) {
 	n := min(max(o.shown[surface], 1), len(pages))
 	o.shown[surface] = n
 	s.emitLocked(event.TypeDisplayCard, event.DisplayCard{CardID: promptCardID(o.st.a.ID), Kind: "prompt", Surface: surface,
-		Page: focusPage(pages[n-1], focusControl(o.ap))})
+		Page: pages[n-1].WithFocus(focusControl(o.ap))})
 }
 
 func (st *actionState) promptPages(surface string) []glasses.OpsPage {
@@ -62,28 +62,6 @@ func focusControl(ap *consent.Approval) string {
 		return ControlApprove
 	}
 	return ControlDecline
-}
-
-// focusPage returns p with focus on control id when p carries the prompt's
-// controls (the last page); other pages keep their own focus.
-func focusPage(p glasses.OpsPage, id string) glasses.OpsPage {
-	has := false
-	for _, c := range p.Controls {
-		has = has || c.ID == id
-	}
-	if !has {
-		return p
-	}
-	p.Focus = id
-	ops := make([]glasses.Op, len(p.Ops))
-	copy(ops, p.Ops)
-	for i := range ops {
-		if ops[i].Op == "button" && (ops[i].ID == ControlApprove || ops[i].ID == ControlDecline) {
-			ops[i].Focus = ops[i].ID == id
-		}
-	}
-	p.Ops = ops
-	return p
 }
 
 // transportEventLocked follows what a voice transport reports through
