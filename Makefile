@@ -10,12 +10,16 @@ BIN         := bin
 
 export CGO_ENABLED := 1
 
-.PHONY: all deps build run test vet bench fuzz vad-anchors clean
+.PHONY: all deps deps-test build run test vet bench fuzz vad-anchors clean
 
 all: build
 
 deps:
 	@bash .ci/deps.sh
+
+# What only the tests start (redis-server, coturn), on top of deps.
+deps-test:
+	@bash .ci/deps.sh test
 
 build: deps
 	$(GO) build -tags $(TAGS) -o $(BIN)/ ./cmd/...
@@ -26,7 +30,7 @@ run: deps
 vet:
 	$(GO) vet -tags $(TAGS) ./...
 
-test: deps vet
+test: deps-test vet
 	$(GO) test -tags $(TAGS) -race -count=1 -timeout $(TEST_TIMEOUT) $(GOTESTFLAGS) ./...
 	@# 50 live voice sessions at once (issue 6), on their own so no other
 	@# package's tests share the two cores with them.

@@ -7,9 +7,16 @@
 #   - sox, opus-tools: tests that check audio files
 #   - chromium: the real-browser end-to-end test of the web client
 #   - iproute2: `ip` for loopback-only network namespaces in browser tests
+# With the argument `test` (make test, CI) it also installs what only the
+# tests start, never `make run`:
+#   - redis-server: the shared store of a cluster of gateways
+#   - coturn: a real TURN server for the relay-only media tests
 set -euo pipefail
 
 pkgs=(libopus-dev pkg-config libpocketsphinx-dev libsphinxbase-dev pocketsphinx pocketsphinx-en-us espeak-ng sox opus-tools chromium iproute2)
+if [ "${1:-}" = test ]; then
+  pkgs+=(redis-server coturn)
+fi
 
 missing=()
 for p in "${pkgs[@]}"; do
