@@ -51,7 +51,7 @@ func (s *Session) sendCard(turnID string, a safety.Assessment) {
 		res = []safety.Resource{}
 	}
 	card := event.SafetyCard{
-		CardID: cardID, TurnID: turnID, Level: shownLevel(a.Level), DisplayRequired: a.DisplayRequired,
+		CardID: cardID, TurnID: turnID, Level: safety.ShownLevel(a.Level), DisplayRequired: a.DisplayRequired,
 		Source: a.Source, Resources: res, Surfaces: []event.CardSurface{},
 		// Only a device that confirms renders can acknowledge pages.
 		RequiresAck: len(surfaces) > 0 && profile.RenderConfirmation,

@@ -70,7 +70,8 @@ type SafetyLayer interface {
 	// directory plus local emergency number).
 	Assess(history []string, text, region string) safety.Assessment
 	// Merge combines the engine's and the local assessment; it must never
-	// rank below either or drop a resource (the session re-checks).
+	// rank below either or drop a resource (the session re-imposes
+	// that floor with safety.Guard).
 	Merge(engine, local safety.Assessment) safety.Assessment
 }
 

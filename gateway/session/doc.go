@@ -13,7 +13,7 @@
 //   - The local detector (SafetyLayer.Assess) runs on every user text before
 //     the converse call, even when the engine answers.
 //   - The merged assessment never ranks below either input and never drops a
-//     resource, whatever the SafetyLayer returns (guardMerge).
+//     resource, whatever the SafetyLayer returns (safety.Guard).
 //   - No reply text leaves before its safety card: reply deltas are held until
 //     the engine's assessment is known — when Converse returns, or earlier if
 //     the Converser calls ConverseRequest.SafetyFinal — and the card, when

@@ -250,8 +250,8 @@ func (s *Session) runTurn(in turnInput) {
 		g.released = true
 	}
 	settle := func(engine safety.Assessment) { // g.mu held
-		merged := guardMerge(engine, local, s.deps.Safety.Merge(engine, local))
-		if needsCard(merged, shown) {
+		merged := safety.Guard(engine, local, s.deps.Safety.Merge(engine, local))
+		if safety.NeedsCard(merged, shown) {
 			s.sendCard(turnID, merged)
 			shown = &merged
 		}
@@ -326,9 +326,9 @@ func (s *Session) runTurn(in turnInput) {
 		}
 		flush()
 	}
-	level := guardMerge(reply.Safety, local, reply.Safety).Level
+	level := safety.Guard(reply.Safety, local, reply.Safety).Level
 	if shown != nil {
-		level = maxLevel(level, shown.Level)
+		level = safety.MaxLevel(level, shown.Level)
 	}
 	text := reply.Message
 	if text == "" {
@@ -349,7 +349,7 @@ func (s *Session) runTurn(in turnInput) {
 	s.Emit(event.TypeCaption, event.Caption{TurnID: turnID, Speaker: "vera", Text: text, Final: true})
 	s.remember(turnID, in.text, text)
 	// reply.done is the last event of a turn.
-	s.Emit(event.TypeReplyDone, event.ReplyDone{TurnID: turnID, Text: text, Model: reply.Model, Provider: reply.Provider, Level: shownLevel(level)})
+	s.Emit(event.TypeReplyDone, event.ReplyDone{TurnID: turnID, Text: text, Model: reply.Model, Provider: reply.Provider, Level: safety.ShownLevel(level)})
 	if o := s.deps.Observer; o != nil {
 		o.ReplyDone(s, turnID, text)
 	}
@@ -399,71 +399,6 @@ func (s *Session) History() []Message {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]Message(nil), s.history...)
-}
-
-// guardMerge enforces the merge invariant whatever the SafetyLayer did: the
-// level is at least both inputs', display is required if either requires
-// it, and every resource of both inputs is present (merged order first,
-// then the engine's, then the local ones).
-func guardMerge(engine, local, merged safety.Assessment) safety.Assessment {
-	out := merged
-	out.Level = maxLevel(out.Level, maxLevel(engine.Level, local.Level))
-	out.DisplayRequired = out.DisplayRequired || engine.DisplayRequired || local.DisplayRequired
-	out.Resources = append([]safety.Resource(nil), merged.Resources...)
-	for _, src := range [][]safety.Resource{engine.Resources, local.Resources} {
-		for _, r := range src {
-			if !hasResource(out.Resources, r) {
-				out.Resources = append(out.Resources, r)
-			}
-		}
-	}
-	if out.Source == "" {
-		out.Source = safety.SourceMerged
-	}
-	return out
-}
-
-func hasResource(list []safety.Resource, r safety.Resource) bool {
-	for _, x := range list {
-		if x.ID == r.ID && x.Name == r.Name {
-			return true
-		}
-	}
-	return false
-}
-
-// needsCard reports whether merged must be shown: display is required and
-// nothing shown so far carries its level and every one of its resources.
-func needsCard(merged safety.Assessment, shown *safety.Assessment) bool {
-	if !merged.DisplayRequired {
-		return false
-	}
-	if shown == nil || merged.Level > shown.Level {
-		return true
-	}
-	for _, r := range merged.Resources {
-		if !hasResource(shown.Resources, r) {
-			return true
-		}
-	}
-	return false
-}
-
-// shownLevel is the level a card or reply carries: an out-of-range level
-// (a bug upstream) counts as crisis — it must never look safe, nor fail
-// to encode and lose its card.
-func shownLevel(l safety.Level) safety.Level {
-	if !l.Valid() {
-		return safety.LevelCrisis
-	}
-	return l
-}
-
-func maxLevel(a, b safety.Level) safety.Level {
-	if a > b {
-		return a
-	}
-	return b
 }
 
 // maxDeltaBytes bounds one coalesced reply.delta.
