@@ -289,7 +289,11 @@ func (s *Session) emitLocked(t event.Type, payload any) {
 		return
 	}
 	s.seq++
-	s.log.append(s.seq, b)
+	e := logEntry{typ: t, data: b}
+	if subscribed(t) {
+		e.payload = payload
+	}
+	s.log.append(s.seq, e)
 	if st := s.stream; st != nil && st.next < s.log.firstSeq {
 		st.failLocked(ErrSlowConsumer)
 		s.stream = nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -1009,5 +1010,59 @@ func TestOnClosed(t *testing.T) {
 	defer mu.Unlock()
 	if closed[a.ID()] != 1 || closed[b.ID()] != 1 || m.Len() != 0 {
 		t.Fatalf("closed %v, live %d", closed, m.Len())
+	}
+}
+
+// typedLog is a Subscriber that records what it is given.
+type typedLog struct {
+	got  []string
+	card event.SafetyCard
+	text strings.Builder
+}
+
+func (l *typedLog) Notice(n event.Notice)         { l.got = append(l.got, "notice/"+n.Kind) }
+func (l *typedLog) SafetyCard(c event.SafetyCard) { l.got = append(l.got, "card"); l.card = c }
+func (l *typedLog) ReplyDelta(d event.ReplyDelta) {
+	l.got = append(l.got, "delta")
+	l.text.WriteString(d.Delta)
+}
+func (l *typedLog) ReplyDone(d event.ReplyDone)             { l.got = append(l.got, "done/"+d.Level.String()) }
+func (l *typedLog) ReplyInterrupted(event.ReplyInterrupted) { l.got = append(l.got, "interrupted") }
+
+// A stream's typed events are the values its JSON was encoded from, in
+// wire order: the disclosure, the card before the reply, the reply.
+func TestStreamDispatchesTypedEvents(t *testing.T) {
+	m := newManager(t, session.DefaultConfig(), echo(), keywordSafety{}, nil)
+	s, st, err := m.Open(owner, &event.Hello{Device: devices.MetaRayBanDisplay})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = s.Handle(context.Background(), &event.InputText{Text: "I want to end my life"})
+	var l typedLog
+	var wire event.SafetyCard
+	for {
+		e, err := st.NextEvent(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.Dispatch(&l)
+		if e.Type == event.TypeSafetyCard {
+			if err := json.Unmarshal(e.Data, &wire); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if e.Type == event.TypeReplyDone {
+			break
+		}
+	}
+	got := strings.Join(l.got, ",")
+	if !strings.HasPrefix(got, "notice/ai_disclosure,card,delta") || !strings.HasSuffix(got, "done/crisis") {
+		t.Fatalf("typed events %s", got)
+	}
+	if !reflect.DeepEqual(l.card, wire) {
+		t.Fatalf("typed card %+v\nwire card %+v", l.card, wire)
+	}
+	if l.card.Level != safety.LevelCrisis || len(l.card.Resources) != 1 || l.text.Len() == 0 {
+		t.Fatalf("card %+v, text %q", l.card, l.text.String())
 	}
 }

@@ -3,6 +3,8 @@ package session
 import (
 	"context"
 	"errors"
+
+	"github.com/veraneural/vera-gateway/gateway/event"
 )
 
 // Errors a Stream or Attach can return.
@@ -24,36 +26,97 @@ var (
 // It is guarded by its Session's mu.
 type replayLog struct {
 	maxEvents, maxBytes int
-	evs                 [][]byte
+	evs                 []logEntry
 	firstSeq            int64 // seq of evs[0]
 	bytes               int
 }
 
-func (l *replayLog) append(seq int64, b []byte) {
+// logEntry is one logged event: its encoding and, for the events a
+// Subscriber acts on, the payload it was encoded from.
+type logEntry struct {
+	typ     event.Type
+	data    []byte
+	payload any
+}
+
+func (l *replayLog) append(seq int64, e logEntry) {
 	if len(l.evs) == 0 {
 		l.firstSeq = seq
 	}
-	l.evs = append(l.evs, b)
-	l.bytes += len(b)
+	l.evs = append(l.evs, e)
+	l.bytes += len(e.data)
 	for len(l.evs) > 1 && (len(l.evs) > l.maxEvents || l.bytes > l.maxBytes) {
-		l.bytes -= len(l.evs[0])
-		l.evs[0] = nil
+		l.bytes -= len(l.evs[0].data)
+		l.evs[0] = logEntry{}
 		l.evs = l.evs[1:]
 		l.firstSeq++
 	}
 	// Compact once the dead prefix dominates the backing array.
 	if cap(l.evs) > 4*l.maxEvents && len(l.evs) < cap(l.evs)/4 {
-		l.evs = append([][]byte(nil), l.evs...)
+		l.evs = append([]logEntry(nil), l.evs...)
 	}
 }
 
 // get returns the event with seq, if it is still held.
-func (l *replayLog) get(seq int64) ([]byte, bool) {
+func (l *replayLog) get(seq int64) (logEntry, bool) {
 	i := seq - l.firstSeq
 	if len(l.evs) == 0 || i < 0 || i >= int64(len(l.evs)) {
-		return nil, false
+		return logEntry{}, false
 	}
 	return l.evs[i], true
+}
+
+// subscribed reports whether a Subscriber acts on events of type t (the
+// log keeps their payloads).
+func subscribed(t event.Type) bool {
+	switch t {
+	case event.TypeNotice, event.TypeSafetyCard, event.TypeReplyDelta, event.TypeReplyDone, event.TypeReplyInterrupted:
+		return true
+	}
+	return false
+}
+
+// Event is one server event as a Stream yields it.
+type Event struct {
+	// Seq is the event's seq (0 for the resume acknowledgement).
+	Seq  int64
+	Type event.Type
+	// Data is the encoded event, for the transport to send; it must not be
+	// modified.
+	Data []byte
+	// payload is the value Data was encoded from, for the events a
+	// Subscriber acts on; read-only.
+	payload any
+}
+
+// Subscriber acts on a session's output as the transport's stream yields
+// it, in wire order, from the typed values the events were encoded from
+// (no JSON decoding): a voice session speaks the AI disclosure, the safety
+// resources of a card and the reply text. Every value is read-only: it
+// shares memory with the session's own state.
+type Subscriber interface {
+	Notice(n event.Notice)
+	SafetyCard(c event.SafetyCard)
+	ReplyDelta(d event.ReplyDelta)
+	ReplyDone(d event.ReplyDone)
+	ReplyInterrupted(r event.ReplyInterrupted)
+}
+
+// Dispatch calls sub's method for ev when ev is a notice, a safety card or
+// a reply event; other events call nothing.
+func (ev Event) Dispatch(sub Subscriber) {
+	switch p := ev.payload.(type) {
+	case event.Notice:
+		sub.Notice(p)
+	case event.SafetyCard:
+		sub.SafetyCard(p)
+	case event.ReplyDelta:
+		sub.ReplyDelta(p)
+	case event.ReplyDone:
+		sub.ReplyDone(p)
+	case event.ReplyInterrupted:
+		sub.ReplyInterrupted(p)
+	}
 }
 
 // Stream is one transport's view of a session: it yields the session's
@@ -87,23 +150,32 @@ func (st *Stream) Err() error {
 // Next returns the next encoded event (one JSON object), waiting for it.
 // The slice must not be modified.
 func (st *Stream) Next(ctx context.Context) ([]byte, error) {
+	ev, err := st.NextEvent(ctx)
+	return ev.Data, err
+}
+
+// NextEvent returns the next event, waiting for it: its encoding for the
+// transport and, through Event.Dispatch, its typed payload for a
+// Subscriber.
+func (st *Stream) NextEvent(ctx context.Context) (Event, error) {
 	s := st.s
 	for {
 		s.mu.Lock()
 		if st.err != nil {
 			err := st.err
 			s.mu.Unlock()
-			return nil, err
+			return Event{}, err
 		}
 		if b := st.pre; b != nil {
 			st.pre = nil
 			s.mu.Unlock()
-			return b, nil
+			return Event{Type: event.TypeSessionCreated, Data: b}, nil
 		}
-		if b, ok := s.log.get(st.next); ok {
+		if e, ok := s.log.get(st.next); ok {
+			ev := Event{Seq: st.next, Type: e.typ, Data: e.data, payload: e.payload}
 			st.next++
 			s.mu.Unlock()
-			return b, nil
+			return ev, nil
 		}
 		wake := s.wake
 		s.mu.Unlock()
@@ -111,7 +183,7 @@ func (st *Stream) Next(ctx context.Context) ([]byte, error) {
 		case <-wake:
 		case <-st.done:
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return Event{}, ctx.Err()
 		}
 	}
 }

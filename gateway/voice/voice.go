@@ -2,7 +2,6 @@ package voice
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -613,36 +612,24 @@ func (s *voiceSession) cancelTurn(id string) {
 	s.playMu.Unlock()
 }
 
-// wireEvent is the part of a server event the pump looks at.
-type wireEvent struct {
-	Type   event.Type `json:"type"`
-	TurnID string     `json:"turn_id"`
-	Delta  string     `json:"delta"`
-	Text   string     `json:"text"`
-	Kind   string     `json:"kind"`
-	// safety.card
-	Level     safety.Level      `json:"level"`
-	Resources []safety.Resource `json:"resources"`
-}
-
 // eventPump forwards the session's events to the data channel in order and
 // turns reply text into speech. Card before text before audio: the session
 // emits the card first, and audio starts from reply.delta.
 func (s *voiceSession) eventPump() {
 	defer s.wg.Done()
-	pending := map[string]string{}
+	sp := &speechQueue{s: s, pending: map[string]string{}}
 	s.streamMu.Lock()
 	st := s.stream
 	s.streamMu.Unlock()
 	for {
-		data, err := st.Next(s.ctx)
+		ev, err := st.NextEvent(s.ctx)
 		if err != nil {
 			select {
 			case next := <-s.swapCh: // resumed: carry on with that conversation
 				s.streamMu.Lock()
 				s.stream, st = next, next
 				s.streamMu.Unlock()
-				clear(pending)
+				clear(sp.pending)
 				continue
 			default:
 			}
@@ -654,41 +641,57 @@ func (s *voiceSession) eventPump() {
 			}
 			return
 		}
-		if err := s.conn.SendEvent(data); err != nil {
+		if err := s.conn.SendEvent(ev.Data); err != nil {
 			s.log.Warn("voice: send event", "err", err)
 		}
-		s.rec.eventOut(data)
-		var ev wireEvent
-		if json.Unmarshal(data, &ev) != nil {
-			continue
-		}
-		switch ev.Type {
-		case event.TypeNotice:
-			if ev.Kind == "ai_disclosure" {
-				s.enqueue(speakItem{turnID: "notice", text: ev.Text, last: true, protected: true, phrase: true})
-			}
-		case event.TypeSafetyCard:
-			if s.session().Profile().MustSpeakSafety() {
-				s.enqueue(speakItem{turnID: ev.TurnID, text: spokenResources(ev.Resources), protected: true})
-				s.factory.countSpoken(ev.Level, ev.Resources)
-			}
-		case event.TypeReplyDelta:
-			s.firstText(ev.TurnID)
-			sentences, rest := splitSentences(pending[ev.TurnID] + ev.Delta)
-			pending[ev.TurnID] = rest
-			for _, t := range sentences {
-				s.enqueue(speakItem{turnID: ev.TurnID, text: t})
-			}
-		case event.TypeReplyDone:
-			s.firstText(ev.TurnID)
-			rest := strings.TrimSpace(pending[ev.TurnID])
-			delete(pending, ev.TurnID)
-			s.enqueue(speakItem{turnID: ev.TurnID, text: rest, last: true})
-		case event.TypeReplyInterrupted:
-			delete(pending, ev.TurnID)
-		}
+		s.rec.eventOut(ev.Data)
+		ev.Dispatch(sp)
 	}
 }
+
+// speechQueue is the event pump's session.Subscriber: it queues what the
+// session's events say for the speaker, in wire order. Owned by the pump.
+type speechQueue struct {
+	s       *voiceSession
+	pending map[string]string // per turn, reply text not yet a whole sentence
+}
+
+// Notice speaks the AI disclosure (protected, from the phrase cache).
+func (sp *speechQueue) Notice(n event.Notice) {
+	if n.Kind == "ai_disclosure" {
+		sp.s.enqueue(speakItem{turnID: "notice", text: n.Text, last: true, protected: true, phrase: true})
+	}
+}
+
+// SafetyCard speaks the card's resources when the device must hear them.
+func (sp *speechQueue) SafetyCard(c event.SafetyCard) {
+	s := sp.s
+	if s.session().Profile().MustSpeakSafety() {
+		s.enqueue(speakItem{turnID: c.TurnID, text: spokenResources(c.Resources), protected: true})
+		s.factory.countSpoken(c.Level, c.Resources)
+	}
+}
+
+// ReplyDelta speaks each whole sentence of the reply as it arrives.
+func (sp *speechQueue) ReplyDelta(d event.ReplyDelta) {
+	sp.s.firstText(d.TurnID)
+	sentences, rest := splitSentences(sp.pending[d.TurnID] + d.Delta)
+	sp.pending[d.TurnID] = rest
+	for _, t := range sentences {
+		sp.s.enqueue(speakItem{turnID: d.TurnID, text: t})
+	}
+}
+
+// ReplyDone speaks the rest of the reply and finishes its source.
+func (sp *speechQueue) ReplyDone(d event.ReplyDone) {
+	sp.s.firstText(d.TurnID)
+	rest := strings.TrimSpace(sp.pending[d.TurnID])
+	delete(sp.pending, d.TurnID)
+	sp.s.enqueue(speakItem{turnID: d.TurnID, text: rest, last: true})
+}
+
+// ReplyInterrupted drops the reply's unfinished sentence.
+func (sp *speechQueue) ReplyInterrupted(r event.ReplyInterrupted) { delete(sp.pending, r.TurnID) }
 
 func (s *voiceSession) firstText(turnID string) {
 	s.playMu.Lock()
