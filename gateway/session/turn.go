@@ -177,11 +177,23 @@ func (s *Session) worker() {
 	}
 }
 
-// gate holds reply deltas until the turn's safety is settled.
-type gate struct {
-	mu       sync.Mutex // guards the fields below
-	released bool
-	closed   bool
+// turn is one user turn on the worker, run as assess → converse → settle
+// → finish. Reply deltas are held until the turn's safety is settled.
+type turn struct {
+	s      *Session
+	ctx    context.Context // the turn's: cancelled by new input, Interrupt, the timeout or Close
+	id     string
+	in     turnInput
+	region string
+	hist   []Message
+	local  safety.Assessment // the local detector's verdict on the turn
+
+	// mu guards the fields below: the Converser calls onDelta and
+	// SafetyFinal from any goroutine, and settle and finish run under it.
+	mu       sync.Mutex
+	shown    *safety.Assessment // the assessment the last card carried
+	released bool               // deltas flow (safety settled)
+	closed   bool               // Converse returned: late deltas are dropped
 	held     []string
 	sent     strings.Builder // text emitted as reply.delta
 }
@@ -192,111 +204,144 @@ func (s *Session) runTurn(in turnInput) {
 	ctx, cancelT := context.WithTimeout(ctx, s.cfg.TurnTimeout)
 	defer cancelT()
 
-	s.mu.Lock()
-	s.turnN++
-	turnID := fmt.Sprintf("turn_%d", s.turnN)
-	if in.id != "" {
-		turnID = in.id
+	t := s.beginTurn(ctx, in, cancel)
+	defer s.endTurn()
+	if t.assess() {
+		return
 	}
-	s.cur = &turnState{id: turnID, cancel: cancel}
-	region := s.region
-	hist := append([]Message(nil), s.history...)
+	reply, err := t.converse()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.closed = true
+	if t.settle(reply, err) {
+		t.finish(reply)
+	}
+}
+
+// beginTurn makes the turn current: its id, the disclosure when it is due,
+// and transcript.final.
+func (s *Session) beginTurn(ctx context.Context, in turnInput, cancel context.CancelCauseFunc) *turn {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.turnN++
+	t := &turn{s: s, ctx: ctx, id: fmt.Sprintf("turn_%d", s.turnN), in: in, region: s.region,
+		hist: append([]Message(nil), s.history...)}
+	if in.id != "" {
+		t.id = in.id
+	}
+	s.cur = &turnState{id: t.id, cancel: cancel}
 	if text, ok := s.disclosure.Take(s.surfaceKindLocked()); ok {
 		s.emitLocked(event.TypeNotice, event.Notice{Kind: "ai_disclosure", Text: s.disclosureText(text)})
 	}
-	s.emitLocked(event.TypeTranscriptFinal, event.Transcript{TurnID: turnID, Text: in.text})
+	s.emitLocked(event.TypeTranscriptFinal, event.Transcript{TurnID: t.id, Text: in.text})
+	return t
+}
+
+func (s *Session) endTurn() {
+	s.mu.Lock()
+	s.cur = nil
 	s.mu.Unlock()
+}
+
+// assess runs the local detector first, on every turn, whatever the engine
+// does, and shows its card; then takes the text as an answer to the
+// offered action when it is one. It reports whether the turn is over.
+func (t *turn) assess() (done bool) {
+	s := t.s
 	var userHist []string
-	for _, m := range hist {
+	for _, m := range t.hist {
 		if m.Role == "user" {
 			userHist = append(userHist, m.Text)
 		}
 	}
-	defer func() {
-		s.mu.Lock()
-		s.cur = nil
-		s.mu.Unlock()
-	}()
-
-	// Local detector first, on every turn, whatever the engine does.
-	local := s.deps.Safety.Assess(userHist, in.safetyText(), region)
-	var shown *safety.Assessment // the assessment the last card carried
-	if local.DisplayRequired {
-		s.sendCard(turnID, local)
-		shown = &local
+	t.local = s.deps.Safety.Assess(userHist, t.in.safetyText(), t.region)
+	if t.local.DisplayRequired {
+		s.sendCard(t.id, t.local)
+		t.shown = &t.local
 	}
 	// An answer to the offered action is settled here and not sent to the
 	// model; a flagged utterance is never an answer (consentTurn).
-	flagged := local.DisplayRequired || local.Level >= safety.LevelElevated
-	if reply, ok := s.consentTurn(ctx, turnID, in, flagged); ok {
-		s.finishAnswer(turnID, in.text, reply)
-		return
+	flagged := t.local.DisplayRequired || t.local.Level >= safety.LevelElevated
+	if reply, ok := s.consentTurn(t.ctx, t.id, t.in, flagged); ok {
+		s.finishAnswer(t.id, t.in.text, reply)
+		return true
 	}
-	if strings.TrimSpace(in.text) == "" {
-		// A voice turn without words whose audio held crisis key phrases:
-		// the card above is its answer; the model is not sent an empty turn.
-		return
-	}
+	// A voice turn without words whose audio held crisis key phrases: the
+	// card above is its answer; the model is not sent an empty turn.
+	return strings.TrimSpace(t.in.text) == ""
+}
 
-	g := &gate{}
-	flush := func() { // g.mu held
-		// Held deltas leave coalesced into few events so a long held reply
-		// cannot burst past the replay log and fail a healthy consumer.
-		for _, d := range coalesce(g.held, maxDeltaBytes) {
-			s.emitDelta(turnID, d)
-			g.sent.WriteString(d)
-		}
-		g.held = nil
-		g.released = true
-	}
-	settle := func(engine safety.Assessment) { // g.mu held
-		merged := safety.Guard(engine, local, s.deps.Safety.Merge(engine, local))
-		if safety.NeedsCard(merged, shown) {
-			s.sendCard(turnID, merged)
-			shown = &merged
-		}
-	}
+// converse asks the Converser, holding its deltas until the safety of the
+// turn is settled (SafetyFinal, or settle once Converse returns).
+func (t *turn) converse() (Reply, error) {
+	s := t.s
 	req := ConverseRequest{
 		SessionID: s.id, PartnerID: s.owner.PartnerID, EndUserID: s.owner.EndUserID,
-		Region: region, Text: in.text, History: hist,
+		Region: t.region, Text: t.in.text, History: t.hist,
 		SafetyFinal: func(engine safety.Assessment) {
-			g.mu.Lock()
-			defer g.mu.Unlock()
-			if g.closed || g.released {
+			t.mu.Lock()
+			defer t.mu.Unlock()
+			if t.closed || t.released {
 				return
 			}
-			settle(engine)
-			flush()
+			t.settleSafety(engine)
+			t.flush()
 		},
 	}
-	onDelta := func(d string) {
-		if d == "" {
-			return
-		}
-		g.mu.Lock()
-		defer g.mu.Unlock()
-		if g.closed {
-			return
-		}
-		if g.released {
-			s.emitDelta(turnID, d)
-			g.sent.WriteString(d)
-			return
-		}
-		g.held = append(g.held, d)
+	return s.deps.Converser.Converse(t.ctx, req, t.onDelta)
+}
+
+func (t *turn) onDelta(d string) {
+	if d == "" {
+		return
 	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return
+	}
+	if t.released {
+		t.s.emitDelta(t.id, d)
+		t.sent.WriteString(d)
+		return
+	}
+	t.held = append(t.held, d)
+}
 
-	reply, err := s.deps.Converser.Converse(ctx, req, onDelta)
+// settleSafety shows the merged assessment's card when it adds to what the
+// turn showed. t.mu held.
+func (t *turn) settleSafety(engine safety.Assessment) {
+	merged := safety.Guard(engine, t.local, t.s.deps.Safety.Merge(engine, t.local))
+	if safety.NeedsCard(merged, t.shown) {
+		t.s.sendCard(t.id, merged)
+		t.shown = &merged
+	}
+}
 
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.closed = true
-	if ctx.Err() != nil {
+// flush releases the held deltas, coalesced into few events so a long held
+// reply cannot burst past the replay log and fail a healthy consumer.
+// t.mu held.
+func (t *turn) flush() {
+	for _, d := range coalesce(t.held, maxDeltaBytes) {
+		t.s.emitDelta(t.id, d)
+		t.sent.WriteString(d)
+	}
+	t.held = nil
+	t.released = true
+}
+
+// settle ends the converse call: an interrupted or failed turn is
+// remembered and reported; otherwise the engine's safety is settled and
+// the reply released. It reports whether the reply goes on to finish.
+// t.mu held.
+func (t *turn) settle(reply Reply, err error) bool {
+	s := t.s
+	if t.ctx.Err() != nil {
 		// Interrupted: only what already left counts as said.
-		heard := g.sent.String()
+		heard := t.sent.String()
 		reason := "cancelled"
 		var ic *interruptCause
-		switch cause := context.Cause(ctx); {
+		switch cause := context.Cause(t.ctx); {
 		case errors.As(cause, &ic):
 			// The transport knows what was really heard (playout position).
 			heard, reason = ic.heard, ic.reason
@@ -305,61 +350,67 @@ func (s *Session) runTurn(in turnInput) {
 		case errors.Is(cause, context.DeadlineExceeded):
 			reason = "timeout"
 		case errors.Is(s.ctx.Err(), context.Canceled):
-			return // session closing
+			return false // session closing
 		}
 		// History first, so it is settled when the event is seen.
-		s.remember(turnID, in.text, heard)
-		s.Emit(event.TypeReplyInterrupted, event.ReplyInterrupted{TurnID: turnID, Heard: heard, Reason: reason})
-		return
+		s.remember(t.id, t.in.text, heard)
+		s.Emit(event.TypeReplyInterrupted, event.ReplyInterrupted{TurnID: t.id, Heard: heard, Reason: reason})
+		return false
 	}
 	if err != nil {
-		s.log_.Warn("session: converse failed", "turn", turnID, "err", err)
+		s.log_.Warn("session: converse failed", "turn", t.id, "err", err)
 		// The local card (if any) is already out; the engine path failed.
 		s.EmitError(event.ErrEngineUnavailable, "VERA could not answer this turn; please try again")
-		s.remember(turnID, in.text, "")
-		return
+		s.remember(t.id, t.in.text, "")
+		return false
 	}
-	if !g.released {
-		settle(reply.Safety)
-		if len(g.held) == 0 && reply.Message != "" {
-			g.held = []string{reply.Message}
+	if !t.released {
+		t.settleSafety(reply.Safety)
+		if len(t.held) == 0 && reply.Message != "" {
+			t.held = []string{reply.Message}
 		}
-		flush()
+		t.flush()
 	}
-	level := safety.Guard(reply.Safety, local, reply.Safety).Level
-	if shown != nil {
-		level = safety.MaxLevel(level, shown.Level)
+	return true
+}
+
+// finish ends a released reply: its proposed actions, the offer (or the
+// question asked again) as its last sentence, caption, history and
+// reply.done, the last event of a turn. t.mu held.
+func (t *turn) finish(reply Reply) {
+	s := t.s
+	level := safety.Guard(reply.Safety, t.local, reply.Safety).Level
+	if t.shown != nil {
+		level = safety.MaxLevel(level, t.shown.Level)
 	}
 	text := reply.Message
 	if text == "" {
-		text = g.sent.String()
+		text = t.sent.String()
 	}
-	// Proposed actions, then the offer (or the question asked again) as the
-	// reply's last sentence, so a voice session speaks it; never in a turn
-	// that showed a safety card.
-	s.propose(turnID, reply.ProposedActions)
-	if q := s.afterReply(turnID, shown != nil); q != "" {
+	// The offer is the reply's last sentence, so a voice session speaks it;
+	// never in a turn that showed a safety card.
+	s.propose(t.id, reply.ProposedActions)
+	if q := s.afterReply(t.id, t.shown != nil); q != "" {
 		if text != "" {
 			q = " " + q
 		}
-		s.emitDelta(turnID, q)
-		g.sent.WriteString(q)
+		s.emitDelta(t.id, q)
+		t.sent.WriteString(q)
 		text += q
 	}
-	s.Emit(event.TypeCaption, event.Caption{TurnID: turnID, Speaker: "vera", Text: text, Final: true})
-	s.remember(turnID, in.text, text)
-	// reply.done is the last event of a turn.
-	s.Emit(event.TypeReplyDone, event.ReplyDone{TurnID: turnID, Text: text, Model: reply.Model, Provider: reply.Provider, Level: safety.ShownLevel(level)})
+	s.Emit(event.TypeCaption, event.Caption{TurnID: t.id, Speaker: "vera", Text: text, Final: true})
+	s.remember(t.id, t.in.text, text)
+	s.Emit(event.TypeReplyDone, event.ReplyDone{TurnID: t.id, Text: text, Model: reply.Model, Provider: reply.Provider, Level: safety.ShownLevel(level)})
 	if o := s.deps.Observer; o != nil {
-		o.ReplyDone(s, turnID, text)
+		o.ReplyDone(s, t.id, text)
 	}
 	// An Interrupt that raced with the end of the reply still counts.
 	var ic *interruptCause
-	if errors.As(context.Cause(ctx), &ic) {
+	if errors.As(context.Cause(t.ctx), &ic) {
 		s.mu.Lock()
 		s.cur = nil
 		s.mu.Unlock()
-		s.Interrupt(turnID, ic.heard, ic.reason)
+		s.Interrupt(t.id, ic.heard, ic.reason)
 	}
 }
 
