@@ -92,7 +92,7 @@ func (s *Session) propose(turnID string, acts []Action) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed {
+	if s.ev.isClosed() {
 		return
 	}
 	now := s.clock.Now()
@@ -117,7 +117,7 @@ func (s *Session) propose(turnID string, acts []Action) {
 		st.expiry = s.afterFuncLocked(exp.Sub(now), func() { s.expire(id) })
 		ea := event.Action{ID: a.ID, Type: a.Type, Title: a.Title, Summary: a.Summary, Input: a.Input,
 			Status: StatusProposed, ExpiresAt: exp.UnixMilli()}
-		s.emitLocked(event.TypeActionProposed, event.ActionProposed{TurnID: turnID, Action: ea, Surfaces: l.pages})
+		s.ev.emit(event.TypeActionProposed, event.ActionProposed{TurnID: turnID, Action: ea, Surfaces: l.pages})
 	}
 }
 
@@ -158,7 +158,7 @@ func (s *Session) layoutPrompt(a Action, sf devices.Surface) []glasses.OpsPage {
 func (s *Session) offerNext(turnID string) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed || s.offer != nil {
+	if s.ev.isClosed() || s.offer != nil {
 		return ""
 	}
 	for len(s.order) > 0 {
@@ -413,7 +413,7 @@ func (s *Session) settleAction(ctx context.Context, id string, d Decision) error
 	}
 	s.mu.Lock()
 	st.status = upd.Status
-	s.emitLocked(event.TypeActionUpdated, upd)
+	s.ev.emit(event.TypeActionUpdated, upd)
 	s.mu.Unlock()
 	if wasOffer && d.Via != ViaSpeech && d.Via != ViaText {
 		s.generate(s.offerNext)
@@ -433,7 +433,7 @@ func (s *Session) retireLocked(st *actionState) bool {
 	s.stopTimerLocked(o.silence)
 	for _, cs := range st.prompt {
 		if o.shown[cs.Surface] > 0 {
-			s.emitLocked(event.TypeDisplayClear, event.DisplayClear{CardID: promptCardID(st.a.ID), Surface: cs.Surface})
+			s.ev.emit(event.TypeDisplayClear, event.DisplayClear{CardID: promptCardID(st.a.ID), Surface: cs.Surface})
 		}
 	}
 	s.offer = nil
@@ -453,7 +453,7 @@ func (s *Session) expire(id string) {
 	wasOffer := s.retireLocked(st)
 	a := st.a
 	at := s.clock.Now()
-	s.emitLocked(event.TypeActionUpdated, event.ActionUpdated{ActionID: id, Status: StatusExpired, Via: ViaExpiry})
+	s.ev.emit(event.TypeActionUpdated, event.ActionUpdated{ActionID: id, Status: StatusExpired, Via: ViaExpiry})
 	s.mu.Unlock()
 	if h := s.deps.Actions; h != nil {
 		if err := h.Decline(s.ctx, s.id, a, Decision{Via: ViaExpiry, At: at}); err != nil {
@@ -476,7 +476,7 @@ func (s *Session) withdrawLocked() []Action {
 		}
 		s.retireLocked(st)
 		st.status = StatusDeclined
-		s.emitLocked(event.TypeActionUpdated, event.ActionUpdated{ActionID: st.a.ID, Status: StatusDeclined,
+		s.ev.emit(event.TypeActionUpdated, event.ActionUpdated{ActionID: st.a.ID, Status: StatusDeclined,
 			Reason: "the session ended", Via: ViaHangUp})
 		out = append(out, st.a)
 	}
@@ -498,7 +498,7 @@ func (s *Session) ReportResult(actionID, status string) error {
 	s.mu.Lock()
 	st := s.actions[actionID]
 	switch {
-	case s.closed:
+	case s.ev.isClosed():
 		s.mu.Unlock()
 		return ErrClosed
 	case st == nil:
@@ -512,7 +512,7 @@ func (s *Session) ReportResult(actionID, status string) error {
 		return fmt.Errorf("%w: %q is %s", ErrActionNotApproved, actionID, st.status)
 	}
 	st.result = status
-	s.emitLocked(event.TypeActionUpdated, event.ActionUpdated{ActionID: actionID, Status: status})
+	s.ev.emit(event.TypeActionUpdated, event.ActionUpdated{ActionID: actionID, Status: status})
 	title := strings.TrimRight(NormalizeTitle(st.a.Title), ".!?")
 	s.mu.Unlock()
 	if title == "" {

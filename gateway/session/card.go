@@ -82,7 +82,7 @@ func (s *Session) sendCard(turnID string, a safety.Assessment) {
 		// person closes the card (key), never before.
 		clear(o.shown)
 	}
-	s.emitLocked(event.TypeSafetyCard, card)
+	s.ev.emit(event.TypeSafetyCard, card)
 	region := s.region
 	for _, sf := range surfaces {
 		s.deps.Counters.CardShown(a.Level, region, safety.SurfaceKind(sf.Kind))
@@ -123,8 +123,8 @@ func (s *Session) ackTimeout(cardID, surface string) {
 	sa.resends++
 	card := ca.card
 	card.Resend = sa.resends
-	s.emitLocked(event.TypeSafetyCard, card)
-	s.emitLocked(event.TypeNotice, event.Notice{Kind: "safety_unacknowledged", Surface: "phone", CardID: cardID,
+	s.ev.emit(event.TypeSafetyCard, card)
+	s.ev.emit(event.TypeNotice, event.Notice{Kind: "safety_unacknowledged", Surface: "phone", CardID: cardID,
 		Text: "Your glasses did not confirm the safety card. The resources are shown here as well."})
 	if sa.resends < s.cfg.AckResends {
 		s.armAckLocked(cardID, surface, sa)
@@ -247,7 +247,7 @@ func (s *Session) key(ctx context.Context, k *event.InputKey) error {
 	}
 	if decided == nil {
 		o.shown[surface] = cur
-		s.emitLocked(event.TypeDisplayCard, event.DisplayCard{CardID: promptCardID(o.st.a.ID), Kind: "prompt",
+		s.ev.emit(event.TypeDisplayCard, event.DisplayCard{CardID: promptCardID(o.st.a.ID), Kind: "prompt",
 			Surface: surface, Page: pages[cur-1].WithFocus(focusControl(o.ap))})
 	}
 	id := o.st.a.ID
@@ -273,7 +273,7 @@ func (s *Session) cardKeyLocked(ac *activeCard, surface, key string) error {
 	cur := ac.page[surface]
 	mv := glasses.PageKey(glasses.KindSafety, cur, n, key)
 	if mv.Done {
-		s.emitLocked(event.TypeDisplayClear, event.DisplayClear{CardID: ac.card.CardID, Surface: surface})
+		s.ev.emit(event.TypeDisplayClear, event.DisplayClear{CardID: ac.card.CardID, Surface: surface})
 		ac.cleared[surface] = true
 		if o := s.offer; o != nil {
 			s.showPromptLocked(o, surface) // the prompt waited behind the card
@@ -285,7 +285,7 @@ func (s *Session) cardKeyLocked(ac *activeCard, surface, key string) error {
 		return nil
 	}
 	ac.page[surface] = next
-	s.emitLocked(event.TypeDisplayCard, event.DisplayCard{CardID: ac.card.CardID, Kind: "safety", Surface: surface, Page: cs.Pages[next-1]})
+	s.ev.emit(event.TypeDisplayCard, event.DisplayCard{CardID: ac.card.CardID, Kind: "safety", Surface: surface, Page: cs.Pages[next-1]})
 	return nil
 }
 

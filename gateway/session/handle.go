@@ -44,7 +44,8 @@ func (s *Session) Handle(ctx context.Context, ev event.Client) error {
 		err = s.negotiate(e)
 		if err == nil {
 			s.mu.Lock()
-			s.emitLocked(event.TypeSessionCreated, s.createdLocked(true, s.seq+1))
+			created := s.createdLocked(true, 0)
+			s.ev.emitSeq(event.TypeSessionCreated, func(seq int64) any { created.ReplayFrom = seq; return created })
 			s.mu.Unlock()
 		}
 	default:

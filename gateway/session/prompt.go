@@ -35,7 +35,7 @@ func (s *Session) showPromptLocked(o *offer, surface string) {
 	}
 	n := min(max(o.shown[surface], 1), len(pages))
 	o.shown[surface] = n
-	s.emitLocked(event.TypeDisplayCard, event.DisplayCard{CardID: promptCardID(o.st.a.ID), Kind: "prompt", Surface: surface,
+	s.ev.emit(event.TypeDisplayCard, event.DisplayCard{CardID: promptCardID(o.st.a.ID), Kind: "prompt", Surface: surface,
 		Page: pages[n-1].WithFocus(focusControl(o.ap))})
 }
 

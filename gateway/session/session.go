@@ -44,13 +44,10 @@ type Session struct {
 
 	closedOnce sync.Once // runs Deps.OnClosed
 
+	ev *events // the event stream and resume (stream.go)
+
 	// mu guards everything below.
 	mu       sync.Mutex
-	closed   bool
-	seq      int64
-	log      replayLog
-	wake     chan struct{} // closed and replaced on every emit
-	stream   *Stream
 	profile  devices.Profile
 	surfaces []devices.Surface // visual surfaces cards are laid out for
 	region   string
@@ -94,14 +91,13 @@ func New(cfg Config, deps Deps, owner Owner, hello *event.Hello) (*Session, erro
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
+	log := deps.Logger.With("session", id)
 	s := &Session{
 		id: id, resumeToken: tok, owner: owner, cfg: cfg, deps: deps,
-		log_: deps.Logger.With("session", id), clock: deps.Clock,
+		log_: log, clock: deps.Clock, ev: newEvents(id, deps.Clock, log, cfg),
 		ctx: ctx, cancel: cancel,
 		inputs:  make(chan turnInput, cfg.MaxQueued),
 		gens:    make(chan genReply, maxGens),
-		log:     replayLog{maxEvents: cfg.ReplayEvents, maxBytes: cfg.ReplayBytes},
-		wake:    make(chan struct{}),
 		cards:   map[string]*cardAcks{},
 		actions: map[string]*actionState{},
 		timers:  map[Timer]struct{}{},
@@ -115,10 +111,10 @@ func New(cfg Config, deps Deps, owner Owner, hello *event.Hello) (*Session, erro
 	}
 	s.disclosure = safety.NewDisclosure(s.clock, cfg.DisclosureEvery)
 	s.mu.Lock()
-	s.emitLocked(event.TypeSessionCreated, s.createdLocked(false, 1))
+	s.ev.emit(event.TypeSessionCreated, s.createdLocked(false, 1))
 	// The AI disclosure opens every session (and repeats per the schedule).
 	text, _ := s.disclosure.Take(s.surfaceKindLocked())
-	s.emitLocked(event.TypeNotice, event.Notice{Kind: "ai_disclosure", Text: s.disclosureText(text)})
+	s.ev.emit(event.TypeNotice, event.Notice{Kind: "ai_disclosure", Text: s.disclosureText(text)})
 	s.mu.Unlock()
 	s.wg.Add(1)
 	go s.worker()
@@ -220,46 +216,20 @@ func (s *Session) Profile() devices.Profile {
 }
 
 // LastSeq returns the seq of the newest event.
-func (s *Session) LastSeq() int64 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.seq
-}
+func (s *Session) LastSeq() int64 { return s.ev.lastSeq() }
 
 // Attach connects a transport. afterSeq is the last seq the client has
 // seen (0 for a new connection); the stream yields every later event. A
 // previously attached stream ends with ErrReplaced. A resumed attach first
 // yields a session.created with resumed=true and seq 0 (outside the log).
 func (s *Session) Attach(afterSeq int64, resumed bool) (*Stream, error) {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		return nil, ErrClosed
-	}
-	if afterSeq > s.seq {
-		s.mu.Unlock()
-		return nil, fmt.Errorf("%w: last_seq %d, newest %d", ErrResumeAhead, afterSeq, s.seq)
-	}
-	if afterSeq+1 < s.log.firstSeq {
-		s.mu.Unlock()
-		return nil, fmt.Errorf("%w: last_seq %d, oldest kept %d", ErrResumeTooOld, afterSeq, s.log.firstSeq)
-	}
-	if old := s.stream; old != nil {
-		old.failLocked(ErrReplaced)
-	}
-	st := &Stream{s: s, next: afterSeq + 1, done: make(chan struct{})}
-	s.stream = st
+	var ack any
 	if resumed {
-		// The resume acknowledgement is not part of the numbered log (seq 0):
-		// it comes first, before the replayed events.
-		b, err := event.Encode(event.Envelope{Type: event.TypeSessionCreated, SessionID: s.id, At: s.clock.Now().UnixMilli()},
-			s.createdLocked(true, afterSeq+1))
-		if err == nil {
-			st.pre = b
-		}
+		s.mu.Lock()
+		ack = s.createdLocked(true, afterSeq+1)
+		s.mu.Unlock()
 	}
-	s.mu.Unlock()
-	return st, nil
+	return s.ev.attach(s, afterSeq, ack)
 }
 
 // Emit appends a server event to the session (transports use it for
@@ -267,7 +237,7 @@ func (s *Session) Attach(afterSeq int64, resumed bool) (*Stream, error) {
 func (s *Session) Emit(t event.Type, payload any) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.emitLocked(t, payload)
+	s.ev.emit(t, payload)
 	s.transportEventLocked(t, payload)
 }
 
@@ -276,48 +246,17 @@ func (s *Session) EmitError(t event.ErrorType, msg string) {
 	s.Emit(event.TypeError, event.Error{Error: event.ErrorBody{Type: t, Message: msg}})
 }
 
-// emitLocked numbers, encodes and logs one event and wakes the stream; a
-// stream that has not read an evicted event fails with ErrSlowConsumer.
-func (s *Session) emitLocked(t event.Type, payload any) {
-	if s.closed {
-		return
-	}
-	b, err := event.Encode(event.Envelope{Type: t, Seq: s.seq + 1, SessionID: s.id, At: s.clock.Now().UnixMilli()}, payload)
-	if err != nil {
-		// Payloads are our own types; this is a bug, not client input.
-		s.log_.Error("session: encode event", "type", string(t), "err", err)
-		return
-	}
-	s.seq++
-	e := logEntry{typ: t, data: b}
-	if subscribed(t) {
-		e.payload = payload
-	}
-	s.log.append(s.seq, e)
-	if st := s.stream; st != nil && st.next < s.log.firstSeq {
-		st.failLocked(ErrSlowConsumer)
-		s.stream = nil
-		s.log_.Warn("session: slow consumer", "seq", s.seq)
-	}
-	close(s.wake)
-	s.wake = make(chan struct{})
-}
-
 // Close cancels the turn in progress, ends the attached stream, stops the
 // timers and joins every goroutine the session started.
 func (s *Session) Close(ctx context.Context) error {
 	s.mu.Lock()
 	var withdrawn []Action
 	at := s.clock.Now()
-	if !s.closed {
+	if !s.ev.isClosed() {
 		// Pending actions are declined, never approved, by a hang-up; the
 		// events go out before the session stops emitting.
 		withdrawn = s.withdrawLocked()
-		s.closed = true
-		if s.stream != nil {
-			s.stream.failLocked(ErrClosed)
-			s.stream = nil
-		}
+		s.ev.close()
 		for t := range s.timers {
 			t.Stop()
 		}
@@ -353,7 +292,7 @@ func (s *Session) afterFuncLocked(d time.Duration, f func()) Timer {
 	var t Timer
 	t = s.clock.AfterFunc(d, func() {
 		s.mu.Lock()
-		if s.closed {
+		if s.ev.isClosed() {
 			s.mu.Unlock()
 			return
 		}

@@ -3,6 +3,9 @@ package session
 import (
 	"context"
 	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
 
 	"github.com/veraneural/vera-gateway/gateway/event"
 )
@@ -22,8 +25,135 @@ var (
 	ErrResumeAhead = errors.New("session: last_seq is ahead of the session")
 )
 
-// replayLog is the bounded, seq-ordered log of encoded events.
-// It is guarded by its Session's mu.
+// events is the session's event stream: it numbers, encodes and logs
+// every server event, in a bounded replay log, and feeds the attached
+// Stream, which can resume from any seq the log still holds. Producers
+// never block on a reader.
+//
+// Its lock is a leaf: the session's parts emit while holding their own
+// lock (so an event and the state it reports change together), and
+// events takes no other lock while holding mu.
+type events struct {
+	id    string
+	clock Clock
+	log_  *slog.Logger
+
+	// mu guards the fields below and the next, pre and err of every Stream.
+	mu     sync.Mutex
+	closed bool // Close ran: nothing more is emitted or attached
+	seq    int64
+	log    replayLog
+	wake   chan struct{} // closed and replaced on every emit
+	stream *Stream       // the attached transport, if any
+}
+
+func newEvents(id string, clock Clock, log *slog.Logger, cfg Config) *events {
+	return &events{id: id, clock: clock, log_: log, wake: make(chan struct{}),
+		log: replayLog{maxEvents: cfg.ReplayEvents, maxBytes: cfg.ReplayBytes}}
+}
+
+// emit numbers, encodes and logs one event and wakes the stream; a
+// stream that has not read an evicted event fails with ErrSlowConsumer.
+func (e *events) emit(t event.Type, payload any) {
+	e.emitSeq(t, func(int64) any { return payload })
+}
+
+// emitSeq emits the payload f makes for the event's own seq (a
+// session.created naming where its replay starts). f runs under mu and
+// must take no lock.
+func (e *events) emitSeq(t event.Type, f func(seq int64) any) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return
+	}
+	payload := f(e.seq + 1)
+	b, err := event.Encode(event.Envelope{Type: t, Seq: e.seq + 1, SessionID: e.id, At: e.clock.Now().UnixMilli()}, payload)
+	if err != nil {
+		// Payloads are our own types; this is a bug, not client input.
+		e.log_.Error("session: encode event", "type", string(t), "err", err)
+		return
+	}
+	e.seq++
+	le := logEntry{typ: t, data: b}
+	if subscribed(t) {
+		le.payload = payload
+	}
+	e.log.append(e.seq, le)
+	if st := e.stream; st != nil && st.next < e.log.firstSeq {
+		st.failLocked(ErrSlowConsumer)
+		e.stream = nil
+		e.log_.Warn("session: slow consumer", "seq", e.seq)
+	}
+	close(e.wake)
+	e.wake = make(chan struct{})
+}
+
+// attach connects a stream for s after afterSeq; a previously attached
+// one ends with ErrReplaced. ack, when not nil, is the resume
+// acknowledgement the stream yields first (seq 0, outside the log).
+func (e *events) attach(s *Session, afterSeq int64, ack any) (*Stream, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	switch {
+	case e.closed:
+		return nil, ErrClosed
+	case afterSeq > e.seq:
+		return nil, fmt.Errorf("%w: last_seq %d, newest %d", ErrResumeAhead, afterSeq, e.seq)
+	case afterSeq+1 < e.log.firstSeq:
+		return nil, fmt.Errorf("%w: last_seq %d, oldest kept %d", ErrResumeTooOld, afterSeq, e.log.firstSeq)
+	}
+	if old := e.stream; old != nil {
+		old.failLocked(ErrReplaced)
+	}
+	st := &Stream{s: s, ev: e, next: afterSeq + 1, done: make(chan struct{})}
+	e.stream = st
+	if ack != nil {
+		b, err := event.Encode(event.Envelope{Type: event.TypeSessionCreated, SessionID: e.id, At: e.clock.Now().UnixMilli()}, ack)
+		if err == nil {
+			st.pre = b
+		}
+	}
+	return st, nil
+}
+
+// close stops emitting and ends the attached stream with ErrClosed; it
+// reports whether this call closed the events.
+func (e *events) close() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return false
+	}
+	e.closed = true
+	if e.stream != nil {
+		e.stream.failLocked(ErrClosed)
+		e.stream = nil
+	}
+	return true
+}
+
+func (e *events) isClosed() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.closed
+}
+
+func (e *events) lastSeq() int64 {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.seq
+}
+
+// attached reports whether a stream is attached.
+func (e *events) attached() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.stream != nil
+}
+
+// replayLog is the bounded, seq-ordered log of encoded events; guarded by
+// events.mu.
 type replayLog struct {
 	maxEvents, maxBytes int
 	evs                 []logEntry
@@ -123,12 +253,13 @@ func (ev Event) Dispatch(sub Subscriber) {
 // encoded events in seq order from where the transport attached. Only one
 // Stream is attached at a time; Next may be called from one goroutine.
 type Stream struct {
-	s *Session
-	// next is the seq Next returns next; guarded by s.mu.
+	s  *Session
+	ev *events
+	// next is the seq Next returns next; guarded by ev.mu.
 	next int64
 	// pre is yielded before the log (the resume acknowledgement).
 	pre []byte
-	// err and done record why the stream ended; guarded by s.mu.
+	// err and done record why the stream ended; guarded by ev.mu.
 	err  error
 	done chan struct{}
 }
@@ -142,8 +273,8 @@ func (st *Stream) Done() <-chan struct{} { return st.done }
 
 // Err returns why the stream ended, or nil while it is live.
 func (st *Stream) Err() error {
-	st.s.mu.Lock()
-	defer st.s.mu.Unlock()
+	st.ev.mu.Lock()
+	defer st.ev.mu.Unlock()
 	return st.err
 }
 
@@ -158,27 +289,27 @@ func (st *Stream) Next(ctx context.Context) ([]byte, error) {
 // transport and, through Event.Dispatch, its typed payload for a
 // Subscriber.
 func (st *Stream) NextEvent(ctx context.Context) (Event, error) {
-	s := st.s
+	e := st.ev
 	for {
-		s.mu.Lock()
+		e.mu.Lock()
 		if st.err != nil {
 			err := st.err
-			s.mu.Unlock()
+			e.mu.Unlock()
 			return Event{}, err
 		}
 		if b := st.pre; b != nil {
 			st.pre = nil
-			s.mu.Unlock()
+			e.mu.Unlock()
 			return Event{Type: event.TypeSessionCreated, Data: b}, nil
 		}
-		if e, ok := s.log.get(st.next); ok {
-			ev := Event{Seq: st.next, Type: e.typ, Data: e.data, payload: e.payload}
+		if le, ok := e.log.get(st.next); ok {
+			ev := Event{Seq: st.next, Type: le.typ, Data: le.data, payload: le.payload}
 			st.next++
-			s.mu.Unlock()
+			e.mu.Unlock()
 			return ev, nil
 		}
-		wake := s.wake
-		s.mu.Unlock()
+		wake := e.wake
+		e.mu.Unlock()
 		select {
 		case <-wake:
 		case <-st.done:
@@ -191,22 +322,22 @@ func (st *Stream) NextEvent(ctx context.Context) (Event, error) {
 // Detach ends the stream; the session waits Config.ResumeWindow for a
 // reconnect. Safe to call more than once.
 func (st *Stream) Detach() {
-	s := st.s
-	s.mu.Lock()
+	e := st.ev
+	e.mu.Lock()
 	st.failLocked(errDetached)
-	detached := s.stream == st
+	detached := e.stream == st
 	if detached {
-		s.stream = nil
+		e.stream = nil
 	}
-	s.mu.Unlock()
-	if detached && s.onDetach != nil {
+	e.mu.Unlock()
+	if s := st.s; detached && s.onDetach != nil {
 		s.onDetach(s)
 	}
 }
 
 var errDetached = errors.New("session: stream detached")
 
-// failLocked ends the stream with err; s.mu must be held.
+// failLocked ends the stream with err; ev.mu must be held.
 func (st *Stream) failLocked(err error) {
 	if st.err != nil {
 		return

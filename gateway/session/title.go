@@ -83,7 +83,7 @@ func (s *Session) SetTitle(title string) TitleOutcome {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch {
-	case s.closed:
+	case s.ev.isClosed():
 		return TitleNotFound
 	case s.titled:
 		return TitleNamed
@@ -91,7 +91,7 @@ func (s *Session) SetTitle(title string) TitleOutcome {
 		return TitleNotFound
 	}
 	s.titled, s.title = true, title
-	s.emitLocked(event.TypeSessionTitle, event.SessionTitle{Title: title, By: event.TitleByAuto})
+	s.ev.emit(event.TypeSessionTitle, event.SessionTitle{Title: title, By: event.TitleByAuto})
 	return TitleSet
 }
 
@@ -103,7 +103,7 @@ func (s *Session) Rename(title string) {
 	title = NormalizeTitle(title)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed {
+	if s.ev.isClosed() {
 		return
 	}
 	s.titled = true
@@ -111,7 +111,7 @@ func (s *Session) Rename(title string) {
 		return
 	}
 	s.title = title
-	s.emitLocked(event.TypeSessionTitle, event.SessionTitle{Title: title, By: event.TitleByUser})
+	s.ev.emit(event.TypeSessionTitle, event.SessionTitle{Title: title, By: event.TitleByUser})
 }
 
 // SetTitle names the open session id as Session.SetTitle does;

@@ -71,7 +71,7 @@ func (s *Session) Submit(text string) { s.submit(text) }
 // it never cancels a turn.
 func (s *Session) generate(g genReply) {
 	s.mu.Lock()
-	closed := s.closed
+	closed := s.ev.isClosed()
 	s.mu.Unlock()
 	if closed {
 		return
@@ -88,7 +88,7 @@ func (s *Session) generate(g genReply) {
 // keeps it as an assistant message.
 func (s *Session) runGen(g genReply) {
 	s.mu.Lock()
-	if s.closed {
+	if s.ev.isClosed() {
 		s.mu.Unlock()
 		return
 	}
@@ -105,7 +105,7 @@ func (s *Session) runGen(g genReply) {
 	s.history = append(s.history, Message{Role: "assistant", Text: text})
 	s.lastTurn = turnID
 	s.trimHistoryLocked()
-	s.emitLocked(event.TypeReplyDone, event.ReplyDone{TurnID: turnID, Text: text, Level: safety.LevelNone, Generated: true})
+	s.ev.emit(event.TypeReplyDone, event.ReplyDone{TurnID: turnID, Text: text, Level: safety.LevelNone, Generated: true})
 	s.mu.Unlock()
 }
 
@@ -139,7 +139,7 @@ func (s *Session) Interrupt(turnID, heard, reason string) bool {
 			s.history[n-1].Text = heard
 		}
 	}
-	s.emitLocked(event.TypeReplyInterrupted, event.ReplyInterrupted{TurnID: turnID, Heard: heard, Reason: reason})
+	s.ev.emit(event.TypeReplyInterrupted, event.ReplyInterrupted{TurnID: turnID, Heard: heard, Reason: reason})
 	return true
 }
 
@@ -231,9 +231,9 @@ func (s *Session) beginTurn(ctx context.Context, in turnInput, cancel context.Ca
 	}
 	s.cur = &turnState{id: t.id, cancel: cancel}
 	if text, ok := s.disclosure.Take(s.surfaceKindLocked()); ok {
-		s.emitLocked(event.TypeNotice, event.Notice{Kind: "ai_disclosure", Text: s.disclosureText(text)})
+		s.ev.emit(event.TypeNotice, event.Notice{Kind: "ai_disclosure", Text: s.disclosureText(text)})
 	}
-	s.emitLocked(event.TypeTranscriptFinal, event.Transcript{TurnID: t.id, Text: in.text})
+	s.ev.emit(event.TypeTranscriptFinal, event.Transcript{TurnID: t.id, Text: in.text})
 	return t
 }
 
