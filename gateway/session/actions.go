@@ -70,10 +70,8 @@ func promptCardID(actionID string) string { return "prompt_" + actionID }
 // propose registers actions, arms their expiry and emits action.proposed
 // with each one's prompt pages. Offering (asking) is separate: offerNext.
 func (s *Session) propose(turnID string, acts []Action) {
-	s.mu.Lock()
-	surfaces := append(s.surfaces[:0:0], s.surfaces...)
-	profile := s.profile
-	s.mu.Unlock()
+	d := s.device()
+	surfaces, profile := d.surfaces, d.profile
 	type laid struct {
 		a     Action
 		pages []event.CardSurface
@@ -144,7 +142,7 @@ func (s *Session) pruneActionsLocked() {
 // action without pages.
 func (s *Session) layoutPrompt(a Action, sf devices.Surface) []glasses.OpsPage {
 	title, body := promptText(a)
-	pages, err := s.deps.Layout.PromptPages(promptCardID(a.ID), title, body, s.Profile().ID, sf)
+	pages, err := s.deps.Layout.PromptPages(promptCardID(a.ID), title, body, s.device().profile.ID, sf)
 	if err != nil {
 		s.log_.Warn("session: lay out prompt", "surface", sf.ID, "action", a.ID, "err", err)
 	}
@@ -338,7 +336,7 @@ func (s *Session) consentTurn(ctx context.Context, turnID string, in turnInput, 
 	default:
 		// The bound is reached: the prompt waits for a tap or key.
 		o.ap.Quiet()
-		screen := len(s.surfaces) > 0
+		screen := len(s.device().surfaces) > 0
 		s.mu.Unlock()
 		if screen {
 			return leaveIt + leaveScreen, true

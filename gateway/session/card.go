@@ -40,9 +40,9 @@ type activeCard struct {
 // even that fails the card (with no pages) so the client draws the
 // structured resources.
 func (s *Session) sendCard(turnID string, a safety.Assessment) {
+	d := s.device()
+	surfaces, profile := d.surfaces, d.profile
 	s.mu.Lock()
-	surfaces := append(s.surfaces[:0:0], s.surfaces...)
-	profile := s.profile
 	cardID := fmt.Sprintf("card_%s_%d", turnID, len(s.cards)+1)
 	s.mu.Unlock()
 
@@ -83,9 +83,8 @@ func (s *Session) sendCard(turnID string, a safety.Assessment) {
 		clear(o.shown)
 	}
 	s.ev.emit(event.TypeSafetyCard, card)
-	region := s.region
 	for _, sf := range surfaces {
-		s.deps.Counters.CardShown(a.Level, region, safety.SurfaceKind(sf.Kind))
+		s.deps.Counters.CardShown(a.Level, d.region, safety.SurfaceKind(sf.Kind))
 	}
 	timeout := time.Duration(profile.AckTimeoutMS) * time.Millisecond
 	for _, cs := range card.Surfaces {
@@ -159,7 +158,7 @@ func (s *Session) ack(a *event.DisplayAck) error {
 		return fmt.Errorf("%w: page %d of %d", ErrBadPage, a.Page, len(sa.pages))
 	}
 	if !sa.pages[0] && a.Page == 1 {
-		s.deps.Counters.CardAcked(ca.card.Level, s.region, safety.SurfaceKind(sa.kind))
+		s.deps.Counters.CardAcked(ca.card.Level, s.device().region, safety.SurfaceKind(sa.kind))
 	}
 	sa.pages[a.Page-1] = true
 	if a.Page == 1 && sa.timer != nil {
@@ -205,8 +204,8 @@ func (s *Session) key(ctx context.Context, k *event.InputKey) error {
 		switch {
 		case ac != nil && len(ac.card.Surfaces) > 0:
 			surface = ac.card.Surfaces[0].Surface
-		case len(s.surfaces) > 0:
-			surface = s.surfaces[0].ID
+		case len(s.device().surfaces) > 0:
+			surface = s.device().surfaces[0].ID
 		}
 	}
 	if ac != nil && !ac.cleared[surface] {

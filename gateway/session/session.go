@@ -9,9 +9,9 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
-	"github.com/veraneural/vera-gateway/devices"
 	"github.com/veraneural/vera-gateway/gateway/event"
 	"github.com/veraneural/vera-gateway/safety"
 )
@@ -46,11 +46,11 @@ type Session struct {
 
 	ev *events // the event stream and resume (stream.go)
 
+	devMu sync.Mutex             // serialises negotiate
+	dev   atomic.Pointer[device] // what the hello negotiated (device.go)
+
 	// mu guards everything below.
 	mu       sync.Mutex
-	profile  devices.Profile
-	surfaces []devices.Surface // visual surfaces cards are laid out for
-	region   string
 	history  []Message
 	turnN    int
 	lastTurn string     // id of the last finished turn, for Interrupt
@@ -113,7 +113,7 @@ func New(cfg Config, deps Deps, owner Owner, hello *event.Hello) (*Session, erro
 	s.mu.Lock()
 	s.ev.emit(event.TypeSessionCreated, s.createdLocked(false, 1))
 	// The AI disclosure opens every session (and repeats per the schedule).
-	text, _ := s.disclosure.Take(s.surfaceKindLocked())
+	text, _ := s.disclosure.Take(s.device().surfaceKind())
 	s.ev.emit(event.TypeNotice, event.Notice{Kind: "ai_disclosure", Text: s.disclosureText(text)})
 	s.mu.Unlock()
 	s.wg.Add(1)
@@ -128,57 +128,6 @@ var ErrMissingDeps = errors.New("converser, safety and layout are required")
 // override out of bounds); the message names the field.
 var ErrBadHello = errors.New("session: bad hello")
 
-func (s *Session) negotiate(h *event.Hello) error {
-	dh := devices.Hello{Profile: h.Device}
-	if h.Overrides != nil {
-		dh.Overrides = *h.Overrides
-	}
-	p, err := devices.Negotiate(dh)
-	if err != nil {
-		return fmt.Errorf("%w: %w", ErrBadHello, err)
-	}
-	var surf []devices.Surface
-	for _, sf := range p.Surfaces {
-		if !sf.Visual() {
-			continue
-		}
-		if len(h.Surfaces) > 0 && !contains(h.Surfaces, sf.ID) {
-			continue
-		}
-		surf = append(surf, sf)
-	}
-	for _, want := range h.Surfaces {
-		if _, ok := p.Surface(want); !ok {
-			return fmt.Errorf("%w: surfaces: profile %s has no surface %q", ErrBadHello, p.ID, want)
-		}
-	}
-	s.mu.Lock()
-	s.profile, s.surfaces = p, surf
-	if h.Region != "" {
-		s.region = h.Region
-	}
-	s.mu.Unlock()
-	return nil
-}
-
-func contains(list []string, v string) bool {
-	for _, x := range list {
-		if x == v {
-			return true
-		}
-	}
-	return false
-}
-
-// surfaceKindLocked is the kind of the session's main surface, for the
-// disclosure wording.
-func (s *Session) surfaceKindLocked() safety.SurfaceKind {
-	if len(s.surfaces) > 0 {
-		return safety.SurfaceKind(s.surfaces[0].Kind)
-	}
-	return safety.SurfaceVoice
-}
-
 func (s *Session) disclosureText(fromSchedule string) string {
 	if s.cfg.Disclosure != "" {
 		return s.cfg.Disclosure
@@ -190,13 +139,14 @@ func (s *Session) disclosureText(fromSchedule string) string {
 }
 
 func (s *Session) createdLocked(resumed bool, from int64) event.SessionCreated {
-	info := make([]event.SurfaceInfo, 0, len(s.surfaces))
-	for _, sf := range s.surfaces {
-		info = append(info, event.SurfaceInfo{ID: sf.ID, Profile: s.profile.ID, Width: sf.Width, Height: sf.Height,
-			AckTimeoutMS: int64(s.profile.AckTimeoutMS)})
+	d := s.device()
+	info := make([]event.SurfaceInfo, 0, len(d.surfaces))
+	for _, sf := range d.surfaces {
+		info = append(info, event.SurfaceInfo{ID: sf.ID, Profile: d.profile.ID, Width: sf.Width, Height: sf.Height,
+			AckTimeoutMS: int64(d.profile.AckTimeoutMS)})
 	}
 	return event.SessionCreated{ResumeToken: s.resumeToken, ResumeWindowMS: s.cfg.ResumeWindow.Milliseconds(),
-		Resumed: resumed, ReplayFrom: from, Device: s.profile.ID, Surfaces: info, Title: s.title}
+		Resumed: resumed, ReplayFrom: from, Device: d.profile.ID, Surfaces: info, Title: s.title}
 }
 
 // ID returns the session id.
@@ -207,13 +157,6 @@ func (s *Session) ResumeToken() string { return s.resumeToken }
 
 // Owner returns who the session belongs to.
 func (s *Session) Owner() Owner { return s.owner }
-
-// Profile returns the negotiated device profile.
-func (s *Session) Profile() devices.Profile {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.profile
-}
 
 // LastSeq returns the seq of the newest event.
 func (s *Session) LastSeq() int64 { return s.ev.lastSeq() }

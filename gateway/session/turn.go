@@ -224,13 +224,14 @@ func (s *Session) beginTurn(ctx context.Context, in turnInput, cancel context.Ca
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.turnN++
-	t := &turn{s: s, ctx: ctx, id: fmt.Sprintf("turn_%d", s.turnN), in: in, region: s.region,
+	d := s.device()
+	t := &turn{s: s, ctx: ctx, id: fmt.Sprintf("turn_%d", s.turnN), in: in, region: d.region,
 		hist: append([]Message(nil), s.history...)}
 	if in.id != "" {
 		t.id = in.id
 	}
 	s.cur = &turnState{id: t.id, cancel: cancel}
-	if text, ok := s.disclosure.Take(s.surfaceKindLocked()); ok {
+	if text, ok := s.disclosure.Take(d.surfaceKind()); ok {
 		s.ev.emit(event.TypeNotice, event.Notice{Kind: "ai_disclosure", Text: s.disclosureText(text)})
 	}
 	s.ev.emit(event.TypeTranscriptFinal, event.Transcript{TurnID: t.id, Text: in.text})
