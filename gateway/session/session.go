@@ -44,7 +44,8 @@ type Session struct {
 
 	closedOnce sync.Once // runs Deps.OnClosed
 
-	ev *events // the event stream and resume (stream.go)
+	ev    *events // the event stream and resume (stream.go)
+	names titles  // the session's title (title.go)
 
 	devMu sync.Mutex             // serialises negotiate
 	dev   atomic.Pointer[device] // what the hello negotiated (device.go)
@@ -61,8 +62,6 @@ type Session struct {
 	order    []string // ids of proposed actions not yet offered, oldest first
 	offer    *offer   // the action offered for an answer, if any
 	audio    bool     // a voice transport is attached (speech or reply audio seen)
-	title    string
-	titled   bool // named once (automatically, or by the person) — SetTitle no longer applies
 	timers   map[Timer]struct{}
 }
 
@@ -146,7 +145,7 @@ func (s *Session) createdLocked(resumed bool, from int64) event.SessionCreated {
 			AckTimeoutMS: int64(d.profile.AckTimeoutMS)})
 	}
 	return event.SessionCreated{ResumeToken: s.resumeToken, ResumeWindowMS: s.cfg.ResumeWindow.Milliseconds(),
-		Resumed: resumed, ReplayFrom: from, Device: d.profile.ID, Surfaces: info, Title: s.title}
+		Resumed: resumed, ReplayFrom: from, Device: d.profile.ID, Surfaces: info, Title: s.names.get()}
 }
 
 // ID returns the session id.
