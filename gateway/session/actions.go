@@ -112,7 +112,7 @@ func (s *Session) propose(turnID string, acts []Action) {
 		s.actions[a.ID] = st
 		s.order = append(s.order, a.ID)
 		id := a.ID
-		st.expiry = s.afterFuncLocked(exp.Sub(now), func() { s.expire(id) })
+		st.expiry = s.timers.after(exp.Sub(now), func() { s.expire(id) })
 		ea := event.Action{ID: a.ID, Type: a.Type, Title: a.Title, Summary: a.Summary, Input: a.Input,
 			Status: StatusProposed, ExpiresAt: exp.UnixMilli()}
 		s.ev.emit(event.TypeActionProposed, event.ActionProposed{TurnID: turnID, Action: ea, Surfaces: l.pages})
@@ -204,7 +204,7 @@ func (s *Session) askLocked(o *offer, turnID string) bool {
 // armSilenceLocked arms the answer-window timer of a listening offer whose
 // window runs: silence that long asks again (bounded), never approves.
 func (s *Session) armSilenceLocked(o *offer) {
-	s.stopTimerLocked(o.silence)
+	s.timers.stop(o.silence)
 	o.silence = nil
 	if !o.ap.Listening() {
 		return
@@ -213,7 +213,7 @@ func (s *Session) armSilenceLocked(o *offer) {
 	if d <= 0 || !o.ap.NextDeadline().Before(o.st.expires) {
 		return
 	}
-	o.silence = s.afterFuncLocked(d, func() { s.silent(o) })
+	o.silence = s.timers.after(d, func() { s.silent(o) })
 }
 
 // silent: the answer window passed without an answer.
@@ -282,7 +282,7 @@ func (s *Session) consentTurn(ctx context.Context, turnID string, in turnInput, 
 	}
 	if flagged {
 		o.ap.Quiet()
-		s.stopTimerLocked(o.silence)
+		s.timers.stop(o.silence)
 		o.silence, o.reask = nil, false
 		s.mu.Unlock()
 		s.log_.Info("session: offer silenced after a flagged utterance", "action", o.st.a.ID, "turn", turnID)
@@ -293,7 +293,7 @@ func (s *Session) consentTurn(ctx context.Context, turnID string, in turnInput, 
 		if r := o.ap.Unanswered(); r.AskAgain {
 			o.reask = true
 		}
-		s.stopTimerLocked(o.silence)
+		s.timers.stop(o.silence)
 		o.silence = nil
 		s.mu.Unlock()
 		return "", false
@@ -422,13 +422,13 @@ func (s *Session) settleAction(ctx context.Context, id string, d Decision) error
 // retireLocked stops an action's timers and, when it is the offer, clears
 // its prompt from the surfaces; it reports whether it was the offer.
 func (s *Session) retireLocked(st *actionState) bool {
-	s.stopTimerLocked(st.expiry)
+	s.timers.stop(st.expiry)
 	st.expiry = nil
 	o := s.offer
 	if o == nil || o.st != st {
 		return false
 	}
-	s.stopTimerLocked(o.silence)
+	s.timers.stop(o.silence)
 	for _, cs := range st.prompt {
 		if o.shown[cs.Surface] > 0 {
 			s.ev.emit(event.TypeDisplayClear, event.DisplayClear{CardID: promptCardID(st.a.ID), Surface: cs.Surface})

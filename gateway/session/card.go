@@ -102,7 +102,7 @@ func (s *Session) sendCard(turnID string, a safety.Assessment) {
 }
 
 func (s *Session) armAckLocked(cardID, surface string, sa *surfaceAcks) {
-	sa.timer = s.afterFuncLocked(sa.timeout, func() { s.ackTimeout(cardID, surface) })
+	sa.timer = s.timers.after(sa.timeout, func() { s.ackTimeout(cardID, surface) })
 }
 
 // ackTimeout re-sends a card whose first page was not acknowledged on a
@@ -162,7 +162,7 @@ func (s *Session) ack(a *event.DisplayAck) error {
 	}
 	sa.pages[a.Page-1] = true
 	if a.Page == 1 && sa.timer != nil {
-		s.stopTimerLocked(sa.timer)
+		s.timers.stop(sa.timer)
 		sa.timer = nil
 	}
 	if s.active != nil && s.active.card.CardID == a.CardID {

@@ -90,7 +90,7 @@ func (s *Session) transportEventLocked(t event.Type, payload any) {
 	switch {
 	case t == event.TypeSpeechStarted, t == event.TypeReplyAudioStarted && turnID == o.turnID:
 		o.ap.Hold()
-		s.stopTimerLocked(o.silence)
+		s.timers.stop(o.silence)
 		o.silence = nil
 	case t == event.TypeSpeechStopped:
 		// The person spoke: the window stays held until their words are

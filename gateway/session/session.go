@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/veraneural/vera-gateway/gateway/event"
 	"github.com/veraneural/vera-gateway/safety"
@@ -44,8 +43,9 @@ type Session struct {
 
 	closedOnce sync.Once // runs Deps.OnClosed
 
-	ev    *events // the event stream and resume (stream.go)
-	names titles  // the session's title (title.go)
+	ev     *events // the event stream and resume (stream.go)
+	timers *timers // clock callbacks joined by Close (timers.go)
+	names  titles  // the session's title (title.go)
 
 	devMu sync.Mutex             // serialises negotiate
 	dev   atomic.Pointer[device] // what the hello negotiated (device.go)
@@ -62,7 +62,6 @@ type Session struct {
 	order    []string // ids of proposed actions not yet offered, oldest first
 	offer    *offer   // the action offered for an answer, if any
 	audio    bool     // a voice transport is attached (speech or reply audio seen)
-	timers   map[Timer]struct{}
 }
 
 // New creates a session for owner with the device negotiated from hello
@@ -99,8 +98,8 @@ func New(cfg Config, deps Deps, owner Owner, hello *event.Hello) (*Session, erro
 		gens:    make(chan genReply, maxGens),
 		cards:   map[string]*cardAcks{},
 		actions: map[string]*actionState{},
-		timers:  map[Timer]struct{}{},
 	}
+	s.timers = newTimers(deps.Clock, &s.wg)
 	if hello == nil {
 		hello = &event.Hello{Device: cfg.DefaultDevice}
 	}
@@ -198,11 +197,8 @@ func (s *Session) Close(ctx context.Context) error {
 		// Pending actions are declined, never approved, by a hang-up; the
 		// events go out before the session stops emitting.
 		withdrawn = s.withdrawLocked()
+		s.timers.stopAll()
 		s.ev.close()
-		for t := range s.timers {
-			t.Stop()
-		}
-		clear(s.timers)
 	}
 	s.mu.Unlock()
 	if h := s.deps.Actions; h != nil {
@@ -226,33 +222,6 @@ func (s *Session) Close(ctx context.Context) error {
 		}
 	})
 	return nil
-}
-
-// afterFunc arms a timer whose callback is joined by Close and never runs
-// after it.
-func (s *Session) afterFuncLocked(d time.Duration, f func()) Timer {
-	var t Timer
-	t = s.clock.AfterFunc(d, func() {
-		s.mu.Lock()
-		if s.ev.isClosed() {
-			s.mu.Unlock()
-			return
-		}
-		delete(s.timers, t)
-		s.wg.Add(1)
-		s.mu.Unlock()
-		defer s.wg.Done()
-		f()
-	})
-	s.timers[t] = struct{}{}
-	return t
-}
-
-func (s *Session) stopTimerLocked(t Timer) {
-	if t != nil {
-		t.Stop()
-		delete(s.timers, t)
-	}
 }
 
 func randomID(prefix string, n int) (string, error) {
