@@ -37,13 +37,12 @@ type Session struct {
 
 	ctx    context.Context // cancelled by Close; parent of every turn
 	cancel context.CancelFunc
-	inputs chan turnInput
-	gens   chan genReply  // session-written replies, run in turn order
 	wg     sync.WaitGroup // the worker and in-flight timer callbacks
 
 	closedOnce sync.Once // runs Deps.OnClosed
 
 	ev     *events // the event stream and resume (stream.go)
+	turns  turns   // the turn runner (turn.go)
 	timers *timers // clock callbacks joined by Close (timers.go)
 	names  titles  // the session's title (title.go)
 
@@ -51,17 +50,13 @@ type Session struct {
 	dev   atomic.Pointer[device] // what the hello negotiated (device.go)
 
 	// mu guards everything below.
-	mu       sync.Mutex
-	history  []Message
-	turnN    int
-	lastTurn string     // id of the last finished turn, for Interrupt
-	cur      *turnState // the turn in progress, if any
-	cards    map[string]*cardAcks
-	active   *activeCard // the card on display for input.key
-	actions  map[string]*actionState
-	order    []string // ids of proposed actions not yet offered, oldest first
-	offer    *offer   // the action offered for an answer, if any
-	audio    bool     // a voice transport is attached (speech or reply audio seen)
+	mu      sync.Mutex
+	cards   map[string]*cardAcks
+	active  *activeCard // the card on display for input.key
+	actions map[string]*actionState
+	order   []string // ids of proposed actions not yet offered, oldest first
+	offer   *offer   // the action offered for an answer, if any
+	audio   bool     // a voice transport is attached (speech or reply audio seen)
 }
 
 // New creates a session for owner with the device negotiated from hello
@@ -94,8 +89,7 @@ func New(cfg Config, deps Deps, owner Owner, hello *event.Hello) (*Session, erro
 		id: id, resumeToken: tok, owner: owner, cfg: cfg, deps: deps,
 		log_: log, clock: deps.Clock, ev: newEvents(id, deps.Clock, log, cfg),
 		ctx: ctx, cancel: cancel,
-		inputs:  make(chan turnInput, cfg.MaxQueued),
-		gens:    make(chan genReply, maxGens),
+		turns:   turns{inputs: make(chan turnInput, cfg.MaxQueued), gens: make(chan genReply, maxGens), max: cfg.HistoryMessages},
 		cards:   map[string]*cardAcks{},
 		actions: map[string]*actionState{},
 	}

@@ -33,10 +33,51 @@ type genReply func(turnID string) string
 // more than that is dropped with a warning (each action has at most a few).
 const maxGens = 32
 
-// turnState is the turn in progress; guarded by Session.mu.
+// turnState is the turn in progress.
 type turnState struct {
 	id     string
 	cancel context.CancelCauseFunc
+}
+
+// turns is the turn runner's state: the worker (one goroutine per
+// session, joined by Close) runs one turn at a time from inputs and gens.
+// Its lock is taken before events' (a turn's history and the event that
+// reports it change together) and is never held while calling another
+// part.
+type turns struct {
+	inputs chan turnInput
+	gens   chan genReply // session-written replies, run in turn order
+
+	mu      sync.Mutex // mu guards the fields below
+	n       int        // turns started, for ids
+	last    string     // id of the last finished turn, for Interrupt
+	cur     *turnState // the turn in progress, if any
+	history []Message
+	max     int // Config.HistoryMessages
+}
+
+// nextID numbers a turn. mu held.
+func (r *turns) nextIDLocked() string {
+	r.n++
+	return fmt.Sprintf("turn_%d", r.n)
+}
+
+// remember appends a turn to the bounded history.
+func (r *turns) remember(turnID, user, assistant string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.history = append(r.history, Message{Role: "user", Text: user})
+	r.last = turnID
+	if assistant != "" {
+		r.history = append(r.history, Message{Role: "assistant", Text: assistant})
+	}
+	r.trimLocked()
+}
+
+func (r *turns) trimLocked() {
+	if n := len(r.history) - r.max; n > 0 {
+		r.history = append([]Message(nil), r.history[n:]...)
+	}
 }
 
 // Causes of a cancelled turn, reported in reply.interrupted.
@@ -49,13 +90,14 @@ var (
 func (s *Session) submit(text string) { s.submitInput(turnInput{text: text}) }
 
 func (s *Session) submitInput(in turnInput) {
-	s.mu.Lock()
-	if s.cur != nil && s.cfg.OnBusy == BusyCancel {
-		s.cur.cancel(errSuperseded)
+	r := &s.turns
+	r.mu.Lock()
+	if r.cur != nil && s.cfg.OnBusy == BusyCancel {
+		r.cur.cancel(errSuperseded)
 	}
-	s.mu.Unlock()
+	r.mu.Unlock()
 	select {
-	case s.inputs <- in:
+	case r.inputs <- in:
 	default:
 		s.EmitError(event.ErrRateLimited, fmt.Sprintf("too many inputs waiting for a turn (at most %d)", s.cfg.MaxQueued))
 	}
@@ -70,14 +112,11 @@ func (s *Session) Submit(text string) { s.submit(text) }
 // generate queues a session-generated reply behind the turn in progress;
 // it never cancels a turn.
 func (s *Session) generate(g genReply) {
-	s.mu.Lock()
-	closed := s.ev.isClosed()
-	s.mu.Unlock()
-	if closed {
+	if s.ev.isClosed() {
 		return
 	}
 	select {
-	case s.gens <- g:
+	case s.turns.gens <- g:
 	default:
 		s.log_.Warn("session: generated reply dropped", "queued", maxGens)
 	}
@@ -87,26 +126,25 @@ func (s *Session) generate(g genReply) {
 // reply.delta, caption and reply.done with generated: true. The history
 // keeps it as an assistant message.
 func (s *Session) runGen(g genReply) {
-	s.mu.Lock()
 	if s.ev.isClosed() {
-		s.mu.Unlock()
 		return
 	}
-	s.turnN++
-	turnID := fmt.Sprintf("turn_%d", s.turnN)
-	s.mu.Unlock()
+	r := &s.turns
+	r.mu.Lock()
+	turnID := r.nextIDLocked()
+	r.mu.Unlock()
 	text := g(turnID)
 	if text == "" {
 		return
 	}
 	s.Emit(event.TypeReplyDelta, event.ReplyDelta{TurnID: turnID, Delta: text})
 	s.Emit(event.TypeCaption, event.Caption{TurnID: turnID, Speaker: "vera", Text: text, Final: true})
-	s.mu.Lock()
-	s.history = append(s.history, Message{Role: "assistant", Text: text})
-	s.lastTurn = turnID
-	s.trimHistoryLocked()
+	r.mu.Lock()
+	r.history = append(r.history, Message{Role: "assistant", Text: text})
+	r.last = turnID
+	r.trimLocked()
 	s.ev.emit(event.TypeReplyDone, event.ReplyDone{TurnID: turnID, Text: text, Level: safety.LevelNone, Generated: true})
-	s.mu.Unlock()
+	r.mu.Unlock()
 }
 
 // interruptCause carries what the person actually heard when a transport
@@ -123,20 +161,21 @@ func (c *interruptCause) Error() string { return "interrupted: " + c.reason }
 // history entry is truncated to heard. It reports whether turnID was the
 // current or last turn.
 func (s *Session) Interrupt(turnID, heard, reason string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.cur != nil && s.cur.id == turnID {
-		s.cur.cancel(&interruptCause{heard: heard, reason: reason})
+	r := &s.turns
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.cur != nil && r.cur.id == turnID {
+		r.cur.cancel(&interruptCause{heard: heard, reason: reason})
 		return true
 	}
-	if s.lastTurn != turnID {
+	if r.last != turnID {
 		return false
 	}
-	if n := len(s.history); n > 0 && s.history[n-1].Role == "assistant" {
+	if n := len(r.history); n > 0 && r.history[n-1].Role == "assistant" {
 		if heard == "" {
-			s.history = s.history[:n-1]
+			r.history = r.history[:n-1]
 		} else {
-			s.history[n-1].Text = heard
+			r.history[n-1].Text = heard
 		}
 	}
 	s.ev.emit(event.TypeReplyInterrupted, event.ReplyInterrupted{TurnID: turnID, Heard: heard, Reason: reason})
@@ -154,12 +193,13 @@ func (s *Session) emitDelta(turnID, d string) {
 
 // cancelTurn cancels the reply in progress (response.cancel).
 func (s *Session) cancelTurn(turnID string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.cur == nil || (turnID != "" && turnID != s.cur.id) {
+	r := &s.turns
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.cur == nil || (turnID != "" && turnID != r.cur.id) {
 		return false
 	}
-	s.cur.cancel(errCancelled)
+	r.cur.cancel(errCancelled)
 	return true
 }
 
@@ -169,9 +209,9 @@ func (s *Session) worker() {
 		select {
 		case <-s.ctx.Done():
 			return
-		case in := <-s.inputs:
+		case in := <-s.turns.inputs:
 			s.runTurn(in)
-		case g := <-s.gens:
+		case g := <-s.turns.gens:
 			s.runGen(g)
 		}
 	}
@@ -221,16 +261,16 @@ func (s *Session) runTurn(in turnInput) {
 // beginTurn makes the turn current: its id, the disclosure when it is due,
 // and transcript.final.
 func (s *Session) beginTurn(ctx context.Context, in turnInput, cancel context.CancelCauseFunc) *turn {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.turnN++
+	r := &s.turns
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	d := s.device()
-	t := &turn{s: s, ctx: ctx, id: fmt.Sprintf("turn_%d", s.turnN), in: in, region: d.region,
-		hist: append([]Message(nil), s.history...)}
+	t := &turn{s: s, ctx: ctx, id: r.nextIDLocked(), in: in, region: d.region,
+		hist: append([]Message(nil), r.history...)}
 	if in.id != "" {
 		t.id = in.id
 	}
-	s.cur = &turnState{id: t.id, cancel: cancel}
+	r.cur = &turnState{id: t.id, cancel: cancel}
 	if text, ok := s.disclosure.Take(d.surfaceKind()); ok {
 		s.ev.emit(event.TypeNotice, event.Notice{Kind: "ai_disclosure", Text: s.disclosureText(text)})
 	}
@@ -239,9 +279,9 @@ func (s *Session) beginTurn(ctx context.Context, in turnInput, cancel context.Ca
 }
 
 func (s *Session) endTurn() {
-	s.mu.Lock()
-	s.cur = nil
-	s.mu.Unlock()
+	s.turns.mu.Lock()
+	s.turns.cur = nil
+	s.turns.mu.Unlock()
 }
 
 // assess runs the local detector first, on every turn, whatever the engine
@@ -354,7 +394,7 @@ func (t *turn) settle(reply Reply, err error) bool {
 			return false // session closing
 		}
 		// History first, so it is settled when the event is seen.
-		s.remember(t.id, t.in.text, heard)
+		s.turns.remember(t.id, t.in.text, heard)
 		s.Emit(event.TypeReplyInterrupted, event.ReplyInterrupted{TurnID: t.id, Heard: heard, Reason: reason})
 		return false
 	}
@@ -362,7 +402,7 @@ func (t *turn) settle(reply Reply, err error) bool {
 		s.log_.Warn("session: converse failed", "turn", t.id, "err", err)
 		// The local card (if any) is already out; the engine path failed.
 		s.EmitError(event.ErrEngineUnavailable, "VERA could not answer this turn; please try again")
-		s.remember(t.id, t.in.text, "")
+		s.turns.remember(t.id, t.in.text, "")
 		return false
 	}
 	if !t.released {
@@ -400,7 +440,7 @@ func (t *turn) finish(reply Reply) {
 		text += q
 	}
 	s.Emit(event.TypeCaption, event.Caption{TurnID: t.id, Speaker: "vera", Text: text, Final: true})
-	s.remember(t.id, t.in.text, text)
+	s.turns.remember(t.id, t.in.text, text)
 	s.Emit(event.TypeReplyDone, event.ReplyDone{TurnID: t.id, Text: text, Model: reply.Model, Provider: reply.Provider, Level: safety.ShownLevel(level)})
 	if o := s.deps.Observer; o != nil {
 		o.ReplyDone(s, t.id, text)
@@ -408,9 +448,7 @@ func (t *turn) finish(reply Reply) {
 	// An Interrupt that raced with the end of the reply still counts.
 	var ic *interruptCause
 	if errors.As(context.Cause(t.ctx), &ic) {
-		s.mu.Lock()
-		s.cur = nil
-		s.mu.Unlock()
+		s.endTurn()
 		s.Interrupt(t.id, ic.heard, ic.reason)
 	}
 }
@@ -421,36 +459,18 @@ func (t *turn) finish(reply Reply) {
 func (s *Session) finishAnswer(turnID, user, reply string) {
 	s.emitDelta(turnID, reply)
 	s.Emit(event.TypeCaption, event.Caption{TurnID: turnID, Speaker: "vera", Text: reply, Final: true})
-	s.remember(turnID, user, reply)
+	s.turns.remember(turnID, user, reply)
 	s.Emit(event.TypeReplyDone, event.ReplyDone{TurnID: turnID, Text: reply, Level: safety.LevelNone, Generated: true})
 	if o := s.deps.Observer; o != nil {
 		o.ReplyDone(s, turnID, reply)
 	}
 }
 
-// remember appends a turn to the bounded history.
-func (s *Session) remember(turnID, user, assistant string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.history = append(s.history, Message{Role: "user", Text: user})
-	s.lastTurn = turnID
-	if assistant != "" {
-		s.history = append(s.history, Message{Role: "assistant", Text: assistant})
-	}
-	s.trimHistoryLocked()
-}
-
-func (s *Session) trimHistoryLocked() {
-	if n := len(s.history) - s.cfg.HistoryMessages; n > 0 {
-		s.history = append([]Message(nil), s.history[n:]...)
-	}
-}
-
 // History returns a copy of the conversation history.
 func (s *Session) History() []Message {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Message(nil), s.history...)
+	s.turns.mu.Lock()
+	defer s.turns.mu.Unlock()
+	return append([]Message(nil), s.turns.history...)
 }
 
 // maxDeltaBytes bounds one coalesced reply.delta.
