@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/veraneural/vera-gateway/devices"
@@ -13,7 +14,17 @@ import (
 	"github.com/veraneural/vera-gateway/safety"
 )
 
-// cardAcks tracks one safety card's acknowledgements; guarded by Session.mu.
+// cards is the safety-card part: every card sent, its acknowledgements
+// per surface and page, and the card on display that input.key pages.
+// Lock order: the offers' lock first (a card covers a prompt, closing it
+// uncovers one), then this one, then the timers' and the events'.
+type cards struct {
+	mu     sync.Mutex // mu guards the fields below
+	byID   map[string]*cardAcks
+	active *activeCard // the card on display for input.key
+}
+
+// cardAcks tracks one safety card's acknowledgements; guarded by cards.mu.
 type cardAcks struct {
 	card     event.SafetyCard
 	surfaces map[string]*surfaceAcks
@@ -42,9 +53,9 @@ type activeCard struct {
 func (s *Session) sendCard(turnID string, a safety.Assessment) {
 	d := s.device()
 	surfaces, profile := d.surfaces, d.profile
-	s.mu.Lock()
-	cardID := fmt.Sprintf("card_%s_%d", turnID, len(s.cards)+1)
-	s.mu.Unlock()
+	s.cards.mu.Lock()
+	cardID := fmt.Sprintf("card_%s_%d", turnID, len(s.cards.byID)+1)
+	s.cards.mu.Unlock()
 
 	res := a.Resources
 	if res == nil {
@@ -72,12 +83,15 @@ func (s *Session) sendCard(turnID string, a safety.Assessment) {
 		// After the event is out (deferred unlock runs first).
 		defer o.SafetyCard(s, card)
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	// The card and the prompt it covers change together.
+	s.acts.mu.Lock()
+	defer s.acts.mu.Unlock()
+	s.cards.mu.Lock()
+	defer s.cards.mu.Unlock()
 	ca := &cardAcks{card: card, surfaces: map[string]*surfaceAcks{}}
-	s.cards[cardID] = ca
-	s.active = &activeCard{card: card, page: map[string]int{}, cleared: map[string]bool{}}
-	if o := s.offer; o != nil {
+	s.cards.byID[cardID] = ca
+	s.cards.active = &activeCard{card: card, page: map[string]int{}, cleared: map[string]bool{}}
+	if o := s.acts.offer; o != nil {
 		// The card covers the prompt; the prompt shows again once the
 		// person closes the card (key), never before.
 		clear(o.shown)
@@ -94,7 +108,7 @@ func (s *Session) sendCard(turnID string, a safety.Assessment) {
 		}
 		sa := &surfaceAcks{pages: make([]bool, n), timeout: timeout, kind: string(kindOf(surfaces, cs.Surface))}
 		ca.surfaces[cs.Surface] = sa
-		s.active.page[cs.Surface] = 1
+		s.cards.active.page[cs.Surface] = 1
 		if timeout > 0 && card.RequiresAck {
 			s.armAckLocked(cardID, cs.Surface, sa)
 		}
@@ -108,15 +122,15 @@ func (s *Session) armAckLocked(cardID, surface string, sa *surfaceAcks) {
 // ackTimeout re-sends a card whose first page was not acknowledged on a
 // surface and notifies the phone surface; it re-arms up to AckResends.
 func (s *Session) ackTimeout(cardID, surface string) {
-	s.mu.Lock()
-	ca := s.cards[cardID]
+	s.cards.mu.Lock()
+	ca := s.cards.byID[cardID]
 	if ca == nil {
-		s.mu.Unlock()
+		s.cards.mu.Unlock()
 		return
 	}
 	sa := ca.surfaces[surface]
 	if sa == nil || sa.pages[0] {
-		s.mu.Unlock()
+		s.cards.mu.Unlock()
 		return
 	}
 	sa.resends++
@@ -129,7 +143,7 @@ func (s *Session) ackTimeout(cardID, surface string) {
 		s.armAckLocked(cardID, surface, sa)
 	}
 	hook := s.deps.OnUnacked
-	s.mu.Unlock()
+	s.cards.mu.Unlock()
 	s.log_.Warn("session: safety card not acknowledged", "card", cardID, "surface", surface, "resend", card.Resend)
 	if hook != nil {
 		hook(s, card, surface)
@@ -144,9 +158,9 @@ var (
 )
 
 func (s *Session) ack(a *event.DisplayAck) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	ca := s.cards[a.CardID]
+	s.cards.mu.Lock()
+	defer s.cards.mu.Unlock()
+	ca := s.cards.byID[a.CardID]
 	if ca == nil {
 		return fmt.Errorf("%w %q", ErrUnknownCard, a.CardID)
 	}
@@ -165,17 +179,17 @@ func (s *Session) ack(a *event.DisplayAck) error {
 		s.timers.stop(sa.timer)
 		sa.timer = nil
 	}
-	if s.active != nil && s.active.card.CardID == a.CardID {
-		s.active.page[a.Surface] = a.Page
+	if s.cards.active != nil && s.cards.active.card.CardID == a.CardID {
+		s.cards.active.page[a.Surface] = a.Page
 	}
 	return nil
 }
 
 // Acked reports, per surface, which pages of a card were acknowledged.
 func (s *Session) Acked(cardID string) map[string][]bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	ca := s.cards[cardID]
+	s.cards.mu.Lock()
+	defer s.cards.mu.Unlock()
+	ca := s.cards.byID[cardID]
 	if ca == nil {
 		return nil
 	}
@@ -197,67 +211,66 @@ func (s *Session) Acked(cardID string) map[string][]bool {
 // the focused control (focus starts on Decline, so a stray select never
 // approves) and back goes to the previous page without deciding.
 func (s *Session) key(ctx context.Context, k *event.InputKey) error {
-	s.mu.Lock()
-	ac, o := s.active, s.offer
+	decided, id, err := s.keyLocked(k)
+	if err != nil || decided == nil {
+		return err
+	}
+	return s.settleAction(ctx, id, *decided)
+}
+
+// keyLocked routes a key to the safety card or the prompt on its surface
+// and returns the decision it made on the offered action id, if any.
+func (s *Session) keyLocked(k *event.InputKey) (decided *Decision, id string, err error) {
+	s.acts.mu.Lock()
+	defer s.acts.mu.Unlock()
+	s.cards.mu.Lock()
+	defer s.cards.mu.Unlock()
+	ac, o := s.cards.active, s.acts.offer
 	surface := k.Surface
 	if surface == "" {
-		switch {
+		switch d := s.device(); {
 		case ac != nil && len(ac.card.Surfaces) > 0:
 			surface = ac.card.Surfaces[0].Surface
-		case len(s.device().surfaces) > 0:
-			surface = s.device().surfaces[0].ID
+		case len(d.surfaces) > 0:
+			surface = d.surfaces[0].ID
 		}
 	}
 	if ac != nil && !ac.cleared[surface] {
 		if cardOn(ac.card, surface) {
-			err := s.cardKeyLocked(ac, surface, k.Key)
-			s.mu.Unlock()
-			return err
+			return nil, "", s.cardKeyLocked(ac, surface, k.Key)
 		}
 		if o == nil || len(o.st.promptPages(surface)) == 0 {
-			s.mu.Unlock()
-			return fmt.Errorf("%w %q", ErrUnknownSurface, surface)
+			return nil, "", fmt.Errorf("%w %q", ErrUnknownSurface, surface)
 		}
 	}
 	if o == nil {
-		s.mu.Unlock()
-		return nil
+		return nil, "", nil
 	}
 	pages := o.st.promptPages(surface)
 	if len(pages) == 0 {
-		s.mu.Unlock()
-		return fmt.Errorf("%w %q", ErrUnknownSurface, surface)
+		return nil, "", fmt.Errorf("%w %q", ErrUnknownSurface, surface)
 	}
 	mv := glasses.PageKey(glasses.KindAction, o.shown[surface], len(pages), k.Key)
-	cur := mv.Page
-	var decided *Decision
 	if mv.Controls {
 		r, err := o.ap.Key(k.Key, surface)
 		if err != nil {
-			s.mu.Unlock()
 			if errors.Is(err, consent.ErrSettled) {
-				return fmt.Errorf("%w %q", ErrUnknownAction, o.st.a.ID)
+				return nil, "", fmt.Errorf("%w %q", ErrUnknownAction, o.st.a.ID)
 			}
-			return fmt.Errorf("session: prompt key: %w", err)
+			return nil, "", fmt.Errorf("session: prompt key: %w", err)
 		}
 		if r.Decided {
-			decided = &Decision{Approved: r.Status == consent.Approved, Via: ViaKey, Surface: surface}
+			return &Decision{Approved: r.Status == consent.Approved, Via: ViaKey, Surface: surface}, o.st.a.ID, nil
 		}
 	}
-	if decided == nil {
-		o.shown[surface] = cur
-		s.ev.emit(event.TypeDisplayCard, event.DisplayCard{CardID: promptCardID(o.st.a.ID), Kind: "prompt",
-			Surface: surface, Page: pages[cur-1].WithFocus(focusControl(o.ap))})
-	}
-	id := o.st.a.ID
-	s.mu.Unlock()
-	if decided != nil {
-		return s.settleAction(ctx, id, *decided)
-	}
-	return nil
+	o.shown[surface] = mv.Page
+	s.ev.emit(event.TypeDisplayCard, event.DisplayCard{CardID: promptCardID(o.st.a.ID), Kind: "prompt",
+		Surface: surface, Page: pages[mv.Page-1].WithFocus(focusControl(o.ap))})
+	return nil, "", nil
 }
 
-// cardKeyLocked pages the safety card on surface.
+// cardKeyLocked pages the safety card on surface; closing it shows the
+// prompt that waited behind it. offers.mu and cards.mu held.
 func (s *Session) cardKeyLocked(ac *activeCard, surface, key string) error {
 	var cs *event.CardSurface
 	for i := range ac.card.Surfaces {
@@ -274,7 +287,7 @@ func (s *Session) cardKeyLocked(ac *activeCard, surface, key string) error {
 	if mv.Done {
 		s.ev.emit(event.TypeDisplayClear, event.DisplayClear{CardID: ac.card.CardID, Surface: surface})
 		ac.cleared[surface] = true
-		if o := s.offer; o != nil {
+		if o := s.acts.offer; o != nil {
 			s.showPromptLocked(o, surface) // the prompt waited behind the card
 		}
 		return nil

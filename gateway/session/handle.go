@@ -43,10 +43,8 @@ func (s *Session) Handle(ctx context.Context, ev event.Client) error {
 		// A hello on a live connection re-negotiates the device.
 		err = s.negotiate(e)
 		if err == nil {
-			s.mu.Lock()
-			created := s.createdLocked(true, 0)
+			created := s.created(true, 0)
 			s.ev.emitSeq(event.TypeSessionCreated, func(seq int64) any { created.ReplayFrom = seq; return created })
-			s.mu.Unlock()
 		}
 	default:
 		err = fmt.Errorf("session: unhandled event %T", ev)

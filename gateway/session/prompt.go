@@ -24,9 +24,10 @@ func promptText(a Action) (title, body string) {
 
 // showPromptLocked shows the offer's prompt on surface with display.card
 // (kind "prompt") unless a safety card is on it: a prompt never covers a
-// safety card; it shows once the card is closed.
+// safety card; it shows once the card is closed. offers.mu and cards.mu
+// held.
 func (s *Session) showPromptLocked(o *offer, surface string) {
-	if ac := s.active; ac != nil && !ac.cleared[surface] && cardOn(ac.card, surface) {
+	if ac := s.cards.active; ac != nil && !ac.cleared[surface] && cardOn(ac.card, surface) {
 		return
 	}
 	pages := o.st.promptPages(surface)
@@ -65,10 +66,10 @@ func focusControl(ap *consent.Approval) string {
 }
 
 // transportEventLocked follows what a voice transport reports through
-// Emit: speech and reply audio mark the session as spoken, and the
-// offer's answer window waits while the person speaks (until their words
-// are known) or the question is still playing, and restarts when it has
-// been heard.
+// Emit (transportEvent types only; offers.mu held): speech and reply
+// audio mark the session as spoken, and the offer's answer window waits
+// while the person speaks (until their words are known) or the question
+// is still playing, and restarts when it has been heard.
 func (s *Session) transportEventLocked(t event.Type, payload any) {
 	var turnID string
 	switch p := payload.(type) {
@@ -77,13 +78,8 @@ func (s *Session) transportEventLocked(t event.Type, payload any) {
 	case *event.ReplyAudio:
 		turnID = p.TurnID
 	}
-	switch t {
-	case event.TypeSpeechStarted, event.TypeSpeechStopped, event.TypeReplyAudioStarted, event.TypeReplyAudioStopped:
-		s.audio = true
-	default:
-		return
-	}
-	o := s.offer
+	s.acts.audio = true
+	o := s.acts.offer
 	if o == nil {
 		return
 	}
@@ -103,14 +99,24 @@ func (s *Session) transportEventLocked(t event.Type, payload any) {
 	}
 }
 
+// transportEvent reports whether t is speech or reply audio, the events
+// that move an offer's answer window.
+func transportEvent(t event.Type) bool {
+	switch t {
+	case event.TypeSpeechStarted, event.TypeSpeechStopped, event.TypeReplyAudioStarted, event.TypeReplyAudioStopped:
+		return true
+	}
+	return false
+}
+
 // NothingHeard tells the session that the person's speech in turnID gave
 // no words (an empty or failed transcript): an offer's answer window,
 // held since the speech started, restarts from now. Voice transports call
 // it for every speech turn they do not submit.
 func (s *Session) NothingHeard(turnID string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	o := s.offer
+	s.acts.mu.Lock()
+	defer s.acts.mu.Unlock()
+	o := s.acts.offer
 	if o == nil {
 		return
 	}

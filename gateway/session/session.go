@@ -23,7 +23,9 @@ type Owner struct {
 }
 
 // Session is one conversation. Create sessions with a Manager (or New);
-// attach a transport with Attach; feed client events with Handle.
+// attach a transport with Attach; feed client events with Handle. Its
+// state is in parts with their own locks (see the package doc for their
+// order); the fields before them are set by New and never change.
 type Session struct {
 	id          string
 	resumeToken string
@@ -46,17 +48,10 @@ type Session struct {
 	timers *timers // clock callbacks joined by Close (timers.go)
 	names  titles  // the session's title (title.go)
 
-	devMu sync.Mutex             // serialises negotiate
+	devMu sync.Mutex             // devMu serialises negotiate
 	dev   atomic.Pointer[device] // what the hello negotiated (device.go)
-
-	// mu guards everything below.
-	mu      sync.Mutex
-	cards   map[string]*cardAcks
-	active  *activeCard // the card on display for input.key
-	actions map[string]*actionState
-	order   []string // ids of proposed actions not yet offered, oldest first
-	offer   *offer   // the action offered for an answer, if any
-	audio   bool     // a voice transport is attached (speech or reply audio seen)
+	cards cards                  // safety cards and their acknowledgements (card.go)
+	acts  offers                 // proposed actions and the offer (actions.go)
 }
 
 // New creates a session for owner with the device negotiated from hello
@@ -89,9 +84,9 @@ func New(cfg Config, deps Deps, owner Owner, hello *event.Hello) (*Session, erro
 		id: id, resumeToken: tok, owner: owner, cfg: cfg, deps: deps,
 		log_: log, clock: deps.Clock, ev: newEvents(id, deps.Clock, log, cfg),
 		ctx: ctx, cancel: cancel,
-		turns:   turns{inputs: make(chan turnInput, cfg.MaxQueued), gens: make(chan genReply, maxGens), max: cfg.HistoryMessages},
-		cards:   map[string]*cardAcks{},
-		actions: map[string]*actionState{},
+		turns: turns{inputs: make(chan turnInput, cfg.MaxQueued), gens: make(chan genReply, maxGens), max: cfg.HistoryMessages},
+		cards: cards{byID: map[string]*cardAcks{}},
+		acts:  offers{byID: map[string]*actionState{}},
 	}
 	s.timers = newTimers(deps.Clock, &s.wg)
 	if hello == nil {
@@ -102,12 +97,10 @@ func New(cfg Config, deps Deps, owner Owner, hello *event.Hello) (*Session, erro
 		return nil, err
 	}
 	s.disclosure = safety.NewDisclosure(s.clock, cfg.DisclosureEvery)
-	s.mu.Lock()
-	s.ev.emit(event.TypeSessionCreated, s.createdLocked(false, 1))
+	s.ev.emit(event.TypeSessionCreated, s.created(false, 1))
 	// The AI disclosure opens every session (and repeats per the schedule).
 	text, _ := s.disclosure.Take(s.device().surfaceKind())
 	s.ev.emit(event.TypeNotice, event.Notice{Kind: "ai_disclosure", Text: s.disclosureText(text)})
-	s.mu.Unlock()
 	s.wg.Add(1)
 	go s.worker()
 	return s, nil
@@ -130,7 +123,8 @@ func (s *Session) disclosureText(fromSchedule string) string {
 	return safety.DisclosureText(safety.SurfaceScreen)
 }
 
-func (s *Session) createdLocked(resumed bool, from int64) event.SessionCreated {
+// created is the session.created payload: replay from seq from.
+func (s *Session) created(resumed bool, from int64) event.SessionCreated {
 	d := s.device()
 	info := make([]event.SurfaceInfo, 0, len(d.surfaces))
 	for _, sf := range d.surfaces {
@@ -160,9 +154,7 @@ func (s *Session) LastSeq() int64 { return s.ev.lastSeq() }
 func (s *Session) Attach(afterSeq int64, resumed bool) (*Stream, error) {
 	var ack any
 	if resumed {
-		s.mu.Lock()
-		ack = s.createdLocked(true, afterSeq+1)
-		s.mu.Unlock()
+		ack = s.created(true, afterSeq+1)
 	}
 	return s.ev.attach(s, afterSeq, ack)
 }
@@ -170,8 +162,14 @@ func (s *Session) Attach(afterSeq int64, resumed bool) (*Stream, error) {
 // Emit appends a server event to the session (transports use it for
 // errors they detect; pipelines for speech and audio events).
 func (s *Session) Emit(t event.Type, payload any) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	if !transportEvent(t) {
+		s.ev.emit(t, payload)
+		return
+	}
+	// Speech and reply audio move the offer's answer window: the event
+	// and the window change together.
+	s.acts.mu.Lock()
+	defer s.acts.mu.Unlock()
 	s.ev.emit(t, payload)
 	s.transportEventLocked(t, payload)
 }
@@ -184,7 +182,7 @@ func (s *Session) EmitError(t event.ErrorType, msg string) {
 // Close cancels the turn in progress, ends the attached stream, stops the
 // timers and joins every goroutine the session started.
 func (s *Session) Close(ctx context.Context) error {
-	s.mu.Lock()
+	s.acts.mu.Lock()
 	var withdrawn []Action
 	at := s.clock.Now()
 	if !s.ev.isClosed() {
@@ -194,7 +192,7 @@ func (s *Session) Close(ctx context.Context) error {
 		s.timers.stopAll()
 		s.ev.close()
 	}
-	s.mu.Unlock()
+	s.acts.mu.Unlock()
 	if h := s.deps.Actions; h != nil {
 		for _, a := range withdrawn {
 			if err := h.Decline(ctx, s.id, a, Decision{Via: ViaHangUp, At: at}); err != nil {
