@@ -100,3 +100,24 @@ func TestDevModeRefusesPublicListen(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// TestConfigClassifyBudget: safety.classify_budget_ms sits beside the
+// safety package's own keys, defaults to 300, is bounded, and takes the
+// usual environment override.
+func TestConfigClassifyBudget(t *testing.T) {
+	cfg, _, err := loadConfig("", "", envMap(nil))
+	if err != nil || cfg.Safety.ClassifyBudgetMs != 300 {
+		t.Fatalf("default %d (%v)", cfg.Safety.ClassifyBudgetMs, err)
+	}
+	p := writeConfig(t, "safety:\n  default_region: GB\n  classify_budget_ms: 450\n")
+	if cfg, _, err = loadConfig(p, "", envMap(nil)); err != nil || cfg.Safety.ClassifyBudgetMs != 450 || cfg.Safety.DefaultRegion != "GB" {
+		t.Fatalf("from file: %+v (%v)", cfg.Safety, err)
+	}
+	if cfg, _, err = loadConfig(p, "", envMap(map[string]string{"VERA_SAFETY_CLASSIFY_BUDGET_MS": "0"})); err != nil || cfg.Safety.ClassifyBudgetMs != 0 {
+		t.Fatalf("from env: %+v (%v)", cfg.Safety, err)
+	}
+	p = writeConfig(t, "safety:\n  classify_budget_ms: 60000\n")
+	if _, _, err = loadConfig(p, "", envMap(nil)); err == nil || !strings.Contains(err.Error(), "safety.classify_budget_ms") {
+		t.Fatalf("out of range: %v", err)
+	}
+}

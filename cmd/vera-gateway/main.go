@@ -62,7 +62,7 @@ type fileConfig struct {
 	Session  session.Config `yaml:"session"`
 	Chat     chat.Config    `yaml:"chat"`
 	RTC      rtc.Config     `yaml:"rtc"`
-	Safety   safety.Config  `yaml:"safety"`
+	Safety   safetySection  `yaml:"safety"`
 	Glasses  glasses.Config `yaml:"glasses"`
 	Devices  devices.Config `yaml:"devices"`
 	Voice    voice.Config   `yaml:"voice"`
@@ -80,6 +80,29 @@ type fileConfig struct {
 	Audit audit.Config `yaml:"audit"`
 }
 
+// safetySection is the safety package's settings plus how long a reply
+// waits for the router's safety classifiers.
+type safetySection struct {
+	safety.Config `yaml:",inline"`
+	// ClassifyBudgetMs is how long the reply's first text delta and first
+	// audio wait for the router's safety slot (router.slots.safety); a
+	// verdict after it is a late detection. 0: never wait (late only).
+	ClassifyBudgetMs int `yaml:"classify_budget_ms"`
+}
+
+// maxClassifyBudgetMs bounds the wait: past it the person hears dead air.
+const maxClassifyBudgetMs = 3000
+
+func (s safetySection) Validate() error {
+	if err := s.Config.Validate(); err != nil {
+		return err
+	}
+	if s.ClassifyBudgetMs < 0 || s.ClassifyBudgetMs > maxClassifyBudgetMs {
+		return fmt.Errorf("safety.classify_budget_ms: must be in [0,%d], got %d", maxClassifyBudgetMs, s.ClassifyBudgetMs)
+	}
+	return nil
+}
+
 type admissionConfig struct {
 	// MaxVoiceSessions bounds live WebRTC voice sessions.
 	MaxVoiceSessions int `yaml:"max_voice_sessions"`
@@ -90,7 +113,7 @@ type admissionConfig struct {
 func defaultFileConfig() fileConfig {
 	return fileConfig{Config: gateway.DefaultConfig(), LogLevel: "info",
 		Router: router.DefaultConfig(), Session: session.DefaultConfig(), Chat: chat.DefaultConfig(),
-		RTC: rtc.DefaultConfig(), Safety: safety.DefaultConfig(), Glasses: glasses.DefaultConfig(),
+		RTC: rtc.DefaultConfig(), Safety: safetySection{Config: safety.DefaultConfig(), ClassifyBudgetMs: int(router.DefaultClassifyBudget / time.Millisecond)}, Glasses: glasses.DefaultConfig(),
 		Devices: devices.DefaultConfig(), Voice: voice.DefaultConfig(),
 		Admission:       admissionConfig{MaxVoiceSessions: 500, RetryAfterSeconds: 5},
 		WebhookDelivery: webhook.DefaultConfig(), Tools: tools.DefaultConfig(), Inbox: inbox.DefaultConfig(),

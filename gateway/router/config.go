@@ -3,13 +3,17 @@ package router
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net/url"
 	"regexp"
 	"slices"
 	"sort"
+	"strings"
+	"time"
 
 	"github.com/veraneural/vera-gateway/gateway/router/espeak"
 	"github.com/veraneural/vera-gateway/gateway/router/sphinx"
+	"github.com/veraneural/vera-gateway/safety"
 )
 
 // Provider names accepted in models[].provider.
@@ -19,7 +23,13 @@ const (
 	ProviderPocketsphinx = "pocketsphinx"
 	ProviderEspeak       = "espeak"
 	ProviderVERA         = "vera"
+	// Classifier providers serve only the safety slot.
+	ProviderModeration = "openai-moderation" // POST {base}/moderations
+	ProviderGuard      = "guard"             // a Llama Guard style chat model
 )
+
+// providerList is every provider name, for error messages.
+const providerList = "openai|companion|pocketsphinx|espeak|vera|openai-moderation|guard"
 
 // Slot names the gateway itself uses. Other slot names are allowed and
 // behave like text slots (oneshot).
@@ -29,6 +39,10 @@ const (
 	SlotSpeak    = "speak"
 	SlotSnappy   = "snappy"
 	SlotEco      = "eco"
+	// SlotSafety is reserved: its models classify each user turn, all in
+	// parallel, and the highest verdict wins (Classify). It is never
+	// filled by an embedded engine: no safety slot, no classifier.
+	SlotSafety = "safety"
 )
 
 // Names of the embedded models that fill slots the configuration leaves out.
@@ -89,7 +103,42 @@ type ModelConfig struct {
 	// EndUserID is the opaque end_user_id a vera model uses for oneshot
 	// conversations (converse turns use the thread's own).
 	EndUserID string `yaml:"end_user_id"`
+	// Classifier maps a safety-slot model's answer to levels.
+	Classifier ClassifierConfig `yaml:"classifier"`
 }
+
+// ClassifierConfig maps a classifier's answer to safety levels. Keys it
+// names replace the defaults' values for those keys; other keys keep their
+// defaults (DefaultModerationThresholds, DefaultGuardCodes).
+type ClassifierConfig struct {
+	// Crisis and Elevated (openai-moderation): category → the score at or
+	// above which the turn is at least that level. A threshold above 1
+	// turns the category off (scores are at most 1).
+	Crisis   map[string]float64 `yaml:"crisis"`
+	Elevated map[string]float64 `yaml:"elevated"`
+	// Codes (guard): category code → "crisis", "elevated" or "none"
+	// (ignored). Codes are matched without regard to case.
+	Codes map[string]string `yaml:"codes"`
+}
+
+// DefaultModerationThresholds are the openai-moderation defaults: crisis
+// only when the service reads intent to self-harm; elevated on self-harm
+// content, instructions, a lower intent score, or violence the service is
+// nearly sure of (violence alone fires on fiction and news, so its bar is
+// high).
+func DefaultModerationThresholds() (crisis, elevated map[string]float64) {
+	return map[string]float64{"self-harm/intent": 0.5},
+		map[string]float64{"self-harm": 0.3, "self-harm/intent": 0.2, "self-harm/instructions": 0.3, "violence": 0.9}
+}
+
+// DefaultGuardCodes are the guard defaults: Llama Guard 3 and 4's S11
+// (suicide and self-harm) is crisis. An "unsafe" answer without a code
+// counts as elevated; unsafe in any other category counts as nothing
+// unless mapped here (Llama Guard 2 numbers self-harm S10: map it).
+func DefaultGuardCodes() map[string]string { return map[string]string{"S11": "crisis"} }
+
+// DefaultClassifyTimeout bounds a classifier call whose timeout_ms is 0.
+const DefaultClassifyTimeout = 2 * time.Second
 
 // RetryConfig shapes the exponential, jittered backoff between retries of
 // one model (github.com/cenkalti/backoff/v4).
@@ -193,6 +242,7 @@ const (
 	capText capability = iota
 	capListen
 	capSpeak
+	capClassify
 )
 
 func slotCapability(slot string) capability {
@@ -201,6 +251,8 @@ func slotCapability(slot string) capability {
 		return capListen
 	case SlotSpeak:
 		return capSpeak
+	case SlotSafety:
+		return capClassify
 	}
 	return capText
 }
@@ -208,7 +260,9 @@ func slotCapability(slot string) capability {
 func providerCan(provider string, c capability) bool {
 	switch provider {
 	case ProviderOpenAI:
-		return true
+		return c != capClassify
+	case ProviderModeration, ProviderGuard:
+		return c == capClassify
 	case ProviderVERA, ProviderCompanion:
 		return c == capText
 	case ProviderPocketsphinx:
@@ -256,7 +310,14 @@ func (c Config) Validate() error {
 				continue
 			}
 			if p := r.Models[i].Provider; !providerCan(p, slotCapability(s)) {
-				errs = append(errs, fmt.Errorf("%s[%d]: model %q (provider %s) cannot serve slot %q", key, j, n, p, s))
+				hint := ""
+				switch {
+				case s == SlotSafety:
+					hint = " (the safety slot takes classifier providers: openai-moderation, guard)"
+				case p == ProviderModeration || p == ProviderGuard:
+					hint = " (classifier providers serve only the safety slot)"
+				}
+				errs = append(errs, fmt.Errorf("%s[%d]: model %q (provider %s) cannot serve slot %q%s", key, j, n, p, s, hint))
 			}
 			if slices.Index(names, n) != j {
 				errs = append(errs, fmt.Errorf("%s[%d]: model %q listed twice", key, j, n))
@@ -308,8 +369,11 @@ func (c Config) uses(provider string) bool {
 }
 
 func (m ModelConfig) validate(key string) error {
+	if err := m.validateClassifier(key); err != nil {
+		return err
+	}
 	switch m.Provider {
-	case ProviderOpenAI, ProviderVERA:
+	case ProviderOpenAI, ProviderVERA, ProviderModeration, ProviderGuard:
 		if m.BaseURL == "" {
 			return fmt.Errorf("%s.base_url: must be set for provider %s", key, m.Provider)
 		}
@@ -317,8 +381,8 @@ func (m ModelConfig) validate(key string) error {
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return fmt.Errorf("%s.base_url: must be an http(s) URL, got %q", key, m.BaseURL)
 		}
-		if m.Provider == ProviderOpenAI && m.Model == "" {
-			return fmt.Errorf("%s.model: must be set for provider openai", key)
+		if m.Provider != ProviderVERA && m.Model == "" {
+			return fmt.Errorf("%s.model: must be set for provider %s", key, m.Provider)
 		}
 	case ProviderCompanion, ProviderEspeak:
 	case ProviderPocketsphinx:
@@ -326,9 +390,9 @@ func (m ModelConfig) validate(key string) error {
 			return fmt.Errorf("%s.provider: pocketsphinx is not built into this binary (noembedded)", key)
 		}
 	case "":
-		return fmt.Errorf("%s.provider: must be set (openai|companion|pocketsphinx|espeak|vera)", key)
+		return fmt.Errorf("%s.provider: must be set (%s)", key, providerList)
 	default:
-		return fmt.Errorf("%s.provider: unknown provider %q (openai|companion|pocketsphinx|espeak|vera)", key, m.Provider)
+		return fmt.Errorf("%s.provider: unknown provider %q (%s)", key, m.Provider, providerList)
 	}
 	switch {
 	case m.ContextWindow < 0:
@@ -348,6 +412,38 @@ func (m ModelConfig) validate(key string) error {
 	case "", "opus", "pcm", "wav":
 	default:
 		return fmt.Errorf("%s.audio_format: must be opus, pcm or wav, got %q", key, m.AudioFormat)
+	}
+	return nil
+}
+
+// validateClassifier checks models[].classifier: thresholds for
+// openai-moderation, codes for guard, nothing for other providers.
+func (m ModelConfig) validateClassifier(key string) error {
+	c := m.Classifier
+	key += ".classifier"
+	if (len(c.Crisis) > 0 || len(c.Elevated) > 0) && m.Provider != ProviderModeration {
+		return fmt.Errorf("%s: crisis/elevated thresholds are for provider openai-moderation, not %q", key, m.Provider)
+	}
+	if len(c.Codes) > 0 && m.Provider != ProviderGuard {
+		return fmt.Errorf("%s.codes: for provider guard, not %q", key, m.Provider)
+	}
+	for name, th := range map[string]map[string]float64{"crisis": c.Crisis, "elevated": c.Elevated} {
+		for cat, v := range th {
+			if strings.TrimSpace(cat) == "" {
+				return fmt.Errorf("%s.%s: empty category name", key, name)
+			}
+			if !(v > 0) || math.IsInf(v, 0) {
+				return fmt.Errorf("%s.%s[%q]: must be a score > 0 (above 1 turns it off), got %g", key, name, cat, v)
+			}
+		}
+	}
+	for code, lvl := range c.Codes {
+		if strings.TrimSpace(code) == "" {
+			return fmt.Errorf("%s.codes: empty code", key)
+		}
+		if _, err := safety.ParseLevel(lvl); err != nil {
+			return fmt.Errorf("%s.codes[%q]: must be crisis, elevated or none, got %q", key, code, lvl)
+		}
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package router
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -35,6 +36,11 @@ type ConverseRequest struct {
 // caller the turn is bound to that model: a later failure ends the call
 // with a *NoModelError whose last attempt has KindTruncated, never a reply
 // spliced from two models. An error from onDelta aborts the turn.
+//
+// An engine reply with a valid safety object but no usable message fails
+// over like any protocol fault, and its safety is kept: merged
+// never-downgrade into the reply that answers, or, when none does, returned
+// by (*NoModelError).Safety.
 func (r *Router) Converse(ctx context.Context, req ConverseRequest, onDelta func(delta string) error) (Reply, error) {
 	if req.Slot == "" {
 		req.Slot = SlotConverse
@@ -57,6 +63,10 @@ func (r *Router) Converse(ctx context.Context, req ConverseRequest, onDelta func
 	}
 	msgs = append(msgs, Message{Role: RoleUser, Text: req.Text})
 	var reply Reply
+	// salvaged is the engine safety of attempts that failed for another
+	// reason; it is merged into the reply that answers (never lost).
+	var salvaged safety.Assessment
+	haveSalvaged := false
 	deltas := guard(onDelta)
 	m, err := r.run(ctx, plan{
 		slot:     req.Slot,
@@ -74,10 +84,16 @@ func (r *Router) Converse(ctx context.Context, req ConverseRequest, onDelta func
 		tr := textRequest{System: req.SystemPrompt, Messages: msgs, MaxTokens: outputTokens(req.MaxTokens, m.cfg), Thread: req.Thread, Tools: req.Tools}
 		rep, err := m.text.complete(ctx, c, tr, deltas)
 		if err != nil {
+			var pe *ProviderError
+			if errors.As(err, &pe) && pe.Safety != nil {
+				salvaged, haveSalvaged = mergeSalvaged(salvaged, haveSalvaged, *pe.Safety), true
+			}
 			return err
 		}
 		if strings.TrimSpace(rep.Message) == "" {
-			return perr(KindProtocol, "empty reply")
+			s := rep.Safety
+			salvaged, haveSalvaged = mergeSalvaged(salvaged, haveSalvaged, s), true
+			return &ProviderError{Kind: KindProtocol, Err: errors.New("empty reply"), Safety: &s}
 		}
 		reply = rep
 		return nil
@@ -86,6 +102,9 @@ func (r *Router) Converse(ctx context.Context, req ConverseRequest, onDelta func
 		return Reply{}, err
 	}
 	reply.Model, reply.Provider = m.cfg.Name, m.cfg.Provider
+	if haveSalvaged {
+		reply.Safety = keepSalvaged(reply.Safety, salvaged)
+	}
 	if reply.Safety.Resources == nil {
 		reply.Safety.Resources = []safety.Resource{}
 	}
@@ -93,4 +112,17 @@ func (r *Router) Converse(ctx context.Context, req ConverseRequest, onDelta func
 		reply.ProposedActions = []ProposedAction{}
 	}
 	return reply, nil
+}
+
+// keepSalvaged merges a salvaged engine verdict into the answering model's
+// (its resources first), never lowering either; Source says who decided.
+func keepSalvaged(reply, salvaged safety.Assessment) safety.Assessment {
+	m := safety.Merge(reply, salvaged)
+	switch m.Source {
+	case safety.SourceEngine: // the salvaged verdict changed nothing
+		m.Source = reply.Source
+	case safety.SourceLocal: // the answering model judged nothing
+		m.Source = salvaged.Source
+	}
+	return m
 }

@@ -19,7 +19,13 @@
 //   - when no model answers, the error is a *NoModelError listing every
 //     attempt and why it failed;
 //   - once streamed output (reply deltas, audio) reached the caller, a
-//     failure ends the call: replies are never spliced from two models.
+//     failure ends the call: replies are never spliced from two models;
+//   - the reserved safety slot fans out instead: every classifier it lists
+//     (openai-moderation, guard) judges the user's turn in parallel, the
+//     highest verdict wins, and a slow, failing or malformed one never
+//     lowers a level nor holds the caller past its budget (Classify);
+//   - engine replies are read tolerantly: a valid safety object is never
+//     lost to another field, an unreadable one counts as elevated.
 //
 // Providers: embedded offline engines (pocketsphinx listen over cgo,
 // espeak-ng speak, a deterministic companion converse), any

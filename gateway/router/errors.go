@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/veraneural/vera-gateway/safety"
 )
 
 // Sentinel errors. Every error the router returns wraps one of them or a
@@ -68,6 +70,10 @@ type ProviderError struct {
 	Type       string        // engine error type, e.g. "invalid_request"
 	RequestID  string        // engine request_id, when given
 	Err        error
+	// Safety is the engine's verdict read from a reply that was otherwise
+	// unusable (no readable message); nil when there was none. Converse
+	// keeps it: a valid safety object is never lost to another field.
+	Safety *safety.Assessment
 }
 
 func (e *ProviderError) Error() string {
@@ -168,6 +174,31 @@ func (e *NoModelError) Summary() string {
 
 // Unwrap makes errors.Is(err, ErrNoModel) hold.
 func (e *NoModelError) Unwrap() error { return ErrNoModel }
+
+// Safety returns the engine safety verdicts that failed attempts still
+// carried (a reply with a valid safety object but no readable message),
+// merged never-downgrade; ok is false when no attempt carried one. A turn
+// that failed can still show the card the engine asked for.
+func (e *NoModelError) Safety() (a safety.Assessment, ok bool) {
+	for _, at := range e.Attempts {
+		var pe *ProviderError
+		if errors.As(at.Err, &pe) && pe.Safety != nil {
+			a, ok = mergeSalvaged(a, ok, *pe.Safety), true
+		}
+	}
+	return a, ok
+}
+
+// mergeSalvaged folds a salvaged engine verdict into acc (held when
+// have): the higher level, display if either requires it, every resource.
+func mergeSalvaged(acc safety.Assessment, have bool, s safety.Assessment) safety.Assessment {
+	if !have {
+		return s
+	}
+	m := safety.Merge(acc, s)
+	m.Source = safety.SourceEngine
+	return m
+}
 
 // callbackError carries an error returned by the caller's own callback
 // (onDelta, onAudio): it ends the call at once and is returned unchanged.

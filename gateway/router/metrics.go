@@ -16,6 +16,10 @@ type metrics struct {
 	ttft     *prometheus.HistogramVec // model, provider
 	duration *prometheus.HistogramVec // model, provider
 	breaker  *prometheus.GaugeVec     // model, provider
+	defects  *prometheus.CounterVec   // model, defect
+	// classifier is vera_safety_classifier_total (subsystem safety: it
+	// counts safety verdicts, whoever serves them).
+	classifier *prometheus.CounterVec // model, outcome
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -40,11 +44,17 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		breaker: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Subsystem: sub,
 			Name: "breaker_state", Help: "Circuit breaker state: 0 closed, 1 half-open, 2 open."},
 			[]string{"model", "provider"}),
+		defects: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub,
+			Name: "reply_defects_total", Help: "Engine reply defects read around instead of failing the turn (message_unreadable, action_dropped, actions_unreadable, safety_unreadable, display_unreadable, resource_salvaged, resource_unreadable, resources_filled)."},
+			[]string{"model", "defect"}),
+		classifier: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: "safety",
+			Name: "classifier_total", Help: "Safety-slot classifier calls by outcome (ok, late, timeout, error, malformed, breaker_open, canceled)."},
+			[]string{"model", "outcome"}),
 	}
 	if reg == nil {
 		return m, nil
 	}
-	for _, c := range []prometheus.Collector{m.attempts, m.failures, m.skips, m.ttft, m.duration, m.breaker} {
+	for _, c := range []prometheus.Collector{m.attempts, m.failures, m.skips, m.ttft, m.duration, m.breaker, m.defects, m.classifier} {
 		if err := reg.Register(c); err != nil {
 			var are prometheus.AlreadyRegisteredError
 			if errors.As(err, &are) {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+
+	"github.com/veraneural/vera-gateway/safety"
 )
 
 // providerEnv is what every provider may use.
@@ -13,6 +15,11 @@ type providerEnv struct {
 	maxBody int64
 	assess  Assessor
 	log     *slog.Logger
+	// fallbackResources are the local resources for a card the router must
+	// fill itself (Options.FallbackResources); never empty.
+	fallbackResources func(safety.Level) []safety.Resource
+	// replyDefect counts an engine reply defect read around (Defect*).
+	replyDefect func(model, defect string)
 }
 
 // textRequest is a converse turn or a oneshot as a provider sees it.

@@ -41,6 +41,18 @@ type Options struct {
 	HTTPClient *http.Client
 	// Assess is the companion's safety source; nil yields level none.
 	Assess Assessor
+	// FallbackResources gives the local resources for a card the router
+	// must fill itself: an engine safety object that cannot be read counts
+	// as elevated, and a required card is never empty. cmd/ passes the
+	// deployment's catalog and default region; nil uses the embedded
+	// catalog with no region (the international directory and "call your
+	// local emergency number"). It must never return an empty list.
+	FallbackResources func(level safety.Level) []safety.Resource
+}
+
+// defaultFallbackResources is FallbackResources when cmd/ gives none.
+func defaultFallbackResources(level safety.Level) []safety.Resource {
+	return safety.ResourcesFor(level, nil, safety.RegionPrefs{})
 }
 
 // Router sends requests for a slot to its models in order. Safe for
@@ -52,7 +64,10 @@ type Router struct {
 	metrics *metrics
 	models  map[string]*model
 	slots   map[string][]*model
-	closers []func() error
+	// classifiers is the safety slot (fan-out, not failover); empty when
+	// none is configured.
+	classifiers []*model
+	closers     []func() error
 	// spot is the crisis key-phrase spotter run beside every listen (nil
 	// when router.sphinx.spot.enabled is false or pocketsphinx is not built).
 	spot *spotter
@@ -68,7 +83,9 @@ type model struct {
 	text    textProvider   // nil when the provider has no text capability
 	listen  listenProvider // nil when it cannot listen
 	speak   speakProvider  // nil when it cannot speak
-	breaker *breaker
+	// classify is set for safety-slot providers (and only for them).
+	classify classifyProvider
+	breaker  *breaker
 }
 
 // New builds a router. Slots the configuration leaves out are filled by the
@@ -101,7 +118,21 @@ func New(cfg Config, getenv func(string) string, opts Options) (*Router, error) 
 		return nil, err
 	}
 	r.metrics = m
-	env := &providerEnv{client: client, clock: r.clock, maxBody: cfg.MaxBodyBytes, assess: opts.Assess, log: r.log}
+	fill := opts.FallbackResources
+	if fill == nil {
+		fill = defaultFallbackResources
+	}
+	env := &providerEnv{client: client, clock: r.clock, maxBody: cfg.MaxBodyBytes, assess: opts.Assess, log: r.log,
+		fallbackResources: func(l safety.Level) []safety.Resource {
+			if rs := fill(l); len(rs) > 0 {
+				return rs
+			}
+			return defaultFallbackResources(l) // never an empty card, whatever cmd/ passed
+		},
+		replyDefect: func(model, defect string) {
+			r.metrics.defects.WithLabelValues(model, defect).Inc()
+			r.log.Warn("router: engine reply defect read around", "model", model, "defect", defect)
+		}}
 	for i, mc := range cfg.Models {
 		key := ""
 		if mc.APIKeyEnv != "" {
@@ -115,6 +146,9 @@ func New(cfg Config, getenv func(string) string, opts Options) (*Router, error) 
 			}
 		}
 		md := &model{cfg: mc, ttft: ms(mc.TTFTMs, DefaultTTFT), timeout: ms(mc.TimeoutMs, DefaultTimeout)}
+		if mc.Provider == ProviderModeration || mc.Provider == ProviderGuard {
+			md.timeout = ms(mc.TimeoutMs, DefaultClassifyTimeout)
+		}
 		if err := r.attachProvider(md, key, env); err != nil {
 			r.Close()
 			return nil, fmt.Errorf("router.models[%d] (%s): %w", i, mc.Name, err)
@@ -130,6 +164,7 @@ func New(cfg Config, getenv func(string) string, opts Options) (*Router, error) 
 			r.slots[slot] = append(r.slots[slot], r.models[n])
 		}
 	}
+	r.classifiers = r.slots[SlotSafety]
 	if cfg.Sphinx.Spot.Enabled && sphinxBuilt && len(r.slots[SlotListen]) > 0 {
 		sp, closer, err := newSpotter(cfg.Sphinx)
 		if err != nil {
@@ -156,6 +191,10 @@ func (r *Router) attachProvider(md *model, key string, env *providerEnv) error {
 		md.text, md.listen, md.speak = p, p, p
 	case ProviderVERA:
 		md.text = newVERA(md.cfg, key, env)
+	case ProviderModeration:
+		md.classify = newModeration(md.cfg, key, env)
+	case ProviderGuard:
+		md.classify = newGuard(md.cfg, key, env)
 	case ProviderCompanion:
 		md.text = newCompanion(env.assess)
 	case ProviderEspeak:
@@ -400,6 +439,10 @@ func newKey() string {
 }
 
 func (r *Router) slot(name string) ([]*model, error) {
+	if name == SlotSafety {
+		// Its models classify; they cannot answer, listen or speak.
+		return nil, fmt.Errorf("%w: slot %q is the classifier slot (use Classify)", ErrBadRequest, name)
+	}
 	ms, ok := r.slots[name]
 	if !ok {
 		return nil, fmt.Errorf("%w: %q", ErrUnknownSlot, name)

@@ -10,9 +10,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"time"
-
-	"github.com/veraneural/vera-gateway/safety"
 )
 
 // VERAVersion is the Partner API version the vera provider speaks.
@@ -79,69 +76,6 @@ func (p *vera) post(ctx context.Context, path, idemKey string, in, out any) erro
 	return nil
 }
 
-// veraMessage is the reply of POST /conversations/{id}/messages.
-type veraMessage struct {
-	ID              string           `json:"id"`
-	Message         veraText         `json:"message"`
-	Safety          *veraSafety      `json:"safety"`
-	ProposedActions []ProposedAction `json:"proposed_actions"`
-}
-
-// veraText accepts message as a string or as {"role","text"}.
-type veraText struct {
-	Text string
-	Set  bool
-}
-
-func (t *veraText) UnmarshalJSON(b []byte) error {
-	b = bytes.TrimSpace(b)
-	if len(b) > 0 && b[0] == '"' {
-		t.Set = true
-		return json.Unmarshal(b, &t.Text)
-	}
-	if string(b) == "null" {
-		return nil
-	}
-	var obj struct {
-		Role string `json:"role"`
-		Text string `json:"text"`
-	}
-	if err := json.Unmarshal(b, &obj); err != nil {
-		return fmt.Errorf("message: want a string or {role,text}: %w", err)
-	}
-	t.Text, t.Set = obj.Text, true
-	return nil
-}
-
-// veraSafety is the wire form of safety; level is a string ("none",
-// "elevated", "crisis") mapped here so this package does not depend on
-// safety.Level's JSON form.
-type veraSafety struct {
-	Level           string            `json:"level"`
-	DisplayRequired bool              `json:"display_required"`
-	Resources       []safety.Resource `json:"resources"`
-}
-
-func (s *veraSafety) assessment() (safety.Assessment, error) {
-	a := safety.Assessment{DisplayRequired: s.DisplayRequired, Resources: s.Resources, Source: safety.SourceEngine}
-	switch s.Level {
-	case "none", "":
-		a.Level = safety.LevelNone
-	case "elevated":
-		a.Level = safety.LevelElevated
-	case "crisis":
-		a.Level = safety.LevelCrisis
-	default:
-		// An unknown level from a newer engine is not a reason to show
-		// less: treat it as the highest we know.
-		a.Level = safety.LevelCrisis
-	}
-	if a.Resources == nil {
-		a.Resources = []safety.Resource{}
-	}
-	return a, nil
-}
-
 func (p *vera) complete(ctx context.Context, c *call, tr textRequest, delta func(string) error) (Reply, error) {
 	endUser := p.cfg.EndUserID
 	if tr.Thread != nil && tr.Thread.EndUserID != "" {
@@ -175,31 +109,22 @@ func (p *vera) complete(ctx context.Context, c *call, tr textRequest, delta func
 		// so the prompt and earlier messages travel in the one message.
 		text = flatten(tr.System, tr.Messages)
 	}
-	var out veraMessage
-	if err := p.post(ctx, "/conversations/"+url.PathEscape(conv)+"/messages", c.key, map[string]string{"text": text}, &out); err != nil {
+	var raw json.RawMessage
+	if err := p.post(ctx, "/conversations/"+url.PathEscape(conv)+"/messages", c.key, map[string]string{"text": text}, &raw); err != nil {
 		return Reply{}, err
 	}
-	if !out.Message.Set {
-		return Reply{}, perr(KindProtocol, "reply without message")
+	rep, err := decodeVERAReply(raw, p.env.clock.Now(), p.env.fallbackResources)
+	if err != nil {
+		return Reply{}, perr(KindProtocol, "%w", err)
 	}
-	reply := Reply{Message: out.Message.Text, ProposedActions: out.ProposedActions}
-	if out.Safety != nil {
-		a, err := out.Safety.assessment()
-		if err != nil {
-			return Reply{}, perr(KindProtocol, "safety: %w", err)
-		}
-		reply.Safety = a
-	} else {
-		reply.Safety = safety.Assessment{Level: safety.LevelNone, Resources: []safety.Resource{}, Source: safety.SourceEngine}
+	for _, d := range rep.Defects {
+		p.env.replyDefect(p.cfg.Name, d)
 	}
-	for i, a := range reply.ProposedActions {
-		if a.ID == "" || a.Type == "" {
-			return Reply{}, perr(KindProtocol, "proposed_actions[%d]: id and type are required", i)
-		}
-		if a.ExpiresAt.IsZero() {
-			reply.ProposedActions[i].ExpiresAt = p.env.clock.Now().Add(24 * time.Hour) // Partner API: actions expire after 24 h
-		}
+	if !rep.MessageOK {
+		s := rep.Safety
+		return Reply{}, &ProviderError{Kind: KindProtocol, Err: errors.New("reply without a readable message"), Safety: &s}
 	}
+	reply := Reply{Message: rep.Message, Safety: rep.Safety, ProposedActions: rep.Actions}
 	if err := emitDelta(c, delta, reply.Message); err != nil {
 		return Reply{}, err
 	}

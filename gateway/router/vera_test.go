@@ -204,8 +204,8 @@ func TestVERAMalformedReplies(t *testing.T) {
 	for name, body := range map[string]string{
 		"no message":      `{"id":"m","safety":{"level":"none","display_required":false,"resources":[]}}`,
 		"message number":  `{"id":"m","message":42}`,
-		"action no id":    `{"id":"m","message":"x","proposed_actions":[{"type":"t"}]}`,
 		"not json at all": `<html>`,
+		"json array":      `[{"message":"x"}]`,
 	} {
 		t.Run(name, func(t *testing.T) {
 			f := &fakeVERA{reply: body}
@@ -220,9 +220,9 @@ func TestVERAMalformedReplies(t *testing.T) {
 }
 
 func TestVERAUnknownLevelIsNotDowngraded(t *testing.T) {
-	a, _ := (&veraSafety{Level: "severe", DisplayRequired: true}).assessment()
-	if a.Level != safety.LevelCrisis || a.Resources == nil {
-		t.Fatalf("unknown level mapped to %v", a.Level)
+	rep, err := decodeVERAReply([]byte(`{"message":"x","safety":{"level":"severe","display_required":true,"resources":[]}}`), time.Time{}, defaultFallbackResources)
+	if err != nil || rep.Safety.Level != safety.LevelCrisis || len(rep.Safety.Resources) == 0 {
+		t.Fatalf("unknown level mapped to %+v (%v)", rep.Safety, err)
 	}
 }
 
