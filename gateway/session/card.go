@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -19,6 +20,15 @@ import (
 // Lock order: the offers' lock first (a card covers a prompt, closing it
 // uncovers one), then this one, then the timers' and the events'.
 type cards struct {
+	ev       *events
+	timers   *timers
+	counters *safety.Counters
+	log      *slog.Logger
+	resends  int // Config.AckResends
+	// unacked is Deps.OnUnacked bound to the session (nil: none), called
+	// outside the lock.
+	unacked func(card event.SafetyCard, surface string)
+
 	mu     sync.Mutex // mu guards the fields below
 	byID   map[string]*cardAcks
 	active *activeCard // the card on display for input.key
@@ -53,10 +63,7 @@ type activeCard struct {
 func (s *Session) sendCard(turnID string, a safety.Assessment) {
 	d := s.device()
 	surfaces, profile := d.surfaces, d.profile
-	s.cards.mu.Lock()
-	cardID := fmt.Sprintf("card_%s_%d", turnID, len(s.cards.byID)+1)
-	s.cards.mu.Unlock()
-
+	cardID := s.cards.newID(turnID)
 	res := a.Resources
 	if res == nil {
 		res = []safety.Resource{}
@@ -80,7 +87,7 @@ func (s *Session) sendCard(turnID string, a safety.Assessment) {
 	}
 
 	if o := s.deps.Observer; o != nil {
-		// After the event is out (deferred unlock runs first).
+		// After the event is out (deferred unlocks run first).
 		defer o.SafetyCard(s, card)
 	}
 	// The card and the prompt it covers change together.
@@ -88,65 +95,76 @@ func (s *Session) sendCard(turnID string, a safety.Assessment) {
 	defer s.acts.mu.Unlock()
 	s.cards.mu.Lock()
 	defer s.cards.mu.Unlock()
-	ca := &cardAcks{card: card, surfaces: map[string]*surfaceAcks{}}
-	s.cards.byID[cardID] = ca
-	s.cards.active = &activeCard{card: card, page: map[string]int{}, cleared: map[string]bool{}}
 	if o := s.acts.offer; o != nil {
 		// The card covers the prompt; the prompt shows again once the
 		// person closes the card (key), never before.
 		clear(o.shown)
 	}
-	s.ev.emit(event.TypeSafetyCard, card)
-	for _, sf := range surfaces {
-		s.deps.Counters.CardShown(a.Level, d.region, safety.SurfaceKind(sf.Kind))
+	s.cards.showLocked(card, d, time.Duration(profile.AckTimeoutMS)*time.Millisecond)
+}
+
+// newID names the next card of turnID.
+func (c *cards) newID(turnID string) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return fmt.Sprintf("card_%s_%d", turnID, len(c.byID)+1)
+}
+
+// showLocked makes card the one on display, emits it, counts it shown on
+// every surface of d and arms the ack timers. mu held.
+func (c *cards) showLocked(card event.SafetyCard, d *device, timeout time.Duration) {
+	ca := &cardAcks{card: card, surfaces: map[string]*surfaceAcks{}}
+	c.byID[card.CardID] = ca
+	c.active = &activeCard{card: card, page: map[string]int{}, cleared: map[string]bool{}}
+	c.ev.emit(event.TypeSafetyCard, card)
+	for _, sf := range d.surfaces {
+		c.counters.CardShown(card.Level, d.region, safety.SurfaceKind(sf.Kind))
 	}
-	timeout := time.Duration(profile.AckTimeoutMS) * time.Millisecond
 	for _, cs := range card.Surfaces {
 		n := len(cs.Pages)
 		if n == 0 {
 			n = 1
 		}
-		sa := &surfaceAcks{pages: make([]bool, n), timeout: timeout, kind: string(kindOf(surfaces, cs.Surface))}
+		sa := &surfaceAcks{pages: make([]bool, n), timeout: timeout, kind: string(kindOf(d.surfaces, cs.Surface))}
 		ca.surfaces[cs.Surface] = sa
-		s.cards.active.page[cs.Surface] = 1
+		c.active.page[cs.Surface] = 1
 		if timeout > 0 && card.RequiresAck {
-			s.armAckLocked(cardID, cs.Surface, sa)
+			c.armLocked(card.CardID, cs.Surface, sa)
 		}
 	}
 }
 
-func (s *Session) armAckLocked(cardID, surface string, sa *surfaceAcks) {
-	sa.timer = s.timers.after(sa.timeout, func() { s.ackTimeout(cardID, surface) })
+func (c *cards) armLocked(cardID, surface string, sa *surfaceAcks) {
+	sa.timer = c.timers.after(sa.timeout, func() { c.timeout(cardID, surface) })
 }
 
-// ackTimeout re-sends a card whose first page was not acknowledged on a
-// surface and notifies the phone surface; it re-arms up to AckResends.
-func (s *Session) ackTimeout(cardID, surface string) {
-	s.cards.mu.Lock()
-	ca := s.cards.byID[cardID]
+// timeout re-sends a card whose first page was not acknowledged on a
+// surface and notifies the phone surface; it re-arms up to resends.
+func (c *cards) timeout(cardID, surface string) {
+	c.mu.Lock()
+	ca := c.byID[cardID]
 	if ca == nil {
-		s.cards.mu.Unlock()
+		c.mu.Unlock()
 		return
 	}
 	sa := ca.surfaces[surface]
 	if sa == nil || sa.pages[0] {
-		s.cards.mu.Unlock()
+		c.mu.Unlock()
 		return
 	}
 	sa.resends++
 	card := ca.card
 	card.Resend = sa.resends
-	s.ev.emit(event.TypeSafetyCard, card)
-	s.ev.emit(event.TypeNotice, event.Notice{Kind: "safety_unacknowledged", Surface: "phone", CardID: cardID,
+	c.ev.emit(event.TypeSafetyCard, card)
+	c.ev.emit(event.TypeNotice, event.Notice{Kind: "safety_unacknowledged", Surface: "phone", CardID: cardID,
 		Text: "Your glasses did not confirm the safety card. The resources are shown here as well."})
-	if sa.resends < s.cfg.AckResends {
-		s.armAckLocked(cardID, surface, sa)
+	if sa.resends < c.resends {
+		c.armLocked(cardID, surface, sa)
 	}
-	hook := s.deps.OnUnacked
-	s.cards.mu.Unlock()
-	s.log_.Warn("session: safety card not acknowledged", "card", cardID, "surface", surface, "resend", card.Resend)
-	if hook != nil {
-		hook(s, card, surface)
+	c.mu.Unlock()
+	c.log.Warn("session: safety card not acknowledged", "card", cardID, "surface", surface, "resend", card.Resend)
+	if c.unacked != nil {
+		c.unacked(card, surface)
 	}
 }
 
@@ -157,10 +175,11 @@ var (
 	ErrBadPage        = errors.New("session: page out of range")
 )
 
-func (s *Session) ack(a *event.DisplayAck) error {
-	s.cards.mu.Lock()
-	defer s.cards.mu.Unlock()
-	ca := s.cards.byID[a.CardID]
+// ack records a display.ack; the first page's stops its timer.
+func (c *cards) ack(a *event.DisplayAck, region string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ca := c.byID[a.CardID]
 	if ca == nil {
 		return fmt.Errorf("%w %q", ErrUnknownCard, a.CardID)
 	}
@@ -172,24 +191,25 @@ func (s *Session) ack(a *event.DisplayAck) error {
 		return fmt.Errorf("%w: page %d of %d", ErrBadPage, a.Page, len(sa.pages))
 	}
 	if !sa.pages[0] && a.Page == 1 {
-		s.deps.Counters.CardAcked(ca.card.Level, s.device().region, safety.SurfaceKind(sa.kind))
+		c.counters.CardAcked(ca.card.Level, region, safety.SurfaceKind(sa.kind))
 	}
 	sa.pages[a.Page-1] = true
 	if a.Page == 1 && sa.timer != nil {
-		s.timers.stop(sa.timer)
+		c.timers.stop(sa.timer)
 		sa.timer = nil
 	}
-	if s.cards.active != nil && s.cards.active.card.CardID == a.CardID {
-		s.cards.active.page[a.Surface] = a.Page
+	if c.active != nil && c.active.card.CardID == a.CardID {
+		c.active.page[a.Surface] = a.Page
 	}
 	return nil
 }
 
 // Acked reports, per surface, which pages of a card were acknowledged.
 func (s *Session) Acked(cardID string) map[string][]bool {
-	s.cards.mu.Lock()
-	defer s.cards.mu.Unlock()
-	ca := s.cards.byID[cardID]
+	c := &s.cards
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ca := c.byID[cardID]
 	if ca == nil {
 		return nil
 	}
@@ -198,6 +218,51 @@ func (s *Session) Acked(cardID string) map[string][]bool {
 		out[id] = append([]bool(nil), sa.pages...)
 	}
 	return out
+}
+
+// coversLocked reports whether the card on display covers surface (the
+// person has not closed it there). mu held.
+func (c *cards) coversLocked(surface string) bool {
+	ac := c.active
+	return ac != nil && !ac.cleared[surface] && cardOn(ac.card, surface)
+}
+
+// pageLocked applies key to the card on display on surface (which it
+// covers) and reports whether the person closed it there. mu held.
+func (c *cards) pageLocked(surface, key string) (closed bool) {
+	ac := c.active
+	var cs *event.CardSurface
+	for i := range ac.card.Surfaces {
+		if ac.card.Surfaces[i].Surface == surface {
+			cs = &ac.card.Surfaces[i]
+		}
+	}
+	n := len(cs.Pages)
+	if n == 0 {
+		return false
+	}
+	cur := ac.page[surface]
+	mv := glasses.PageKey(glasses.KindSafety, cur, n, key)
+	if mv.Done {
+		c.ev.emit(event.TypeDisplayClear, event.DisplayClear{CardID: ac.card.CardID, Surface: surface})
+		ac.cleared[surface] = true
+		return true
+	}
+	if mv.Page == cur {
+		return false
+	}
+	ac.page[surface] = mv.Page
+	c.ev.emit(event.TypeDisplayCard, event.DisplayCard{CardID: ac.card.CardID, Kind: "safety", Surface: surface, Page: cs.Pages[mv.Page-1]})
+	return false
+}
+
+func kindOf(list []devices.Surface, id string) devices.SurfaceKind {
+	for _, sf := range list {
+		if sf.ID == id {
+			return sf.Kind
+		}
+	}
+	return ""
 }
 
 // key applies input.key. A safety card on the surface always takes the
@@ -237,7 +302,10 @@ func (s *Session) keyLocked(k *event.InputKey) (decided *Decision, id string, er
 	}
 	if ac != nil && !ac.cleared[surface] {
 		if cardOn(ac.card, surface) {
-			return nil, "", s.cardKeyLocked(ac, surface, k.Key)
+			if s.cards.pageLocked(surface, k.Key) && o != nil {
+				s.showPromptLocked(o, surface) // the prompt waited behind the card
+			}
+			return nil, "", nil
 		}
 		if o == nil || len(o.st.promptPages(surface)) == 0 {
 			return nil, "", fmt.Errorf("%w %q", ErrUnknownSurface, surface)
@@ -267,45 +335,4 @@ func (s *Session) keyLocked(k *event.InputKey) (decided *Decision, id string, er
 	s.ev.emit(event.TypeDisplayCard, event.DisplayCard{CardID: promptCardID(o.st.a.ID), Kind: "prompt",
 		Surface: surface, Page: pages[mv.Page-1].WithFocus(focusControl(o.ap))})
 	return nil, "", nil
-}
-
-// cardKeyLocked pages the safety card on surface; closing it shows the
-// prompt that waited behind it. offers.mu and cards.mu held.
-func (s *Session) cardKeyLocked(ac *activeCard, surface, key string) error {
-	var cs *event.CardSurface
-	for i := range ac.card.Surfaces {
-		if ac.card.Surfaces[i].Surface == surface {
-			cs = &ac.card.Surfaces[i]
-		}
-	}
-	n := len(cs.Pages)
-	if n == 0 {
-		return nil
-	}
-	cur := ac.page[surface]
-	mv := glasses.PageKey(glasses.KindSafety, cur, n, key)
-	if mv.Done {
-		s.ev.emit(event.TypeDisplayClear, event.DisplayClear{CardID: ac.card.CardID, Surface: surface})
-		ac.cleared[surface] = true
-		if o := s.acts.offer; o != nil {
-			s.showPromptLocked(o, surface) // the prompt waited behind the card
-		}
-		return nil
-	}
-	next := mv.Page
-	if next == cur {
-		return nil
-	}
-	ac.page[surface] = next
-	s.ev.emit(event.TypeDisplayCard, event.DisplayCard{CardID: ac.card.CardID, Kind: "safety", Surface: surface, Page: cs.Pages[next-1]})
-	return nil
-}
-
-func kindOf(list []devices.Surface, id string) devices.SurfaceKind {
-	for _, sf := range list {
-		if sf.ID == id {
-			return sf.Kind
-		}
-	}
-	return ""
 }

@@ -26,7 +26,7 @@ func (s *Session) Handle(ctx context.Context, ev event.Client) error {
 	case *event.InputText:
 		s.submitInput(turnInput{text: e.Text, via: ViaText})
 	case *event.DisplayAck:
-		err = s.ack(e)
+		err = s.cards.ack(e, s.device().region)
 	case *event.InputKey:
 		err = s.key(ctx, e)
 	case *event.ActionApprove:

@@ -27,7 +27,7 @@ func promptText(a Action) (title, body string) {
 // safety card; it shows once the card is closed. offers.mu and cards.mu
 // held.
 func (s *Session) showPromptLocked(o *offer, surface string) {
-	if ac := s.cards.active; ac != nil && !ac.cleared[surface] && cardOn(ac.card, surface) {
+	if s.cards.coversLocked(surface) {
 		return
 	}
 	pages := o.st.promptPages(surface)

@@ -85,10 +85,14 @@ func New(cfg Config, deps Deps, owner Owner, hello *event.Hello) (*Session, erro
 		log_: log, clock: deps.Clock, ev: newEvents(id, deps.Clock, log, cfg),
 		ctx: ctx, cancel: cancel,
 		turns: turns{inputs: make(chan turnInput, cfg.MaxQueued), gens: make(chan genReply, maxGens), max: cfg.HistoryMessages},
-		cards: cards{byID: map[string]*cardAcks{}},
 		acts:  offers{byID: map[string]*actionState{}},
 	}
 	s.timers = newTimers(deps.Clock, &s.wg)
+	s.cards = cards{ev: s.ev, timers: s.timers, counters: deps.Counters, log: log, resends: cfg.AckResends,
+		byID: map[string]*cardAcks{}}
+	if h := deps.OnUnacked; h != nil {
+		s.cards.unacked = func(card event.SafetyCard, surface string) { h(s, card, surface) }
+	}
 	if hello == nil {
 		hello = &event.Hello{Device: cfg.DefaultDevice}
 	}
