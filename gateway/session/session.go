@@ -25,7 +25,8 @@ type Owner struct {
 // Session is one conversation. Create sessions with a Manager (or New);
 // attach a transport with Attach; feed client events with Handle. Its
 // state is in parts with their own locks (see the package doc for their
-// order); the fields before them are set by New and never change.
+// order); the fields before them are set by New (onDetach by the Manager
+// before the first Attach) and never change.
 type Session struct {
 	id          string
 	resumeToken string
