@@ -17,8 +17,10 @@
 //   - A number token is never split across lines or pages; phone numbers and
 //     short codes ("116 123", "text HOME to 741741") are no-break spans.
 //   - Safety cards keep resources in the given order, start each resource on
-//     a new page, have no timeout and leave a surface only by an explicit
-//     Done (PageKey: back on page 1 does nothing).
+//     a new page where a resource fits a page (OnePerPage; on 4-line surfaces a
+//     resource that fits a page is never split), keep an action's label with
+//     its value, have no timeout and leave a surface only by an explicit Done
+//     (PageKey: back on page 1 does nothing).
 //
 // Fonts: Go Regular and Go Bold (golang.org/x/image/font/gofont), parsed once.
 // They cover the WGL4 repertoire: Latin (Basic, Latin-1, Extended-A), Greek

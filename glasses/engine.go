@@ -181,63 +181,14 @@ func (e *Engine) LayoutSurface(c Card, device string, s devices.Surface) (*Layou
 		return nil, err
 	}
 	tb := s.TextBudget
-	bodyH := s.BodyAreaPx()
 	width := s.ContentWidth()
 
-	// 1. Wrap each block with its style's face.
-	var lines []Line
-	for _, b := range c.Blocks(s) {
-		st := b.Style
-		if fs.lineH[st] > bodyH {
-			st = StyleBody
-		}
-		wl, err := e.wrapStyle(fs, st, b.Text, width, tb.CharsPerLine, device)
-		if err != nil {
-			return nil, err
-		}
-		if st == StyleEmph && len(wl) > 1 {
-			// A call line too long to stand large on one line is drawn as
-			// body text instead of being split large.
-			st = StyleBody
-			if wl, err = e.wrapStyle(fs, st, b.Text, width, tb.CharsPerLine, device); err != nil {
-				return nil, err
-			}
-		}
-		for _, w := range wl {
-			lines = append(lines, Line{Text: w.text, Style: st, Cont: w.cont, WidthPx: w.px, Section: b.Section})
-		}
-	}
-
-	// 2. Paginate by line count and pixel height.
+	// 1. Wrap the blocks and pack them into pages (layout.go).
 	safetyCard := c.Kind == KindSafety
-	var pages []Page
-	var cur []Line
-	curH := 0
-	flush := func() {
-		if len(cur) > 0 {
-			pages = append(pages, Page{Lines: cur})
-		}
-		cur, curH = nil, 0
+	pages, err := packBody(fs, c, device, s)
+	if err != nil {
+		return nil, err
 	}
-	for i, ln := range lines {
-		h := fs.lineH[ln.Style]
-		if safetyCard && i > 0 && ln.Section != lines[i-1].Section {
-			flush() // one resource per page when it fits
-		}
-		if len(cur)+1 > tb.LinesPerPage || curH+h > bodyH {
-			flush()
-		}
-		// Keep a resource name with the line after it.
-		if ln.Style == StyleHeading && len(cur) > 0 && i+1 < len(lines) && lines[i+1].Section == ln.Section && lines[i+1].Style != StyleHeading {
-			hn := fs.lineH[lines[i+1].Style]
-			if len(cur)+2 > tb.LinesPerPage || curH+h+hn > bodyH {
-				flush()
-			}
-		}
-		cur = append(cur, ln)
-		curH += h
-	}
-	flush()
 	if len(pages) == 0 {
 		pages = []Page{{}} // a prompt with an empty body still has a page
 	}
@@ -324,18 +275,8 @@ func (e *Engine) controls(fs *faces, s devices.Surface, c Card, p *Page) error {
 			p.Controls = append(p.Controls, Control{ID: ControlNext, Label: "Next ►"})
 		}
 		p.Focus = 0
-		if c.Kind == KindSafety && len(p.Resources) > 0 {
-			r := c.Resources[p.Resources[0]]
-			for _, a := range r.Actions {
-				if a.Type == "call" || a.Type == "text" {
-					label := "Call"
-					if a.Type == "text" {
-						label = "Text"
-					}
-					p.Controls = append(p.Controls, Control{ID: string(a.Type) + ":" + r.ID, Label: label, Role: RoleLink})
-					break
-				}
-			}
+		if link, ok := linkControl(c, p); ok {
+			p.Controls = append(p.Controls, link)
 		}
 	}
 	bw := buttonWidth(s, len(p.Controls))

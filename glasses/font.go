@@ -49,6 +49,10 @@ type metrics struct {
 	ascent  fixed.Int26_6
 	descent fixed.Int26_6
 
+	// latin holds U+0000–U+00FF, filled when the face is made and only
+	// read after, so the common case takes no lock.
+	latin [256]glyphInfo
+
 	mu  sync.RWMutex // mu guards adv
 	adv map[rune]glyphInfo
 }
@@ -56,6 +60,7 @@ type metrics struct {
 type glyphInfo struct {
 	index   sfnt.GlyphIndex
 	advance fixed.Int26_6
+	ok      bool // the font draws the rune (latin table only)
 }
 
 var faceCache sync.Map // faceKey → *metrics
@@ -80,7 +85,13 @@ func metricsFor(bold bool, px int) (*metrics, error) {
 	if err != nil {
 		return nil, fmt.Errorf("glasses: font metrics: %w", err)
 	}
-	m := &metrics{key: k, font: f, ppem: fixed.I(px), ascent: fm.Ascent, descent: fm.Descent, adv: make(map[rune]glyphInfo, 128)}
+	m := &metrics{key: k, font: f, ppem: fixed.I(px), ascent: fm.Ascent, descent: fm.Descent, adv: make(map[rune]glyphInfo, 32)}
+	for r := range m.latin {
+		if g, err := m.lookup(rune(r)); err == nil {
+			g.ok = true
+			m.latin[r] = g
+		}
+	}
 	actual, _ := faceCache.LoadOrStore(k, m)
 	return actual.(*metrics), nil
 }
@@ -88,12 +99,30 @@ func metricsFor(bold bool, px int) (*metrics, error) {
 // glyph returns the glyph index and advance of r, or a *GlyphError when the
 // font cannot draw it.
 func (m *metrics) glyph(r rune) (glyphInfo, error) {
+	if r >= 0 && r < rune(len(m.latin)) {
+		if g := m.latin[r]; g.ok {
+			return g, nil
+		}
+		return glyphInfo{}, &GlyphError{Rune: r}
+	}
 	m.mu.RLock()
 	g, ok := m.adv[r]
 	m.mu.RUnlock()
 	if ok {
 		return g, nil
 	}
+	g, err := m.lookup(r)
+	if err != nil {
+		return glyphInfo{}, err
+	}
+	m.mu.Lock()
+	m.adv[r] = g
+	m.mu.Unlock()
+	return g, nil
+}
+
+// lookup asks the font for r's glyph and advance.
+func (m *metrics) lookup(r rune) (glyphInfo, error) {
 	var buf sfnt.Buffer
 	x, err := m.font.GlyphIndex(&buf, r)
 	if err != nil || x == 0 || r < 0x20 || (r >= 0x7f && r < 0xa0) {
@@ -103,11 +132,7 @@ func (m *metrics) glyph(r rune) (glyphInfo, error) {
 	if err != nil {
 		return glyphInfo{}, &GlyphError{Rune: r}
 	}
-	g = glyphInfo{index: x, advance: a}
-	m.mu.Lock()
-	m.adv[r] = g
-	m.mu.Unlock()
-	return g, nil
+	return glyphInfo{index: x, advance: a}, nil
 }
 
 // width returns the advance width of s.
@@ -121,6 +146,21 @@ func (m *metrics) width(s string) (fixed.Int26_6, error) {
 		w += g.advance
 	}
 	return w, nil
+}
+
+// measure returns the advance width and the rune count of s.
+func (m *metrics) measure(s string) (fixed.Int26_6, int, error) {
+	var w fixed.Int26_6
+	n := 0
+	for _, r := range s {
+		g, err := m.glyph(r)
+		if err != nil {
+			return 0, 0, err
+		}
+		w += g.advance
+		n++
+	}
+	return w, n, nil
 }
 
 // widthPx returns the width of s rounded up to whole pixels.

@@ -1,9 +1,11 @@
 package glasses
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -139,7 +141,7 @@ func TestManyResourcesKeepOrderAndNeverDrop(t *testing.T) {
 					t.Fatalf("%s: resource %d out of order (expected %d or %d)", id, ln.Section, next-1, next)
 				}
 				if ln.Section == next {
-					if pg.Lines[0] != ln {
+					if OnePerPage(l.Surface) && pg.Lines[0] != ln {
 						t.Errorf("%s: resource %d does not start a page", id, ln.Section)
 					}
 					if ln.Text != rs[next].Name && !strings.HasPrefix(rs[next].Name, ln.Text) {
@@ -152,6 +154,7 @@ func TestManyResourcesKeepOrderAndNeverDrop(t *testing.T) {
 		if next != len(rs) {
 			t.Errorf("%s: %d of %d resources shown", id, next, len(rs))
 		}
+		checkLayout(t, l, mustSafety(t, rs...), nil)
 	}
 }
 
@@ -380,5 +383,242 @@ func TestLayoutFailureLogsNoText(t *testing.T) {
 	out := buf.String()
 	if !strings.Contains(out, "reason=unbreakable") || !strings.Contains(out, "device=even-g1") || strings.Contains(out, "5550199") {
 		t.Fatalf("log = %q", out)
+	}
+}
+
+// resVisit is the case a new user met: a resource whose last action is a
+// labelled link, one line too long for a Meta page when "Visit:" and the
+// address sat on separate lines. The page after held only the address's tail.
+var resVisit = safety.Resource{
+	ID: "gb-samaritans", Name: "Samaritans", Country: "GB",
+	Description: "Free, any time, for anyone who is struggling to cope or needs someone to listen.",
+	Hours:       "24/7",
+	Actions: []safety.Action{{Type: safety.ActionCall, Value: "116 123"},
+		{Type: safety.ActionURL, Label: "Visit", Value: "https://www.samaritans.org/how-we-can-help/contact-samaritan/"}},
+}
+
+var resShout = safety.Resource{
+	ID: "gb-shout", Name: "Shout", Country: "GB",
+	Description: "Free, confidential text support for anyone in the UK who is struggling to cope.",
+	Actions:     []safety.Action{{Type: safety.ActionText, Value: "85258", Label: "Text 85258"}},
+}
+
+func pageTexts(l *Layout) [][]string {
+	out := make([][]string, len(l.Pages))
+	for i, pg := range l.Pages {
+		for _, ln := range pg.Lines {
+			out[i] = append(out[i], ln.Text)
+		}
+	}
+	return out
+}
+
+func TestLabelStaysWithValue(t *testing.T) {
+	c := mustSafety(t, resVisit, resShout)
+	l, err := LayoutCard(c, mustProfile(t, devices.MetaRayBanDisplay))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := [][]string{
+		{"Samaritans", "Free, any time, for anyone who is", "struggling to cope or needs someone to", "listen.", "24/7", "Call 116 123",
+			"Visit: https://www.samaritans.org/", "how-we-can-help/contact-samaritan/"},
+		{"Shout", "Free, confidential text support for", "anyone in the UK who is struggling to", "cope.", "Text 85258"},
+	}
+	if got := pageTexts(l); !slices.EqualFunc(got, want, slices.Equal) {
+		t.Fatalf("meta pages:\n got %q\nwant %q", got, want)
+	}
+	if !l.Pages[0].Lines[7].Cont || l.Pages[0].Lines[6].Cont {
+		t.Errorf("continuation flags: %+v", l.Pages[0].Lines[6:])
+	}
+	// A label that wraps keeps its last word with the value, on every
+	// profile; a label whose value fits a line of its own keeps it whole.
+	r := resVisit
+	r.Actions = []safety.Action{{Type: safety.ActionChat, Label: "Chat online with a trained volunteer at", Value: "https://988lifeline.org/chat"}}
+	for _, id := range []string{devices.MetaRayBanDisplay, devices.EvenG1, devices.EvenG2, devices.Phone} {
+		l, err := LayoutCard(mustSafety(t, r), mustProfile(t, id))
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for _, pg := range l.Pages {
+			for _, ln := range pg.Lines {
+				found = found || strings.HasSuffix(ln.Text, "at: https://988lifeline.org/chat") || strings.HasSuffix(ln.Text, "at: https://988lifeline.org/")
+			}
+		}
+		if !found {
+			t.Errorf("%s: value left its label: %q", id, pageTexts(l))
+		}
+		checkLayout(t, l, mustSafety(t, r), nil)
+	}
+}
+
+func TestURLWrapsAtBoundaries(t *testing.T) {
+	meta := mustProfile(t, devices.MetaRayBanDisplay)
+	s, _ := meta.Display()
+	fs, err := facesFor(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := strings.Repeat("x", 50)
+	for _, tc := range []struct {
+		text  string
+		runes int
+		want  []string
+	}{
+		// Prefer "/" when it fills at least half the line.
+		{"https://www.samaritans.org/how-we-can-help/contact-samaritan/", 38, []string{"https://www.samaritans.org/", "how-we-can-help/contact-samaritan/"}},
+		// Else the last boundary that fits: ".", "-", "?", "&".
+		{"example.org/how-to-sleep-better-after-a-long-day?ref=vera&id=7", 30, []string{"example.org/how-to-sleep-", "better-after-a-long-day?", "ref=vera&id=7"}},
+		{"findahelpline.com/a?topic=suicide-prevention&country=nz&lang=en", 28, []string{"findahelpline.com/a?", "topic=suicide-prevention&", "country=nz&lang=en"}},
+		// A segment longer than a line breaks at characters, nothing dropped.
+		{"https://www.example.org/" + long + "/end", 30, []string{"https://www.example.org/xxxxxx", strings.Repeat("x", 30), "xxxxxxxxxxxxxx/end"}},
+		// Never inside a number or a date.
+		{"example.org/help/2026/11/call-1-800-273-8255/now", 20, []string{"example.org/help/", "2026/11/call-", "1-800-273-8255/now"}},
+		{"example.org/1-800-273-8255", 16, []string{"example.org/", "1-800-273-8255"}},
+		// "//" is never split.
+		{"https://" + long, 20, []string{"https://xxxxxxxxxxxx", strings.Repeat("x", 20), "xxxxxxxxxxxxxxxxxx"}},
+	} {
+		w, err := newWrapper(fs, StyleBody, s.ContentWidth(), tc.runes, "test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := w.wrap(tc.text)
+		if err != nil {
+			t.Fatalf("%q: %v", tc.text, err)
+		}
+		var texts []string
+		joined := ""
+		for i, l := range got {
+			texts = append(texts, l.text)
+			if l.cont != (i > 0) {
+				t.Errorf("%q line %d cont=%v", tc.text, i, l.cont)
+			}
+			joined += l.text
+		}
+		if joined != tc.text {
+			t.Errorf("joined %q, want %q", joined, tc.text)
+		}
+		if !slices.Equal(texts, tc.want) {
+			t.Errorf("%q at %d runes:\n got %q\nwant %q", tc.text, tc.runes, texts, tc.want)
+		}
+	}
+	// A phone number inside a token wider than the line is an error, not a cut.
+	w, _ := newWrapper(fs, StyleBody, s.ContentWidth(), 10, "test")
+	var ue *UnbreakableError
+	if _, err := w.wrap("tel:1-800-273-8255"); !errors.As(err, &ue) || ue.Token != "1-800-273-8255" {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+// On 4-line surfaces resources flow: the page after a resource's tail takes
+// the next resource's name and numbers when they fit, a resource that fits
+// a page is never split, and a name never ends a page without its numbers.
+func TestSmallSurfacesFlowWithoutTailPages(t *testing.T) {
+	rs := []safety.Resource{res988, resLifeline, resCTL}
+	rs[1].Hours = "24/7"
+	for _, id := range []string{devices.EvenG1, devices.Mentra} {
+		c := mustSafety(t, rs...)
+		l, err := LayoutCard(c, mustProfile(t, id))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := [][]string{
+			{"988 Suicide & Crisis Lifeline", "Call 988", "Text 988", "Chat: 988lifeline.org/chat"},
+			{"Free, confidential support, 24/7, in", "English and Spanish.", "Lifeline Australia", "Call 13 11 14"},
+			{"24-hour crisis support and suicide", "prevention.", "24/7"},
+			{"Crisis Text Line", "Text HOME to 741741", "Free, 24/7 text support with a trained", "volunteer."},
+		}
+		if got := pageTexts(l); !slices.EqualFunc(got, want, slices.Equal) {
+			t.Fatalf("%s pages:\n got %q\nwant %q", id, got, want)
+		}
+		checkLayout(t, l, c, nil)
+	}
+}
+
+// The Call/Text button dials a number shown on its page: a resource whose
+// description fills a page gets the button on the page with the number.
+func TestLinkControlOnThePageOfItsNumber(t *testing.T) {
+	r := res988
+	r.Description = strings.Repeat("Free, confidential support for anyone, any time. ", 5)
+	l, err := LayoutCard(mustSafety(t, r, resCTL), mustProfile(t, devices.MetaRayBanDisplay))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.Pages) != 3 {
+		t.Fatalf("pages %q", pageTexts(l))
+	}
+	if ids := controlIDs(l.Pages[0]); !slices.Equal(ids, []string{ControlNext}) {
+		t.Errorf("page 1 (no number) controls %v", ids)
+	}
+	if ids := controlIDs(l.Pages[1]); !slices.Equal(ids, []string{ControlNext, "call:us-988"}) || !slices.Contains(pageTexts(l)[1], "Call 988") {
+		t.Errorf("page 2 controls %v lines %q", ids, pageTexts(l)[1])
+	}
+	if ids := controlIDs(l.Pages[2]); !slices.Equal(ids, []string{ControlDone, "text:us-ctl"}) {
+		t.Errorf("page 3 controls %v", ids)
+	}
+}
+
+func controlIDs(p Page) []string {
+	var ids []string
+	for _, c := range p.Controls {
+		ids = append(ids, c.ID)
+	}
+	return ids
+}
+
+// The catalog as one card, on every profile: what a person pages through
+// when the region is unknown. Goldens record the packing.
+func TestGoldenPacking(t *testing.T) {
+	cards := map[string]Card{"visit": mustSafety(t, resVisit, resShout)}
+	for name, c := range cards {
+		for _, p := range devices.Builtins() {
+			if _, ok := p.Display(); !ok {
+				continue
+			}
+			t.Run(name+"/"+p.ID, func(t *testing.T) {
+				l, err := LayoutCard(c, p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				checkLayout(t, l, c, nil)
+				doc, err := l.Ops()
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := json.MarshalIndent(doc, "", " ")
+				if err != nil {
+					t.Fatal(err)
+				}
+				compareGolden(t, filepath.Join(goldenDir, fmt.Sprintf("%s.%s.ops.json", name, p.ID)), append(got, '\n'))
+			})
+		}
+	}
+}
+
+// BenchmarkLayoutCard: one layout per card and profile — the three-resource
+// card and the whole embedded catalog as one card (13 resources).
+func BenchmarkLayoutCard(b *testing.B) {
+	cat, err := safety.DefaultCatalog()
+	if err != nil {
+		b.Fatal(err)
+	}
+	cards := []struct {
+		name string
+		card Card
+	}{{"safety3", mustSafety(b, threeResources()...)}, {"catalog", mustSafety(b, cat.All()...)}}
+	for _, c := range cards {
+		for _, p := range devices.Builtins() {
+			if _, ok := p.Display(); !ok {
+				continue
+			}
+			b.Run(c.name+"/"+p.ID, func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, err := LayoutCard(c.card, p); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
 	}
 }

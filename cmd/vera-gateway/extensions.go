@@ -108,7 +108,7 @@ func newExtensions(cfg fileConfig, reg prometheus.Registerer, log *slog.Logger, 
 		return nil, fmt.Errorf("webhooks: %w", err)
 	}
 	if x.dispatcher, err = webhook.NewDispatcher(cfg.WebhookDelivery, wstore, webhook.Options{
-		Endpoints: endpoints, Logger: log.With("pkg", "webhook"), Registerer: reg}); err != nil {
+		Endpoints: endpoints, Dev: cfg.DevMode(), Logger: log.With("pkg", "webhook"), Registerer: reg}); err != nil {
 		return nil, fmt.Errorf("webhooks: %w", err)
 	}
 	x.turns = webhook.NewTurnReporter(x.dispatcher)

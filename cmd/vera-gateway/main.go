@@ -143,7 +143,12 @@ func (c *fileConfig) validate() error {
 			errs = append(errs, errors.New("webhooks: top-level webhooks are for dev mode; with keys, use auth.keys[].webhooks"))
 		} else if err := webhook.ValidateEndpoints("webhooks", c.Webhooks, true); err != nil {
 			errs = append(errs, err)
+		} else {
+			errs = append(errs, webhook.ValidateTargets("webhooks", c.Webhooks, c.WebhookDelivery, true))
 		}
+	}
+	for i, k := range c.Auth.Keys {
+		errs = append(errs, webhook.ValidateTargets(fmt.Sprintf("auth.keys[%d].webhooks", i), k.Webhooks, c.WebhookDelivery, false))
 	}
 	if c.Admission.MaxVoiceSessions < 1 {
 		errs = append(errs, errors.New("admission.max_voice_sessions: must be at least 1"))

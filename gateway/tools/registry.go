@@ -2,13 +2,14 @@ package tools
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"regexp"
+	"runtime"
 	"strings"
-	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -26,14 +27,11 @@ type Registry struct {
 	cfg   Config
 	store Store
 	now   func() time.Time
-
-	mu    sync.Mutex // mu guards cache
-	cache map[string]compiled
-}
-
-type compiled struct {
-	raw json.RawMessage
-	sch *jsonschema.Schema
+	cache *schemaCache
+	// compiling holds a token per compile in progress: at most half the
+	// CPUs compile schemas at once, so a burst of PUTs cannot take the
+	// cores live turns need.
+	compiling chan struct{}
 }
 
 // New returns a registry on store (nil: a MemoryStore) with clock now (nil:
@@ -48,7 +46,8 @@ func New(cfg Config, store Store, now func() time.Time) (*Registry, error) {
 	if now == nil {
 		now = time.Now
 	}
-	return &Registry{cfg: cfg, store: store, now: now, cache: map[string]compiled{}}, nil
+	return &Registry{cfg: cfg, store: store, now: now, cache: newSchemaCache(),
+		compiling: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)/2))}, nil
 }
 
 // Routes returns the tool endpoints, all under scope tools:write:
@@ -64,39 +63,40 @@ func (r *Registry) Routes() []gateway.Route {
 
 // Validate checks a proposed action's input against partner's tool name.
 // Errors: ErrUnknownTool, or a *PathError (matching ErrInvalid) naming the
-// JSON path of the fault, e.g. "input/recipient: missing property 'phone'".
+// JSON path of the fault, e.g. "input/recipient: missing property 'phone'",
+// or the bound an input passed (tools.max_input_bytes, its depth, or the
+// work its check would take).
 func (r *Registry) Validate(partner, name string, input json.RawMessage) error {
 	t, ok := r.store.Get(partner, name)
 	if !ok {
 		return fmt.Errorf("tools: %q: %w", name, ErrUnknownTool)
 	}
-	sch, err := r.schema(partner, t)
+	sch, err := r.schema(context.Background(), partner, t.InputSchema)
 	if err != nil {
 		return fmt.Errorf("tools: %q: stored schema: %w", name, err)
 	}
-	if err := validate(sch, input); err != nil {
+	if err := validate(sch, input, r.cfg.limits()); err != nil {
 		return fmt.Errorf("tools: %q: %w", name, err)
 	}
 	return nil
 }
 
-// schema returns t's compiled schema, compiling it once per version.
-func (r *Registry) schema(partner string, t Tool) (*jsonschema.Schema, error) {
-	key := partner + "\x00" + t.Name
-	r.mu.Lock()
-	c, ok := r.cache[key]
-	r.mu.Unlock()
-	if ok && bytes.Equal(c.raw, t.InputSchema) {
-		return c.sch, nil
+// schema returns raw compiled, from the cache (by partner and digest) when
+// it was compiled before, refusals included.
+func (r *Registry) schema(ctx context.Context, partner string, raw json.RawMessage) (*jsonschema.Schema, error) {
+	key := keyOf(partner, raw)
+	if c, ok := r.cache.get(key); ok {
+		return c.sch, c.err
 	}
-	sch, err := compile(t.InputSchema)
-	if err != nil {
-		return nil, err
+	select {
+	case r.compiling <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
 	}
-	r.mu.Lock()
-	r.cache[key] = compiled{raw: t.InputSchema, sch: sch}
-	r.mu.Unlock()
-	return sch, nil
+	sch, err := compile(raw, r.cfg.limits())
+	<-r.compiling
+	r.cache.put(&cached{key: key, sch: sch, err: err})
+	return sch, err
 }
 
 // OpenAITool is one entry of an OpenAI-compatible "tools" array.
@@ -173,12 +173,11 @@ func (r *Registry) handlePut(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	raw := json.RawMessage(compact.Bytes())
-	sch, err := compile(raw)
-	if err != nil {
+	partner := partnerOf(req)
+	if _, err := r.schema(req.Context(), partner, raw); err != nil {
 		gateway.WriteError(w, req, gateway.Errorf(gateway.InvalidRequest, "%v", err))
 		return
 	}
-	partner := partnerOf(req)
 	now := r.now().UTC()
 	t, created, err := r.store.Put(partner, Tool{Name: name, Description: desc, InputSchema: raw, CreatedAt: now, UpdatedAt: now}, r.cfg.MaxPerPartner)
 	if errors.Is(err, ErrLimit) {
@@ -190,9 +189,6 @@ func (r *Registry) handlePut(w http.ResponseWriter, req *http.Request) {
 		gateway.WriteError(w, req, fmt.Errorf("tools: put: %w", err))
 		return
 	}
-	r.mu.Lock()
-	r.cache[partner+"\x00"+name] = compiled{raw: raw, sch: sch}
-	r.mu.Unlock()
 	status := http.StatusOK
 	if created {
 		status = http.StatusCreated
@@ -225,9 +221,6 @@ func (r *Registry) handleDelete(w http.ResponseWriter, req *http.Request) {
 		gateway.WriteError(w, req, gateway.Errorf(gateway.NotFound, "no tool named %q", name))
 		return
 	}
-	r.mu.Lock()
-	delete(r.cache, partner+"\x00"+name)
-	r.mu.Unlock()
 	w.WriteHeader(http.StatusNoContent)
 }
 

@@ -84,19 +84,24 @@ func ValidateEndpoints(key string, eps []Endpoint, dev bool) error {
 type Config struct {
 	// Timeout bounds one delivery attempt (connect to last byte).
 	Timeout time.Duration `yaml:"timeout"`
-	// Concurrency bounds requests in flight.
-	Concurrency int `yaml:"concurrency"`
-	// MaxPending bounds queued deliveries; Publish fails with ErrQueueFull
-	// beyond it rather than growing the store without limit.
+	// MaxPending bounds the deliveries waiting in one partner endpoint's
+	// queue; Publish refuses an event for that endpoint (ErrQueueFull)
+	// beyond it rather than growing the store without limit, and the
+	// partner's other endpoints, and every other partner, are unaffected.
 	MaxPending int `yaml:"max_pending"`
 	// KeepFailed bounds the failed deliveries kept for inspection; the
 	// oldest are dropped first.
 	KeepFailed int `yaml:"keep_failed"`
+	// AllowPrivateTargets lets endpoints reach loopback, private,
+	// link-local (cloud metadata) and other internal addresses: for tests
+	// and on-premises receivers. Off, such a URL fails at start and such a
+	// resolved address is refused at every dial.
+	AllowPrivateTargets bool `yaml:"allow_private_targets"`
 }
 
 // DefaultConfig returns production defaults.
 func DefaultConfig() Config {
-	return Config{Timeout: 10 * time.Second, Concurrency: 4, MaxPending: 100_000, KeepFailed: 10_000}
+	return Config{Timeout: 10 * time.Second, MaxPending: 10_000, KeepFailed: 10_000}
 }
 
 // Validate checks every key; messages name it.
@@ -104,9 +109,6 @@ func (c Config) Validate() error {
 	var errs []error
 	if c.Timeout < 100*time.Millisecond || c.Timeout > time.Minute {
 		errs = append(errs, errors.New("webhook_delivery.timeout: must be in [100ms, 1m]"))
-	}
-	if c.Concurrency < 1 || c.Concurrency > 64 {
-		errs = append(errs, errors.New("webhook_delivery.concurrency: must be in [1, 64]"))
 	}
 	if c.MaxPending < 1 {
 		errs = append(errs, errors.New("webhook_delivery.max_pending: must be at least 1"))

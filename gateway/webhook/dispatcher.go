@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"sync"
@@ -23,11 +25,14 @@ type Options struct {
 	// Endpoints by partner id, with secrets resolved. Dev mode's top-level
 	// webhooks belong to gateway.DevPartnerID ("dev").
 	Endpoints map[string][]Endpoint
-	Clock     Clock
-	Logger    *slog.Logger
-	// Client sends the requests; nil gets one with Config.Timeout that
-	// follows no redirects.
-	Client *http.Client
+	// Dev allows loopback receivers (dev mode serves loopback only);
+	// other internal addresses still need Config.AllowPrivateTargets.
+	Dev    bool
+	Clock  Clock
+	Logger *slog.Logger
+	// Resolver resolves endpoint hosts; nil is the system's. Every address
+	// it returns is checked at the dial (see ValidateTargets).
+	Resolver *net.Resolver
 	// NewBackOff returns the retry schedule; nil is Schedule (1 s, 10 s,
 	// 60 s).
 	NewBackOff func() backoff.BackOff
@@ -36,27 +41,30 @@ type Options struct {
 	Registerer prometheus.Registerer
 }
 
-// Dispatcher queues events durably and delivers them in its own goroutine.
+// Dispatcher queues events durably and delivers them: one queue and one
+// sender goroutine per partner endpoint.
 type Dispatcher struct {
 	cfg    Config
 	store  Store
-	eps    map[string][]Endpoint
 	clock  Clock
 	log    *slog.Logger
 	client *http.Client
 	newBO  func() backoff.BackOff
 	met    *metrics
+	// queues and byPartner are fixed at start.
+	queues    map[queueKey]*queue
+	byPartner map[string][]*queue
 
-	wake   chan struct{}
+	ctx    context.Context
 	cancel context.CancelFunc
-	done   chan struct{}
+	wg     sync.WaitGroup
 
 	mu     sync.Mutex // mu guards closed
 	closed bool
 }
 
-// NewDispatcher validates cfg and starts the delivery goroutine, which
-// resumes any deliveries already in store.
+// NewDispatcher validates cfg and every endpoint's target, and starts one
+// sender per endpoint, which resumes the deliveries already in store.
 func NewDispatcher(cfg Config, store Store, opts Options) (*Dispatcher, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("webhook: %w", err)
@@ -64,49 +72,89 @@ func NewDispatcher(cfg Config, store Store, opts Options) (*Dispatcher, error) {
 	if store == nil {
 		return nil, errors.New("webhook: a store is required")
 	}
-	eps := map[string][]Endpoint{}
+	d := &Dispatcher{cfg: cfg, store: store, clock: opts.Clock, log: opts.Logger, newBO: opts.NewBackOff,
+		queues: map[queueKey]*queue{}, byPartner: map[string][]*queue{}}
 	for p, list := range opts.Endpoints {
+		if err := ValidateTargets(fmt.Sprintf("partner %q webhooks", p), list, cfg, opts.Dev); err != nil {
+			return nil, fmt.Errorf("webhook: %w", err)
+		}
 		for _, e := range list {
 			if e.Secret == "" {
 				return nil, fmt.Errorf("webhook: partner %q endpoint %q: %w", p, e.URL, ErrNoSecret)
 			}
+			q := newQueue(queueKey{p, e.URL}, e)
+			d.queues[q.key] = q
+			d.byPartner[p] = append(d.byPartner[p], q)
 		}
-		eps[p] = append([]Endpoint(nil), list...)
 	}
-	d := &Dispatcher{cfg: cfg, store: store, eps: eps, clock: opts.Clock, log: opts.Logger, client: opts.Client,
-		newBO: opts.NewBackOff, wake: make(chan struct{}, 1), done: make(chan struct{})}
 	if d.clock == nil {
 		d.clock = SystemClock()
 	}
 	if d.log == nil {
 		d.log = slog.New(slog.DiscardHandler)
 	}
-	if d.client == nil {
-		// An own transport: Close may drop its idle connections without
-		// touching anyone else's.
-		tr := http.DefaultTransport.(*http.Transport).Clone()
-		tr.MaxIdleConnsPerHost = cfg.Concurrency
-		d.client = &http.Client{Timeout: cfg.Timeout, Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error {
-			return http.ErrUseLastResponse
-		}}
-	}
 	if d.newBO == nil {
 		d.newBO = func() backoff.BackOff { return &Schedule{} }
 	}
+	d.client = newClient(cfg, targetPolicy{allowPrivate: cfg.AllowPrivateTargets, allowLoopback: opts.Dev}, opts.Resolver)
 	met, err := newMetrics(opts.Registerer)
 	if err != nil {
 		return nil, fmt.Errorf("webhook: metrics: %w", err)
 	}
 	d.met = met
-	ctx, cancel := context.WithCancel(context.Background())
-	d.cancel = cancel
-	go d.run(ctx)
+	if err := d.resume(); err != nil {
+		return nil, err
+	}
+	d.ctx, d.cancel = context.WithCancel(context.Background())
+	for _, q := range d.queues {
+		d.wg.Go(func() { d.work(q) })
+	}
 	return d, nil
 }
 
+// newClient is the delivery client: an own transport (Close drops its idle
+// connections without touching anyone else's), no proxy, every dialled
+// address checked against p, redirects not followed.
+func newClient(cfg Config, p targetPolicy, r *net.Resolver) *http.Client {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.Proxy = nil
+	tr.DialContext = p.newDialer(r).DialContext
+	tr.MaxIdleConnsPerHost = 2
+	return &http.Client{Timeout: cfg.Timeout, Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error {
+		return http.ErrUseLastResponse
+	}}
+}
+
+// resume loads the pending deliveries into their queues; those of an
+// endpoint no longer configured are recorded as failed.
+func (d *Dispatcher) resume() error {
+	now := d.clock.Now()
+	var orphans []Delivery
+	err := d.store.Each(func(dl Delivery) error {
+		q := d.queues[queueKey{dl.Partner, dl.URL}]
+		if q == nil {
+			orphans = append(orphans, dl)
+			return nil
+		}
+		q.push(item{seq: dl.Seq, at: dl.NextAt}, now)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("webhook: resume: %w", err)
+	}
+	for _, dl := range orphans {
+		dl.LastError = "endpoint is no longer configured"
+		d.fail(dl)
+	}
+	return nil
+}
+
 // Publish stores one delivery of ev for each of partner's endpoints that
-// subscribe to its type and returns how many; the event is durable when
-// Publish returns nil. A partner without endpoints gets none (0, nil).
+// subscribe to its type, each in its endpoint's queue, and returns how many
+// it stored; a stored event is durable when Publish returns. An endpoint
+// whose queue holds Config.MaxPending deliveries refuses the event
+// (ErrQueueFull, naming the endpoint's host) without affecting the others.
+// A partner without endpoints gets none (0, nil).
 func (d *Dispatcher) Publish(partner string, ev Event) (int, error) {
 	d.mu.Lock()
 	closed := d.closed
@@ -128,35 +176,47 @@ func (d *Dispatcher) Publish(partner string, ev Event) (int, error) {
 		return 0, fmt.Errorf("webhook: encode %s: %w", ev.Type, err)
 	}
 	now := d.clock.Now()
-	var ds []Delivery
-	for _, e := range d.eps[partner] {
-		if e.Wants(ev.Type) {
-			ds = append(ds, Delivery{EventID: ev.ID, EventType: ev.Type, Partner: partner, URL: e.URL,
-				Body: body, CreatedAt: now, NextAt: now})
+	n := 0
+	var errs []error
+	for _, q := range d.byPartner[partner] {
+		if !q.ep.Wants(ev.Type) {
+			continue
 		}
+		ds := []Delivery{{EventID: ev.ID, EventType: ev.Type, Partner: partner, URL: q.ep.URL,
+			Body: body, CreatedAt: now, NextAt: now}}
+		if err := d.store.Add(ds, d.cfg.MaxPending); err != nil {
+			errs = append(errs, fmt.Errorf("webhook: queue %s for %s: %w", ev.Type, hostOf(q.ep.URL), err))
+			continue
+		}
+		q.push(item{seq: ds[0].Seq, at: now}, now)
+		n++
 	}
-	if len(ds) == 0 {
-		return 0, nil
-	}
-	if err := d.store.Add(ds, d.cfg.MaxPending); err != nil {
-		return 0, fmt.Errorf("webhook: queue %s: %w", ev.Type, err)
-	}
-	select {
-	case d.wake <- struct{}{}:
-	default:
-	}
-	return len(ds), nil
+	return n, errors.Join(errs...)
 }
 
-// Close stops the dispatcher and joins its goroutines. Deliveries in flight
-// are cancelled and stay pending in the store for the next start.
+// hostOf names an endpoint in errors and logs without its path, which may
+// carry a receiver's token.
+func hostOf(raw string) string {
+	if u, err := url.Parse(raw); err == nil {
+		return u.Host
+	}
+	return "endpoint"
+}
+
+// Close stops the senders and joins them. Deliveries in flight are
+// cancelled and stay pending in the store for the next start.
 func (d *Dispatcher) Close(ctx context.Context) error {
 	d.mu.Lock()
 	d.closed = true
 	d.mu.Unlock()
 	d.cancel()
+	done := make(chan struct{})
+	go func() {
+		d.wg.Wait()
+		close(done)
+	}()
 	select {
-	case <-d.done:
+	case <-done:
 		d.client.CloseIdleConnections()
 		return nil
 	case <-ctx.Done():
@@ -164,21 +224,17 @@ func (d *Dispatcher) Close(ctx context.Context) error {
 	}
 }
 
-// storeRetry is the wait after a store error before the loop tries again.
+// storeRetry is the wait after a store error before a sender tries again.
 const storeRetry = time.Second
 
-func (d *Dispatcher) run(ctx context.Context) {
-	defer close(d.done)
+// work is one endpoint's sender: one attempt at a time, the oldest due
+// delivery first.
+func (d *Dispatcher) work(q *queue) {
 	for {
-		now := d.clock.Now()
-		due, next, err := d.store.Due(now, d.cfg.Concurrency)
-		if err != nil {
-			d.log.Error("webhook store read failed", "err", err)
-			next = now.Add(storeRetry)
-		}
-		if len(due) > 0 {
-			d.sendAll(ctx, due)
-			if ctx.Err() != nil {
+		it, ok, wait := q.next(d.clock.Now())
+		if ok {
+			d.attempt(q, it)
+			if d.ctx.Err() != nil {
 				return
 			}
 			continue
@@ -187,50 +243,36 @@ func (d *Dispatcher) run(ctx context.Context) {
 			timer Timer
 			fire  <-chan time.Time
 		)
-		if !next.IsZero() {
-			timer = d.clock.NewTimer(next.Sub(now))
+		if wait > 0 {
+			timer = d.clock.NewTimer(wait)
 			fire = timer.C()
 		}
 		select {
-		case <-ctx.Done():
-		case <-d.wake:
+		case <-d.ctx.Done():
+		case <-q.wake:
 		case <-fire:
 		}
 		if timer != nil {
 			timer.Stop()
 		}
-		if ctx.Err() != nil {
+		if d.ctx.Err() != nil {
 			return
 		}
 	}
 }
 
-func (d *Dispatcher) sendAll(ctx context.Context, due []Delivery) {
-	var wg sync.WaitGroup
-	for _, dl := range due {
-		wg.Go(func() { d.attempt(ctx, dl) })
-	}
-	wg.Wait()
-}
-
-func (d *Dispatcher) secret(partner, url string) (string, bool) {
-	for _, e := range d.eps[partner] {
-		if e.URL == url {
-			return e.Secret, true
-		}
-	}
-	return "", false
-}
-
 // attempt sends one delivery and records the outcome.
-func (d *Dispatcher) attempt(ctx context.Context, dl Delivery) {
-	secret, ok := d.secret(dl.Partner, dl.URL)
-	if !ok {
-		dl.LastError = "endpoint is no longer configured"
-		d.fail(dl)
+func (d *Dispatcher) attempt(q *queue, it item) {
+	dl, ok, err := d.store.Get(it.seq)
+	if err != nil {
+		d.log.Error("webhook store read failed", "err", err)
+		q.push(item{seq: it.seq, at: d.clock.Now().Add(storeRetry)}, d.clock.Now())
 		return
 	}
-	err := d.send(ctx, dl, secret)
+	if !ok {
+		return // already gone
+	}
+	err = d.send(d.ctx, dl, q.ep.Secret)
 	if err == nil {
 		if err := d.store.Done(dl.Seq); err != nil {
 			d.log.Error("webhook store write failed", "err", err)
@@ -239,7 +281,7 @@ func (d *Dispatcher) attempt(ctx context.Context, dl Delivery) {
 		d.log.Debug("webhook delivered", "event", dl.EventID, "type", dl.EventType, "partner", dl.Partner, "attempt", dl.Attempts+1)
 		return
 	}
-	if ctx.Err() != nil {
+	if d.ctx.Err() != nil {
 		return // shutting down: not the receiver's failure; sent again on the next start
 	}
 	dl.Attempts++
@@ -255,6 +297,7 @@ func (d *Dispatcher) attempt(ctx context.Context, dl Delivery) {
 	if err := d.store.Reschedule(dl); err != nil {
 		d.log.Error("webhook store write failed", "err", err)
 	}
+	q.push(item{seq: dl.Seq, at: dl.NextAt}, d.clock.Now())
 }
 
 func (d *Dispatcher) fail(dl Delivery) {

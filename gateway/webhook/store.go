@@ -3,6 +3,7 @@ package webhook
 import (
 	"encoding/json"
 	"fmt"
+	"sync"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -32,12 +33,14 @@ type Delivery struct {
 // two senders. A Redis store implements the same interface.
 type Store interface {
 	// Add stores deliveries atomically, assigning Seq, or fails with
-	// ErrQueueFull when more than maxPending would be waiting.
+	// ErrQueueFull, storing none, when one of their queues (partner and
+	// URL) would hold more than maxPending.
 	Add(ds []Delivery, maxPending int) error
-	// Due returns up to max pending deliveries whose NextAt is not after
-	// now, oldest first, and the earliest NextAt of those not yet due (zero
-	// when none waits).
-	Due(now time.Time, max int) ([]Delivery, time.Time, error)
+	// Each calls f with every pending delivery, oldest first (at start,
+	// to rebuild the queues).
+	Each(f func(Delivery) error) error
+	// Get returns a pending delivery, or false when it is gone.
+	Get(seq uint64) (Delivery, bool, error)
 	// Reschedule saves a pending delivery's new Attempts, NextAt and
 	// LastError.
 	Reschedule(d Delivery) error
@@ -62,6 +65,9 @@ var (
 type BoltStore struct {
 	db  *bolt.DB
 	own bool
+
+	mu     sync.Mutex // mu guards counts and orders Add's check with its write
+	counts map[queueKey]int
 }
 
 // OpenBoltStore opens (creating) the bbolt file at path for the store alone;
@@ -85,7 +91,15 @@ func NewBoltStore(db *bolt.DB) (*BoltStore, error) {
 	if err := boltstore.Buckets(db, string(bucketPending), string(bucketFailed)); err != nil {
 		return nil, fmt.Errorf("webhook: %w", err)
 	}
-	return &BoltStore{db: db}, nil
+	s := &BoltStore{db: db, counts: map[queueKey]int{}}
+	err := s.Each(func(d Delivery) error {
+		s.counts[queueKey{d.Partner, d.URL}]++
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
 // Close closes the database if OpenBoltStore opened it.
@@ -96,13 +110,20 @@ func (s *BoltStore) Close() error {
 	return s.db.Close()
 }
 
-// Add implements Store.
+// Add implements Store. The pending count of each queue is kept in memory
+// (the store has one writer, the process that opened the file).
 func (s *BoltStore) Add(ds []Delivery, maxPending int) error {
-	return s.db.Update(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketPending)
-		if b.Stats().KeyN+len(ds) > maxPending {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	add := map[queueKey]int{}
+	for _, d := range ds {
+		k := queueKey{d.Partner, d.URL}
+		if add[k]++; s.counts[k]+add[k] > maxPending {
 			return ErrQueueFull
 		}
+	}
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketPending)
 		for i := range ds {
 			seq, err := b.NextSequence()
 			if err != nil {
@@ -119,35 +140,69 @@ func (s *BoltStore) Add(ds []Delivery, maxPending int) error {
 		}
 		return nil
 	})
+	if err != nil {
+		return err
+	}
+	for k, n := range add {
+		s.counts[k] += n
+	}
+	return nil
 }
 
-// Due implements Store. It scans the pending bucket, which MaxPending bounds.
-func (s *BoltStore) Due(now time.Time, max int) ([]Delivery, time.Time, error) {
-	var (
-		due  []Delivery
-		next time.Time
-	)
-	err := s.db.View(func(tx *bolt.Tx) error {
+// Each implements Store.
+func (s *BoltStore) Each(f func(Delivery) error) error {
+	return s.db.View(func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketPending).ForEach(func(k, v []byte) error {
 			var d Delivery
 			if err := json.Unmarshal(v, &d); err != nil {
 				return fmt.Errorf("webhook: store: delivery %x: %w", k, err)
 			}
-			if !d.NextAt.After(now) {
-				if len(due) < max {
-					due = append(due, d)
-				} else if next.IsZero() || d.NextAt.Before(next) {
-					next = d.NextAt
-				}
-				return nil
-			}
-			if next.IsZero() || d.NextAt.Before(next) {
-				next = d.NextAt
-			}
-			return nil
+			return f(d)
 		})
 	})
-	return due, next, err
+}
+
+// Get implements Store.
+func (s *BoltStore) Get(seq uint64) (Delivery, bool, error) {
+	var d Delivery
+	found := false
+	err := s.db.View(func(tx *bolt.Tx) error {
+		v := tx.Bucket(bucketPending).Get(boltstore.SeqKey(seq))
+		if v == nil {
+			return nil
+		}
+		found = true
+		if err := json.Unmarshal(v, &d); err != nil {
+			return fmt.Errorf("webhook: store: delivery %d: %w", seq, err)
+		}
+		return nil
+	})
+	return d, found, err
+}
+
+// remove deletes a pending delivery inside tx and counts it out of its
+// queue once tx commits (the caller holds s.mu).
+func (s *BoltStore) remove(tx *bolt.Tx, seq uint64, gone *queueKey) error {
+	b := tx.Bucket(bucketPending)
+	v := b.Get(boltstore.SeqKey(seq))
+	if v == nil {
+		return nil
+	}
+	var d Delivery
+	if err := json.Unmarshal(v, &d); err != nil {
+		return fmt.Errorf("webhook: store: delivery %d: %w", seq, err)
+	}
+	*gone = queueKey{d.Partner, d.URL}
+	return b.Delete(boltstore.SeqKey(seq))
+}
+
+func (s *BoltStore) countOut(k queueKey) {
+	if k == (queueKey{}) {
+		return
+	}
+	if s.counts[k]--; s.counts[k] <= 0 {
+		delete(s.counts, k)
+	}
 }
 
 // Reschedule implements Store.
@@ -167,42 +222,57 @@ func (s *BoltStore) Reschedule(d Delivery) error {
 
 // Done implements Store.
 func (s *BoltStore) Done(seq uint64) error {
-	return s.db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketPending).Delete(boltstore.SeqKey(seq)) })
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var gone queueKey
+	if err := s.db.Update(func(tx *bolt.Tx) error { return s.remove(tx, seq, &gone) }); err != nil {
+		return err
+	}
+	s.countOut(gone)
+	return nil
 }
 
 // Fail implements Store.
 func (s *BoltStore) Fail(d Delivery, keep int) error {
-	return s.db.Update(func(tx *bolt.Tx) error {
-		if err := tx.Bucket(bucketPending).Delete(boltstore.SeqKey(d.Seq)); err != nil {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var gone queueKey
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		if err := s.remove(tx, d.Seq, &gone); err != nil {
 			return err
 		}
-		f := tx.Bucket(bucketFailed)
-		if keep > 0 {
-			v, err := json.Marshal(d)
-			if err != nil {
-				return fmt.Errorf("webhook: store: %w", err)
-			}
-			if err := f.Put(boltstore.SeqKey(d.Seq), v); err != nil {
-				return err
-			}
-		}
-		// Drop the oldest beyond keep.
-		n := 0
-		c := f.Cursor()
-		for k, _ := c.First(); k != nil; k, _ = c.Next() {
-			n++
-		}
-		for ; n > keep; n-- {
-			c := f.Cursor()
-			if k, _ := c.First(); k == nil {
-				break
-			}
-			if err := c.Delete(); err != nil {
-				return err
-			}
-		}
-		return nil
+		return keepFailed(tx.Bucket(bucketFailed), d, keep)
 	})
+	if err != nil {
+		return err
+	}
+	s.countOut(gone)
+	return nil
+}
+
+// keepFailed records d and drops the oldest failures beyond keep.
+func keepFailed(f *bolt.Bucket, d Delivery, keep int) error {
+	if keep > 0 {
+		v, err := json.Marshal(d)
+		if err != nil {
+			return fmt.Errorf("webhook: store: %w", err)
+		}
+		if err := f.Put(boltstore.SeqKey(d.Seq), v); err != nil {
+			return err
+		}
+	}
+	n := 0
+	c := f.Cursor()
+	for k, _ := c.First(); k != nil; k, _ = c.Next() {
+		n++
+	}
+	for k, _ := c.First(); k != nil && n > keep; k, _ = c.First() {
+		if err := c.Delete(); err != nil {
+			return err
+		}
+		n--
+	}
+	return nil
 }
 
 // Failed implements Store.

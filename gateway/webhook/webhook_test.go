@@ -157,9 +157,17 @@ func openStore(t *testing.T, path string) *webhook.BoltStore {
 	return s
 }
 
+// testConfig is the default delivery config with private targets allowed:
+// the receivers are httptest servers on loopback.
+func testConfig() webhook.Config {
+	c := webhook.DefaultConfig()
+	c.AllowPrivateTargets = true
+	return c
+}
+
 func newDispatcher(t *testing.T, store webhook.Store, clk webhook.Clock, eps ...webhook.Endpoint) *webhook.Dispatcher {
 	t.Helper()
-	d, err := webhook.NewDispatcher(webhook.DefaultConfig(), store, webhook.Options{
+	d, err := webhook.NewDispatcher(testConfig(), store, webhook.Options{
 		Endpoints: map[string][]webhook.Endpoint{"acme": eps}, Clock: clk})
 	if err != nil {
 		t.Fatal(err)
@@ -272,7 +280,7 @@ func TestRetriesAfter1s10s60sThenFailed(t *testing.T) {
 	store := openStore(t, filepath.Join(t.TempDir(), "q.db"))
 	defer store.Close()
 	reg := prometheus.NewRegistry()
-	d, err := webhook.NewDispatcher(webhook.DefaultConfig(), store, webhook.Options{
+	d, err := webhook.NewDispatcher(testConfig(), store, webhook.Options{
 		Endpoints: map[string][]webhook.Endpoint{"acme": {{URL: srv.URL, Secret: secret}}}, Clock: clk, Registerer: reg})
 	if err != nil {
 		t.Fatal(err)
@@ -440,40 +448,58 @@ func TestQueueSurvivesReopen(t *testing.T) {
 	waitPending(t, store, 0)
 }
 
-func TestStoreKeepsOrderAndDueTimes(t *testing.T) {
+func TestStoreKeepsOrderAndCapsEachQueue(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "q.db")
 	s := openStore(t, path)
 	t0 := time.Unix(1764550000, 0)
 	ds := []webhook.Delivery{
-		{EventID: "evt_a", URL: "https://a", NextAt: t0},
-		{EventID: "evt_b", URL: "https://b", NextAt: t0.Add(time.Minute)},
-		{EventID: "evt_c", URL: "https://c", NextAt: t0.Add(-time.Second)},
+		{EventID: "evt_a", Partner: "p1", URL: "https://a", NextAt: t0},
+		{EventID: "evt_b", Partner: "p1", URL: "https://a", NextAt: t0.Add(time.Minute)},
+		{EventID: "evt_c", Partner: "p2", URL: "https://a", NextAt: t0.Add(-time.Second)},
 	}
-	if err := s.Add(ds, 3); err != nil {
+	if err := s.Add(ds, 2); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Add([]webhook.Delivery{{EventID: "evt_d"}}, 3); !errors.Is(err, webhook.ErrQueueFull) {
-		t.Fatalf("4th Add over max 3 = %v, want ErrQueueFull", err)
+	// p1's queue for https://a is full; the same URL for p2, and p1's other
+	// URL, are other queues.
+	if err := s.Add([]webhook.Delivery{{EventID: "evt_d", Partner: "p1", URL: "https://a"}}, 2); !errors.Is(err, webhook.ErrQueueFull) {
+		t.Fatalf("3rd Add to a queue of max 2 = %v, want ErrQueueFull", err)
+	}
+	if err := s.Add([]webhook.Delivery{{EventID: "evt_e", Partner: "p2", URL: "https://a"}, {EventID: "evt_f", Partner: "p1", URL: "https://b"}}, 2); err != nil {
+		t.Fatalf("other queues: %v", err)
 	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
+	// Reopened, the counts are rebuilt: p1's queue is still full.
 	s = openStore(t, path)
 	defer s.Close()
-	due, next, err := s.Due(t0, 10)
-	if err != nil {
+	if err := s.Add([]webhook.Delivery{{EventID: "evt_g", Partner: "p1", URL: "https://a"}}, 2); !errors.Is(err, webhook.ErrQueueFull) {
+		t.Fatalf("after reopen: %v, want ErrQueueFull", err)
+	}
+	var order []string
+	if err := s.Each(func(d webhook.Delivery) error { order = append(order, d.EventID); return nil }); err != nil {
 		t.Fatal(err)
 	}
-	if len(due) != 2 || due[0].EventID != "evt_a" || due[1].EventID != "evt_c" || !next.Equal(t0.Add(time.Minute)) {
-		t.Fatalf("Due = %+v next %v", due, next)
+	if strings.Join(order, ",") != "evt_a,evt_b,evt_c,evt_e,evt_f" {
+		t.Fatalf("Each order = %v", order)
 	}
-	// max bounds the batch; the rest counts as the next due time.
-	due, next, _ = s.Due(t0, 1)
-	if len(due) != 1 || !next.Equal(t0.Add(-time.Second)) {
-		t.Fatalf("Due max 1 = %d next %v", len(due), next)
+	if d, ok, err := s.Get(ds[1].Seq); err != nil || !ok || d.EventID != "evt_b" || !d.NextAt.Equal(t0.Add(time.Minute)) {
+		t.Fatalf("Get = %+v %v %v", d, ok, err)
 	}
+	// Done frees a place in its queue.
+	if err := s.Done(ds[0].Seq); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, _ := s.Get(ds[0].Seq); ok {
+		t.Fatal("Get after Done found the delivery")
+	}
+	if err := s.Add([]webhook.Delivery{{EventID: "evt_h", Partner: "p1", URL: "https://a"}}, 2); err != nil {
+		t.Fatalf("after Done: %v", err)
+	}
+	ds[0].Seq = 0 // no longer pending: recorded as failed, the oldest, so dropped first
 	// Failed keeps the newest `keep`.
-	for _, d := range []webhook.Delivery{ds[0], ds[1], ds[2]} {
+	for _, d := range []webhook.Delivery{ds[1], ds[2], ds[0]} {
 		if err := s.Fail(d, 2); err != nil {
 			t.Fatal(err)
 		}
@@ -482,8 +508,8 @@ func TestStoreKeepsOrderAndDueTimes(t *testing.T) {
 	if len(f) != 2 || f[0].EventID != "evt_b" || f[1].EventID != "evt_c" {
 		t.Fatalf("Failed = %+v", f)
 	}
-	if n, _ := s.Pending(); n != 0 {
-		t.Fatalf("pending = %d", n)
+	if n, _ := s.Pending(); n != 3 {
+		t.Fatalf("pending = %d, want 3 (e, f, h)", n)
 	}
 }
 
@@ -597,9 +623,9 @@ func TestConfigValidate(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := webhook.DefaultConfig()
-	c.Timeout, c.Concurrency, c.MaxPending, c.KeepFailed = 0, 0, 0, -1
+	c.Timeout, c.MaxPending, c.KeepFailed = 0, 0, -1
 	err := c.Validate()
-	for _, k := range []string{"webhook_delivery.timeout", "webhook_delivery.concurrency", "webhook_delivery.max_pending", "webhook_delivery.keep_failed"} {
+	for _, k := range []string{"webhook_delivery.timeout", "webhook_delivery.max_pending", "webhook_delivery.keep_failed"} {
 		if err == nil || !strings.Contains(err.Error(), k) {
 			t.Errorf("Validate() = %v, want it to name %s", err, k)
 		}
