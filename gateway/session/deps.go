@@ -194,10 +194,12 @@ func (l *LocalSafety) Merge(engine, local safety.Assessment) safety.Assessment {
 // the matching event was emitted. It sees every turn the person started
 // (a consent answer too); replies the session starts on its own (an
 // offer asked again, an action's result) are events only
-// (reply.done with generated: true). a voice pipeline speaks the safety card
-// and then the reply from it, so audio can never precede the card. Calls
-// come from the session's turn goroutine, outside session locks; they must
-// not block for long.
+// (reply.done with generated: true). It is the gateway-wide hook (the
+// inbox, the partner's turn webhooks); a transport that acts on the output
+// itself (a voice session speaking it) subscribes to its own Stream
+// instead (Subscriber), in the order its client receives the events.
+// Calls come from the session's turn goroutine, outside the session's
+// locks; they must not block for long.
 type TurnObserver interface {
 	SafetyCard(s *Session, card event.SafetyCard)
 	ReplyDelta(s *Session, turnID, delta string)
