@@ -198,8 +198,9 @@ func (l *LocalSafety) Merge(engine, local safety.Assessment) safety.Assessment {
 // inbox, the partner's turn webhooks); a transport that acts on the output
 // itself (a voice session speaking it) subscribes to its own Stream
 // instead (Subscriber), in the order its client receives the events.
-// Calls come from the session's turn goroutine, outside the session's
-// locks; they must not block for long.
+// Calls come from the session's turn goroutine, outside the locks of the
+// session's parts (a turn's own gate may be held); they must not block
+// for long nor call back into the turn.
 type TurnObserver interface {
 	SafetyCard(s *Session, card event.SafetyCard)
 	ReplyDelta(s *Session, turnID, delta string)
