@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/veraneural/vera-gateway/gateway/clock"
 	"github.com/veraneural/vera-gateway/gateway/event"
 	"github.com/veraneural/vera-gateway/safety"
 )
@@ -34,7 +35,7 @@ type Session struct {
 	cfg         Config
 	deps        Deps
 	log_        *slog.Logger
-	clock       Clock
+	clock       clock.Clock
 	onDetach    func(*Session)
 	disclosure  *safety.Disclosure
 
@@ -66,7 +67,7 @@ func New(cfg Config, deps Deps, owner Owner, hello *event.Hello) (*Session, erro
 		return nil, fmt.Errorf("session: new: %w", ErrMissingDeps)
 	}
 	if deps.Clock == nil {
-		deps.Clock = SystemClock()
+		deps.Clock = clock.Real{}
 	}
 	if deps.Logger == nil {
 		deps.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -101,7 +102,7 @@ func New(cfg Config, deps Deps, owner Owner, hello *event.Hello) (*Session, erro
 		cancel()
 		return nil, err
 	}
-	s.disclosure = safety.NewDisclosure(s.clock, cfg.DisclosureEvery)
+	s.disclosure = safety.NewDisclosure(s.clock.Now, cfg.DisclosureEvery)
 	s.ev.emit(event.TypeSessionCreated, s.created(false, 1))
 	// The AI disclosure opens every session (and repeats per the schedule).
 	text, _ := s.disclosure.Take(s.device().surfaceKind())

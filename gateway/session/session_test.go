@@ -13,9 +13,10 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/veraneural/vera-gateway/devices"
+	"github.com/veraneural/vera-gateway/gateway/clock"
+	"github.com/veraneural/vera-gateway/gateway/clock/clocktest"
 	"github.com/veraneural/vera-gateway/gateway/event"
 	"github.com/veraneural/vera-gateway/gateway/session"
-	"github.com/veraneural/vera-gateway/gateway/session/sessiontest"
 	"github.com/veraneural/vera-gateway/glasses"
 	"github.com/veraneural/vera-gateway/safety"
 )
@@ -97,7 +98,7 @@ func (e ev) str(k string) string {
 	return s
 }
 
-func newManager(t *testing.T, cfg session.Config, conv session.Converser, sl session.SafetyLayer, clk session.Clock) *session.Manager {
+func newManager(t *testing.T, cfg session.Config, conv session.Converser, sl session.SafetyLayer, clk clock.Clock) *session.Manager {
 	t.Helper()
 	m, err := session.NewManager(cfg, session.Deps{Converser: conv, Safety: sl, Layout: testLayout, Clock: clk})
 	if err != nil {
@@ -364,7 +365,7 @@ func TestQueuePolicy(t *testing.T) {
 }
 
 func TestAckTimeoutResendsAndNotifies(t *testing.T) {
-	clk := sessiontest.NewClock(time.Unix(1_800_000_000, 0))
+	clk := clocktest.NewClock(time.Unix(1_800_000_000, 0))
 	var unacked []string
 	var mu sync.Mutex
 	m, err := session.NewManager(session.DefaultConfig(), session.Deps{Converser: echo(), Safety: keywordSafety{}, Layout: testLayout, Clock: clk,
@@ -419,7 +420,7 @@ func TestAckTimeoutResendsAndNotifies(t *testing.T) {
 }
 
 func TestResendsAreBounded(t *testing.T) {
-	clk := sessiontest.NewClock(time.Unix(1_800_000_000, 0))
+	clk := clocktest.NewClock(time.Unix(1_800_000_000, 0))
 	cfg := session.DefaultConfig()
 	cfg.AckResends = 2
 	m := newManager(t, cfg, echo(), keywordSafety{}, clk)
@@ -450,7 +451,7 @@ func TestResendsAreBounded(t *testing.T) {
 }
 
 func TestResume(t *testing.T) {
-	clk := sessiontest.NewClock(time.Unix(1_800_000_000, 0))
+	clk := clocktest.NewClock(time.Unix(1_800_000_000, 0))
 	rec := &recorder{done: make(chan string, 8)}
 	m, err := session.NewManager(session.DefaultConfig(), session.Deps{Converser: echo(), Safety: keywordSafety{}, Layout: testLayout, Clock: clk, Observer: rec})
 	if err != nil {
@@ -539,7 +540,7 @@ func TestSlowConsumerFailsStreamWithoutBlocking(t *testing.T) {
 }
 
 func TestActions(t *testing.T) {
-	clk := sessiontest.NewClock(time.Unix(1_800_000_000, 0))
+	clk := clocktest.NewClock(time.Unix(1_800_000_000, 0))
 	conv := &scripted{fn: func(ctx context.Context, req session.ConverseRequest, onDelta func(string)) (session.Reply, error) {
 		return session.Reply{Message: "Shall I remind you?", ProposedActions: []session.Action{
 			{ID: "act_1", Type: "reminder", Title: "Remind me at 9", ExpiresAt: clk.Now().Add(time.Hour)},
@@ -688,7 +689,7 @@ func TestLocalSafetyRealDetector(t *testing.T) {
 }
 
 func TestDisclosureRepeats(t *testing.T) {
-	clk := sessiontest.NewClock(time.Unix(1_800_000_000, 0))
+	clk := clocktest.NewClock(time.Unix(1_800_000_000, 0))
 	m := newManager(t, session.DefaultConfig(), echo(), keywordSafety{}, clk)
 	s, st, _ := m.Open(owner, nil)
 	until(t, st, event.TypeNotice)
@@ -895,7 +896,10 @@ func TestObserverAndInterrupt(t *testing.T) {
 		onDelta("Here you go.")
 		return session.Reply{Message: "Here you go."}, nil
 	}}
-	m, err := session.NewManager(session.DefaultConfig(), session.Deps{Converser: conv, Safety: keywordSafety{}, Layout: testLayout, Observer: rec})
+	// A fake clock: the card's ack timeout must not re-send it mid-test
+	// however slow the machine.
+	m, err := session.NewManager(session.DefaultConfig(), session.Deps{Converser: conv, Safety: keywordSafety{}, Layout: testLayout,
+		Observer: rec, Clock: clocktest.NewClock(time.Unix(1_800_000_000, 0))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -978,7 +982,7 @@ func TestHandleJSON(t *testing.T) {
 
 // A device without render confirmation cannot ack: no timers, must speak.
 func TestNoRenderConfirmation(t *testing.T) {
-	clk := sessiontest.NewClock(time.Unix(1_800_000_000, 0))
+	clk := clocktest.NewClock(time.Unix(1_800_000_000, 0))
 	m := newManager(t, session.DefaultConfig(), echo(), keywordSafety{}, clk)
 	s, st, _ := m.Open(owner, &event.Hello{Device: devices.Mentra})
 	_ = s.Handle(context.Background(), &event.InputText{Text: "I want to end my life"})

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"sync"
 
+	"github.com/veraneural/vera-gateway/gateway/clock"
 	"github.com/veraneural/vera-gateway/gateway/event"
 )
 
@@ -35,7 +36,7 @@ var (
 // events takes no other lock while holding mu.
 type events struct {
 	id    string
-	clock Clock
+	clock clock.Clock
 	log_  *slog.Logger
 
 	// mu guards the fields below and the next, pre and err of every Stream.
@@ -47,8 +48,8 @@ type events struct {
 	stream *Stream       // the attached transport, if any
 }
 
-func newEvents(id string, clock Clock, log *slog.Logger, cfg Config) *events {
-	return &events{id: id, clock: clock, log_: log, wake: make(chan struct{}),
+func newEvents(id string, clk clock.Clock, log *slog.Logger, cfg Config) *events {
+	return &events{id: id, clock: clk, log_: log, wake: make(chan struct{}),
 		log: replayLog{maxEvents: cfg.ReplayEvents, maxBytes: cfg.ReplayBytes}}
 }
 

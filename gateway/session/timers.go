@@ -3,6 +3,8 @@ package session
 import (
 	"sync"
 	"time"
+
+	"github.com/veraneural/vera-gateway/gateway/clock"
 )
 
 // timers are a session's clock callbacks (ack timeouts, action expiry, an
@@ -15,23 +17,23 @@ import (
 // its part's lock itself, so it runs only once the part that armed it has
 // finished its locked step.
 type timers struct {
-	clock Clock
+	clock clock.Clock
 	wg    *sync.WaitGroup // the session's: callbacks in flight
 
 	mu     sync.Mutex // mu guards the fields below
 	closed bool
-	set    map[Timer]struct{}
+	set    map[clock.Timer]struct{}
 }
 
-func newTimers(clock Clock, wg *sync.WaitGroup) *timers {
-	return &timers{clock: clock, wg: wg, set: map[Timer]struct{}{}}
+func newTimers(clk clock.Clock, wg *sync.WaitGroup) *timers {
+	return &timers{clock: clk, wg: wg, set: map[clock.Timer]struct{}{}}
 }
 
 // after arms a timer that calls f after d, unless the session closes first.
-func (ts *timers) after(d time.Duration, f func()) Timer {
+func (ts *timers) after(d time.Duration, f func()) clock.Timer {
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
-	var t Timer
+	var t clock.Timer
 	t = ts.clock.AfterFunc(d, func() {
 		ts.mu.Lock()
 		if ts.closed {
@@ -49,7 +51,7 @@ func (ts *timers) after(d time.Duration, f func()) Timer {
 }
 
 // stop stops t (nil: nothing).
-func (ts *timers) stop(t Timer) {
+func (ts *timers) stop(t clock.Timer) {
 	if t == nil {
 		return
 	}
