@@ -147,9 +147,9 @@ func (ts *testServer) session(id string) *decodeSession {
 	return ts.byID[id]
 }
 
-func newTestServer(t testing.TB, cfg rtc.Config, opts rtc.HandlerOptions) *testServer {
+func newTestServer(t testing.TB, cfg rtc.Config, opts rtc.HandlerOptions, engOpts ...rtc.EngineOption) *testServer {
 	t.Helper()
-	eng, err := rtc.NewEngine(cfg, nil)
+	eng, err := rtc.NewEngine(cfg, nil, engOpts...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -106,6 +106,10 @@ type stackOptions struct {
 	cfg         *Config
 	onUnacked   func(s *session.Session, card any, surface string)
 	sessCfg     *session.Config
+	// rtcCfg replaces rtc.LoopbackConfig; engineOpts go to rtc.NewEngine
+	// (an ICE-TCP listener, a clock for TURN credentials).
+	rtcCfg     *rtc.Config
+	engineOpts []rtc.EngineOption
 }
 
 func newStack(t testing.TB, o stackOptions) *stack {
@@ -150,7 +154,11 @@ func newStack(t testing.TB, o stackOptions) *stack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng, err := rtc.NewEngine(rtc.LoopbackConfig(), nil)
+	rcfg := rtc.LoopbackConfig()
+	if o.rtcCfg != nil {
+		rcfg = *o.rtcCfg
+	}
+	eng, err := rtc.NewEngine(rcfg, nil, o.engineOpts...)
 	if err != nil {
 		t.Fatal(err)
 	}
