@@ -62,7 +62,7 @@
 //	  → offers (proposed actions and the offer, actions.go)
 //	  → cards (safety cards and their acks, card.go)
 //	  → timers (clock callbacks, timers.go)
-//	  → events (the numbered event log and the attached Stream, stream.go)
+//	  → events (the numbered event log and the attached Stream, events.go)
 //
 // and turns (the turn runner, turn.go) and titles (title.go), which take
 // only events' lock after their own. The negotiated device (device.go) is

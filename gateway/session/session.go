@@ -45,7 +45,7 @@ type Session struct {
 
 	closedOnce sync.Once // runs Deps.OnClosed
 
-	ev     *events // the event stream and resume (stream.go)
+	ev     *events // the event stream and resume (events.go, stream.go)
 	turns  turns   // the turn runner (turn.go)
 	timers *timers // clock callbacks joined by Close (timers.go)
 	names  titles  // the session's title (title.go)
