@@ -42,19 +42,30 @@ type CounterSink interface {
 // ISO country code (anything else becomes "unknown") and a surface kind
 // (anything else becomes "other"), so cardinality is bounded. A nil
 // *Counters is valid and counts nothing.
+//
+// Each partner files its own referral report: Partner returns the view a
+// partner's sessions count through, and SnapshotFor reads one partner's
+// counts only. The sink gets the deployment's totals, with no partner
+// label.
 type Counters struct {
 	sink CounterSink // nil: the snapshot only
+	// partner is the partner this view counts for; root holds the counts
+	// of every view (itself for the root).
+	partner string
+	root    *Counters
 
-	mu     sync.Mutex // guards counts
+	mu     sync.Mutex // guards counts (of the root)
 	counts map[counterKey]uint64
 }
 
-type counterKey struct{ event, level, region, surface string }
+type counterKey struct{ partner, event, level, region, surface string }
 
 // NewCounters returns counters that also count into sink (nil: the
 // snapshot only).
 func NewCounters(sink CounterSink) *Counters {
-	return &Counters{sink: sink, counts: map[counterKey]uint64{}}
+	c := &Counters{sink: sink, counts: map[counterKey]uint64{}}
+	c.root = c
+	return c
 }
 
 // CardShown counts one safety card shown on a surface.
@@ -72,17 +83,28 @@ func (c *Counters) CardSpoken(level Level, region string, surface SurfaceKind) {
 	c.inc(EventSpoken, level, region, surface)
 }
 
+// Partner returns the counters partner's sessions count through: they
+// add to the deployment's totals and to partner's own report. A nil
+// *Counters returns nil.
+func (c *Counters) Partner(id string) *Counters {
+	if c == nil {
+		return nil
+	}
+	return &Counters{sink: c.sink, partner: id, root: c.root}
+}
+
 func (c *Counters) inc(event string, level Level, region string, surface SurfaceKind) {
 	if c == nil {
 		return
 	}
-	k := counterKey{event: event, level: levelLabel(level), region: regionLabel(region), surface: surfaceLabel(surface)}
+	k := counterKey{partner: c.partner, event: event, level: levelLabel(level), region: regionLabel(region), surface: surfaceLabel(surface)}
 	if c.sink != nil {
 		c.sink.Inc(k.event, k.level, k.region, k.surface)
 	}
-	c.mu.Lock()
-	c.counts[k]++
-	c.mu.Unlock()
+	r := c.root
+	r.mu.Lock()
+	r.counts[k]++
+	r.mu.Unlock()
 }
 
 func levelLabel(l Level) string {
@@ -123,18 +145,35 @@ type CountersSnapshot struct {
 	Totals map[string]uint64 `json:"totals"`
 }
 
-// Snapshot returns the counts since this process started.
-func (c *Counters) Snapshot() CountersSnapshot {
+// Snapshot returns the counts since this process started: the
+// deployment's, over every partner.
+func (c *Counters) Snapshot() CountersSnapshot { return c.snapshot(func(string) bool { return true }) }
+
+// SnapshotFor returns partner's own counts: the referral report that
+// partner files. Another partner's cards never appear in it.
+func (c *Counters) SnapshotFor(partner string) CountersSnapshot {
+	return c.snapshot(func(p string) bool { return p == partner })
+}
+
+func (c *Counters) snapshot(keep func(partner string) bool) CountersSnapshot {
 	s := CountersSnapshot{Rows: []CounterRow{}, Totals: map[string]uint64{EventShown: 0, EventAcked: 0, EventSpoken: 0}}
 	if c == nil {
 		return s
 	}
-	c.mu.Lock()
-	for k, n := range c.counts {
+	r := c.root
+	merged := map[counterKey]uint64{}
+	r.mu.Lock()
+	for k, n := range r.counts {
+		if keep(k.partner) {
+			k.partner = ""
+			merged[k] += n
+		}
+	}
+	r.mu.Unlock()
+	for k, n := range merged {
 		s.Rows = append(s.Rows, CounterRow{Event: k.event, Level: k.level, Region: k.region, Surface: k.surface, Count: n})
 		s.Totals[k.event] += n
 	}
-	c.mu.Unlock()
 	sort.Slice(s.Rows, func(i, j int) bool {
 		a, b := s.Rows[i], s.Rows[j]
 		if a.Event != b.Event {

@@ -87,3 +87,24 @@ func TestCountersNilAndConcurrent(t *testing.T) {
 		t.Fatalf("shown = %d, want 800", n)
 	}
 }
+
+// A partner's view counts into the deployment's totals and the sink (no
+// partner label) and into that partner's own report only.
+func TestCountersPartnerViews(t *testing.T) {
+	sink := &sinkLog{}
+	c := NewCounters(sink)
+	c.Partner("a").CardShown(LevelCrisis, "US", SurfaceHUD)
+	c.Partner("b").CardShown(LevelCrisis, "US", SurfaceHUD)
+	c.Partner("b").CardAcked(LevelCrisis, "US", SurfaceHUD)
+	if got := sink.got["shown{level=crisis,region=US,surface=hud}"]; got != 2 {
+		t.Errorf("sink shown = %v, want 2 (all: %v)", got, sink.got)
+	}
+	if tot := c.Snapshot().Totals; tot[EventShown] != 2 || tot[EventAcked] != 1 {
+		t.Errorf("deployment totals %v", tot)
+	}
+	if a := c.SnapshotFor("a").Totals; a[EventShown] != 1 || a[EventAcked] != 0 {
+		t.Errorf("partner a's report %v", a)
+	}
+	var nilC *Counters
+	nilC.Partner("a").CardShown(LevelCrisis, "US", SurfaceHUD) // inert
+}

@@ -113,6 +113,7 @@ func (a *app) build(cfg fileConfig, getenv func(string) string) (err error) {
 		Inbox: a.hooks.Inbox(), Engine: conv.ApproveUpstream, Logger: log.With("pkg", "actions")}); err != nil {
 		return err
 	}
+	shares := newShares(cfg, log)
 	layout, err := session.NewGlassesLayout(cfg.Glasses)
 	if err != nil {
 		return err
@@ -136,10 +137,13 @@ func (a *app) build(cfg fileConfig, getenv func(string) string) (err error) {
 				voices.OnUnacked(s, c, surface)
 			}
 		},
+		Admit: func(o session.Owner) (func(), error) {
+			return shares.Admit(gateway.ShareSessions, o.PartnerID, o.EndUserID)
+		},
 	}); err != nil {
 		return fmt.Errorf("session: %w", err)
 	}
-	if a.chat, err = chat.New(cfg.Chat, a.sessions, a.chatAuth, chat.Options{Logger: log.With("pkg", "chat")}); err != nil {
+	if a.chat, err = chat.New(cfg.Chat, a.sessions, a.chatAuth, chat.Options{Logger: log.With("pkg", "chat"), Shares: shares}); err != nil {
 		return fmt.Errorf("chat: %w", err)
 	}
 	if voices, err = voice.NewFactory(cfg.Voice, voice.Deps{
@@ -155,11 +159,29 @@ func (a *app) build(cfg fileConfig, getenv func(string) string) (err error) {
 		Engine: a.engine, Logger: log.With("pkg", "rtc"), NewSession: voices.New,
 		MaxSessions: cfg.Admission.MaxVoiceSessions, RetryAfterSeconds: cfg.Admission.RetryAfterSeconds,
 		Authorize: gateway.RequirePrincipal, // the routes below authenticate first
+		Shares:    shares,
 	}); err != nil {
 		return fmt.Errorf("rtc: %w", err)
 	}
 	a.mount()
 	return nil
+}
+
+// newShares sizes the fair shares of the global caps per partner and per
+// end user (limits.per_partner, limits.per_token); dev mode has one
+// partner, so only the global caps hold (nil).
+func newShares(cfg fileConfig, log *slog.Logger) *gateway.Shares {
+	if cfg.DevMode() {
+		return nil
+	}
+	shares := gateway.NewShares(cfg.Limits, map[gateway.ShareKind]int{gateway.ShareChats: cfg.Chat.MaxConnections,
+		gateway.ShareSessions: cfg.Session.MaxSessions, gateway.ShareVoiceSessions: cfg.Admission.MaxVoiceSessions},
+		cfg.Admission.RetryAfterSeconds)
+	for _, k := range []gateway.ShareKind{gateway.ShareChats, gateway.ShareSessions, gateway.ShareVoiceSessions} {
+		partner, token := shares.Caps(k)
+		log.Info("fair shares", "of", string(k), "per_partner", partner, "per_token", token)
+	}
+	return shares
 }
 
 // buildExtensions opens the store and builds the partner's features around
@@ -216,9 +238,11 @@ func (a *app) mount() {
 		a.hooks.Inbox().Route(), a.audit.Route(), audit.SafetyRoute(a.counters), a.actions.Route(), titles.Route(a.hooks.Get)) {
 		s.Mount(rt)
 	}
-	// The websocket authenticates itself: browsers send the token as a
-	// subprotocol or query parameter, not as a header.
-	s.Mount(gateway.Route{Method: http.MethodGet, Path: "/v1/chat", MaxBodyBytes: -1, CreatesSession: true, Handler: a.chat})
+	// Browsers send the websocket's client token as a subprotocol or query
+	// parameter, not as a header; the edge authenticates and rate-limits it
+	// like any other request, then lifts the deadlines for the upgrade.
+	s.Mount(gateway.Route{Method: http.MethodGet, Path: "/v1/chat", Scope: gateway.ScopeSessionsWrite, AllowClientToken: true,
+		Token: chat.TokenFrom, Upgrade: true, MaxBodyBytes: -1, CreatesSession: true, Handler: a.chat})
 	voice := func(method, path string, h http.HandlerFunc, creates bool) gateway.Route {
 		return gateway.Route{Method: method, Path: path, Scope: gateway.ScopeSessionsWrite, AllowClientToken: true,
 			CreatesSession: creates, MaxBodyBytes: -1, Handler: h}
@@ -233,12 +257,12 @@ func (a *app) mount() {
 	s.Mount(gateway.Route{Method: http.MethodGet, Path: web.AssetPrefix, Prefix: true, NoRateLimit: true, Undocumented: true, Handler: web.Handler()})
 }
 
-// chatAuth resolves the websocket's principal with the gateway's rules
+// chatAuth is the principal the edge authenticated for the websocket
 // (keys, client tokens, dev mode on loopback).
-func (a *app) chatAuth(r *http.Request, token string) (gateway.Principal, error) {
-	p, e := a.srv.Authenticate(r, token)
-	if e != nil {
-		return gateway.Principal{}, e
+func (a *app) chatAuth(r *http.Request, _ string) (gateway.Principal, error) {
+	p, ok := gateway.PrincipalFrom(r.Context())
+	if !ok {
+		return gateway.Principal{}, errors.New("chat: not authenticated by the edge")
 	}
 	if !p.Has(gateway.ScopeSessionsWrite) {
 		return gateway.Principal{}, fmt.Errorf("%w: this credential lacks the %s scope", chat.ErrForbidden, gateway.ScopeSessionsWrite)

@@ -181,6 +181,7 @@ func (r *rig) openSession(partner, endUser string) (*session.Session, *session.S
 func (r *rig) do(method, path, body string) (int, string) {
 	req := httptest.NewRequest(method, path, strings.NewReader(body))
 	req.RemoteAddr = "127.0.0.1:40000"
+	req.Host = "localhost" // dev mode serves loopback Host values only
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
 	}

@@ -10,16 +10,18 @@ import (
 // SafetyCounters are the safety referral counters as their route reads
 // them (*safety.Counters).
 type SafetyCounters interface {
-	Snapshot() safety.CountersSnapshot
+	SnapshotFor(partner string) safety.CountersSnapshot
 }
 
 // SafetyRoute is GET /v1/audit/safety (scope audit:read): how many safety
-// cards were shown, acknowledged and spoken, by level, region and surface
-// kind. The counters hold no text and no identifiers, so every partner with
-// the scope reads the same figures.
+// cards this partner's sessions showed, had acknowledged and spoke, by
+// level, region and surface kind — the referral report each partner files
+// is its own, so another partner's crisis counts never appear. The
+// counters hold no text and no identifiers.
 func SafetyRoute(c SafetyCounters) gateway.Route {
 	return gateway.Route{Method: http.MethodGet, Path: "/v1/audit/safety", Scope: gateway.ScopeAuditRead,
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			gateway.WriteJSON(w, http.StatusOK, c.Snapshot())
+			p, _ := gateway.PrincipalFrom(r.Context())
+			gateway.WriteJSON(w, http.StatusOK, c.SnapshotFor(p.PartnerID))
 		})}
 }

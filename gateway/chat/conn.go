@@ -170,7 +170,10 @@ func (c *conn) readHello(ctx context.Context) (*session.Session, *session.Stream
 
 func openError(err error) event.Error {
 	t := event.ErrInvalidRequest
+	var ge *gateway.Error
 	switch {
+	case errors.As(err, &ge):
+		return errPayload(ge.Type, ge.Message, string(event.TypeHello))
 	case errors.Is(err, session.ErrResumeUnknown):
 		t = event.ErrNotFound
 	case errors.Is(err, session.ErrResumeTooOld):

@@ -87,6 +87,7 @@ func (w *world) post(t *testing.T, id, body string) int {
 	t.Helper()
 	req := httptest.NewRequest(http.MethodPost, "/v1/sessions/"+id+"/messages", strings.NewReader(body))
 	req.RemoteAddr = "127.0.0.1:40000" // dev mode: partner "dev"
+	req.Host = "localhost"             // dev mode serves loopback Host values only
 	req.Header.Set("Content-Type", "application/json")
 	rec := httptest.NewRecorder()
 	w.srv.Handler().ServeHTTP(rec, req)

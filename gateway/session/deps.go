@@ -156,6 +156,11 @@ type Deps struct {
 	// page was not acknowledged on a surface in time, after the re-send; a
 	// voice session speaks the first resource here. Optional.
 	OnUnacked func(s *Session, card event.SafetyCard, surface string)
+	// Admit is asked before a Manager opens a new session for owner (not a
+	// resume): it returns the release to call when the session is gone, or
+	// an error that Open returns as is (the owner's fair share is held:
+	// gateway.Shares). Optional.
+	Admit func(owner Owner) (release func(), err error)
 }
 
 // LocalSafety is the SafetyLayer on the safety package: its local detector

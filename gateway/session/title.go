@@ -43,7 +43,9 @@ func NormalizeTitle(title string) string {
 		case unicode.IsSpace(r) || r == '\u200b':
 			space = b.Len() > 0
 			continue
-		case unicode.IsControl(r):
+		case unicode.IsControl(r) || unicode.Is(unicode.Cf, r):
+			// Format characters (bidi overrides and isolates, joiners, marks)
+			// would reorder or hide what the title shows.
 			continue
 		}
 		if space {

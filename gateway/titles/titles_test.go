@@ -196,6 +196,7 @@ func TestRoute(t *testing.T) {
 	put := func(id, body string) (int, string) {
 		req := httptest.NewRequest(http.MethodPut, "/v1/sessions/"+id+"/title", strings.NewReader(body))
 		req.RemoteAddr = "127.0.0.1:40000" // dev mode: partner "dev"
+		req.Host = "localhost"             // dev mode serves loopback Host values only
 		req.Header.Set("Content-Type", "application/json")
 		rec := httptest.NewRecorder()
 		srv.Handler().ServeHTTP(rec, req)

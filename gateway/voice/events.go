@@ -63,7 +63,7 @@ func (sp *speechQueue) SafetyCard(c event.SafetyCard) {
 	s := sp.s
 	if s.session().Profile().MustSpeakSafety() {
 		s.enqueue(speakItem{turnID: c.TurnID, text: spokenResources(c.Resources), protected: true})
-		s.factory.countSpoken(c.Level, c.Resources)
+		s.factory.countSpoken(s.session().Owner().PartnerID, c.Level, c.Resources)
 	}
 }
 

@@ -100,19 +100,20 @@ func (f *Factory) OnUnacked(s *session.Session, card event.SafetyCard, surface s
 	it := speakItem{turnID: "safety:" + card.CardID, text: safety.SpokenResource(card.Resources[0]), last: true, protected: true}
 	select {
 	case vs.speakCh <- it:
-		f.countSpoken(card.Level, card.Resources)
+		f.countSpoken(s.Owner().PartnerID, card.Level, card.Resources)
 	default:
 		vs.log.Warn("voice: speech queue full; unacknowledged card's resource not spoken", "card", card.CardID, "surface", surface)
 	}
 }
 
-// countSpoken counts a card whose resources go out in speech, by level,
-// the first resource's country and the voice surface (no text, no ids).
-func (f *Factory) countSpoken(level safety.Level, rs []safety.Resource) {
+// countSpoken counts a card whose resources go out in speech, in partner's
+// report, by level, the first resource's country and the voice surface (no
+// text, no ids).
+func (f *Factory) countSpoken(partner string, level safety.Level, rs []safety.Resource) {
 	if len(rs) == 0 {
 		return
 	}
-	f.deps.Counters.CardSpoken(level, rs[0].Country, safety.SurfaceVoice)
+	f.deps.Counters.Partner(partner).CardSpoken(level, rs[0].Country, safety.SurfaceVoice)
 }
 
 // New implements rtc.SessionFactory.
