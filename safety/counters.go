@@ -1,11 +1,8 @@
 package safety
 
 import (
-	"errors"
 	"sort"
 	"sync"
-
-	"github.com/prometheus/client_golang/prometheus"
 )
 
 // SurfaceKind is the kind of surface a card reaches the person on; it
@@ -25,11 +22,21 @@ const (
 	EventSpoken = "spoken"
 )
 
+// CounterSink receives every count Counters makes, with its labels
+// already bounded (see Counters). The gateway backs it with Prometheus
+// counters, vera_safety_cards_{shown,acked,spoken}_total
+// (gateway.SafetyCounters); the safety package itself stays free of
+// anything networked.
+type CounterSink interface {
+	// Inc counts one event (EventShown, EventAcked or EventSpoken).
+	Inc(event, level, region, surface string)
+}
+
 // Counters counts referral notifications actually issued — safety cards
-// shown, acknowledged and spoken — by level, region and surface, as
-// Prometheus counters (vera_safety_cards_{shown,acked,spoken}_total) and as
-// an in-process snapshot for the audit endpoint (CA SB 243 §22603 asks for
-// the number of referral notifications; WA and OR for public counts).
+// shown, acknowledged and spoken — by level, region and surface, into a
+// CounterSink and as an in-process snapshot for the audit endpoint (CA SB
+// 243 §22603 asks for the number of referral notifications; WA and OR for
+// public counts).
 //
 // Counters carry no text and no identifiers: labels are the level name, an
 // ISO country code (anything else becomes "unknown") and a surface kind
@@ -38,11 +45,10 @@ const (
 //
 // Each partner files its own referral report: Partner returns the view a
 // partner's sessions count through, and SnapshotFor reads one partner's
-// counts only. The Prometheus counters are the deployment's totals and
-// carry no partner label.
+// counts only. The sink gets the deployment's totals, with no partner
+// label.
 type Counters struct {
-	vecs map[string]*prometheus.CounterVec
-	err  error
+	sink CounterSink // nil: the snapshot only
 	// partner is the partner this view counts for; root holds the counts
 	// of every view (itself for the root).
 	partner string
@@ -55,48 +61,12 @@ type Counters struct {
 
 type counterKey struct{ partner, event, level, region, surface string }
 
-// NewCounters creates the counters and registers them with reg (nil: not
-// registered, snapshot only). If reg already holds them (a second gateway
-// in one process, tests) the existing collectors are reused; any other
-// registration error is kept for Err and the snapshot still counts.
-func NewCounters(reg prometheus.Registerer) *Counters {
-	c := &Counters{vecs: map[string]*prometheus.CounterVec{}, counts: map[counterKey]uint64{}}
+// NewCounters returns counters that also count into sink (nil: the
+// snapshot only).
+func NewCounters(sink CounterSink) *Counters {
+	c := &Counters{sink: sink, counts: map[counterKey]uint64{}}
 	c.root = c
-	help := map[string]string{
-		EventShown:  "Safety cards with help resources shown to a person, by level, region and surface.",
-		EventAcked:  "Safety cards the person acknowledged, by level, region and surface.",
-		EventSpoken: "Safety resources spoken aloud to a person, by level, region and surface.",
-	}
-	for _, ev := range []string{EventShown, EventAcked, EventSpoken} {
-		v := prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: "vera",
-			Subsystem: "safety",
-			Name:      "cards_" + ev + "_total",
-			Help:      help[ev],
-		}, []string{"level", "region", "surface"})
-		if reg != nil {
-			if err := reg.Register(v); err != nil {
-				var are prometheus.AlreadyRegisteredError
-				if errors.As(err, &are) {
-					if existing, ok := are.ExistingCollector.(*prometheus.CounterVec); ok {
-						v = existing
-					}
-				} else if c.err == nil {
-					c.err = err
-				}
-			}
-		}
-		c.vecs[ev] = v
-	}
 	return c
-}
-
-// Err reports a registration failure other than "already registered".
-func (c *Counters) Err() error {
-	if c == nil {
-		return nil
-	}
-	return c.err
 }
 
 // CardShown counts one safety card shown on a surface.
@@ -121,7 +91,7 @@ func (c *Counters) Partner(id string) *Counters {
 	if c == nil {
 		return nil
 	}
-	return &Counters{vecs: c.vecs, err: c.err, partner: id, root: c.root}
+	return &Counters{sink: c.sink, partner: id, root: c.root}
 }
 
 // OnCount hands every count to f as well (partner, and a row of Count 1),
@@ -141,7 +111,9 @@ func (c *Counters) inc(event string, level Level, region string, surface Surface
 		return
 	}
 	k := counterKey{partner: c.partner, event: event, level: levelLabel(level), region: regionLabel(region), surface: surfaceLabel(surface)}
-	c.vecs[event].WithLabelValues(k.level, k.region, k.surface).Inc()
+	if c.sink != nil {
+		c.sink.Inc(k.event, k.level, k.region, k.surface)
+	}
 	r := c.root
 	r.mu.Lock()
 	r.counts[k]++

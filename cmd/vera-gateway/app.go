@@ -96,7 +96,7 @@ func (a *app) build(cfg fileConfig, getenv func(string) string) (err error) {
 	if err != nil {
 		return err
 	}
-	a.counters = safety.NewCounters(reg)
+	a.counters = safety.NewCounters(gateway.NewSafetyCounters(reg))
 	if a.router, err = router.New(cfg.Router, getenv, router.Options{
 		Registerer: reg, Logger: log.With("pkg", "router"),
 		Assess: func(history []string, text string) safety.Assessment {

@@ -17,6 +17,7 @@ import (
 	"github.com/veraneural/vera-gateway/gateway/chat"
 	"github.com/veraneural/vera-gateway/gateway/pairing"
 	"github.com/veraneural/vera-gateway/gateway/session"
+	"github.com/veraneural/vera-gateway/glasses"
 )
 
 type echo struct{}
@@ -32,7 +33,7 @@ func (echo) Converse(ctx context.Context, req session.ConverseRequest, onDelta f
 // speak as another device, and another end user's token cannot resume it.
 func TestPairedTokensOnTheWebsocket(t *testing.T) {
 	h := newHarness(t, pairing.NewMemoryStore(), pairing.DefaultConfig())
-	mgr, err := session.NewManager(session.DefaultConfig(), session.Deps{Converser: echo{}, Safety: safetyFor(t), Layout: session.PlainLayout{}})
+	mgr, err := session.NewManager(session.DefaultConfig(), session.Deps{Converser: echo{}, Safety: safetyFor(t), Layout: cardLayout(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,4 +158,14 @@ func safetyFor(t *testing.T) session.SafetyLayer {
 		t.Fatal(err)
 	}
 	return ls
+}
+
+// cardLayout is the real glasses engine, as production lays cards out.
+func cardLayout(t testing.TB) *glasses.Engine {
+	t.Helper()
+	e, err := glasses.New(glasses.DefaultConfig(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
 }
