@@ -54,9 +54,9 @@ type Counters struct {
 	partner string
 	root    *Counters
 
-	mu     sync.Mutex // guards counts and sink (of the root)
-	counts map[counterKey]uint64
-	sink   func(partner string, row CounterRow)
+	mu      sync.Mutex // guards counts and onCount (of the root)
+	counts  map[counterKey]uint64
+	onCount func(partner string, row CounterRow)
 }
 
 type counterKey struct{ partner, event, level, region, surface string }
@@ -102,7 +102,7 @@ func (c *Counters) OnCount(f func(partner string, row CounterRow)) {
 		return
 	}
 	c.root.mu.Lock()
-	c.root.sink = f
+	c.root.onCount = f
 	c.root.mu.Unlock()
 }
 
@@ -117,10 +117,10 @@ func (c *Counters) inc(event string, level Level, region string, surface Surface
 	r := c.root
 	r.mu.Lock()
 	r.counts[k]++
-	sink := r.sink
+	onCount := r.onCount
 	r.mu.Unlock()
-	if sink != nil {
-		sink(k.partner, CounterRow{Event: k.event, Level: k.level, Region: k.region, Surface: k.surface, Count: 1})
+	if onCount != nil {
+		onCount(k.partner, CounterRow{Event: k.event, Level: k.level, Region: k.region, Surface: k.surface, Count: 1})
 	}
 }
 
