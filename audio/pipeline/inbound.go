@@ -171,6 +171,13 @@ func (in *Inbound) Now() int64 { return in.det.Now() }
 // Media loop only.
 func (in *Inbound) SetTranscript(text string) { in.det.SetTranscript(text) }
 
+// SetTranscriptHeard is SetTranscript from a recogniser that has heard the
+// audio up to the turn detector's sample time heard (see
+// turn.Detector.SetTranscriptHeard). Media loop only.
+func (in *Inbound) SetTranscriptHeard(text string, heard int64) {
+	in.det.SetTranscriptHeard(text, heard)
+}
+
 // SetPatience widens the turn detector's waits (see
 // turn.Detector.SetPatience). Media loop only.
 func (in *Inbound) SetPatience(factor float32) { in.det.SetPatience(factor) }

@@ -9,10 +9,11 @@ import (
 // silenceRef is the silence at which the silence evidence is 0 (200 ms).
 const silenceRef = SampleRate / 5
 
-// settleSamples: a transcript that arrived at least this long after the
-// speech ended has heard the last word (words_hold, words_end); an earlier
-// one may not have (words_hold_early, words_end_early).
-const settleSamples = SampleRate * 15 / 100
+// settleSamples: a transcript from a recogniser that has heard at least
+// this much of the silence after the speech has its last word (words_hold,
+// words_end); one that heard less may not have (words_hold_early,
+// words_end_early).
+const settleSamples = SampleRate / 10
 
 // policy decides how long a pause ends the turn. The fixed policy waits
 // SilenceDurationMs; the adaptive one computes, once per pause (and again
@@ -31,6 +32,7 @@ type policy struct {
 	speechFrameEnd   int64 // prosody frame index after the last speech frame
 	words            WordClass
 	wordsAt          int64 // when the transcript was last given; -1 none
+	wordsHeard       int64 // the audio it had heard, up to this sample time
 	inPause          bool
 	x                [NumEvidence]float32
 	zProsody, zWords float32
@@ -62,7 +64,7 @@ func (pl *policy) reset() {
 
 // newTurn forgets the words and the pause (a new turn, a new recogniser).
 func (pl *policy) newTurn() {
-	pl.words, pl.wordsAt, pl.inPause = WordsNone, -1, false
+	pl.words, pl.wordsAt, pl.wordsHeard, pl.inPause = WordsNone, -1, -1, false
 	pl.newTurnWait()
 }
 
@@ -94,7 +96,7 @@ func (pl *policy) pause(d *Detector) {
 	}
 	pl.evidence(d.lastSpeechEnd - d.speechStart)
 	pl.wordEvidence(d.lastSpeechEnd)
-	pl.setWait()
+	pl.setWait(d.lastSpeechEnd)
 }
 
 // evidence fills the prosodic part of x and its share of the score.
@@ -122,7 +124,7 @@ func (pl *policy) wordEvidence(speechEnd int64) {
 	x := &pl.x
 	x[EvWordsHold], x[EvWordsEnd], x[EvWordsHoldEarly], x[EvWordsEndEarly] = 0, 0, 0, 0
 	if pl.wordsAt >= 0 {
-		settled := pl.wordsAt-speechEnd >= settleSamples
+		settled := pl.wordsHeard-speechEnd >= settleSamples
 		switch {
 		case pl.words == WordsHold && settled:
 			x[EvWordsHold] = 1
@@ -141,8 +143,13 @@ func (pl *policy) wordEvidence(speechEnd int64) {
 	pl.zWords = z
 }
 
-// setWait solves σ(z0 + w·ln(s/200 ms)) = threshold for s.
-func (pl *policy) setWait() {
+// setWait solves σ(z0 + w·ln(s/200 ms)) = threshold for s; while the
+// recogniser has not heard the speech to its end, the wait is the longest.
+func (pl *policy) setWait(speechEnd int64) {
+	if pl.wordsAt >= 0 && pl.wordsHeard < speechEnd {
+		pl.wait = pl.scaled(pl.maxW)
+		return
+	}
 	z0 := pl.zProsody + pl.zWords
 	ws := pl.w.W[EvSilence]
 	e := float64((pl.logitThr - z0) / ws)
@@ -158,23 +165,23 @@ func (pl *policy) setWait() {
 	pl.wait = pl.scaled(min(max(s, pl.minWait), pl.maxW))
 }
 
-// setWords records the transcript's word class as of now, and updates
-// the wait of a pause in progress.
-func (pl *policy) setWords(c WordClass, now int64, d *Detector) {
-	pl.words, pl.wordsAt = c, now
+// setWords records the transcript's word class as of now, from audio
+// heard up to heard, and updates the wait of a pause in progress.
+func (pl *policy) setWords(c WordClass, now, heard int64, d *Detector) {
+	pl.words, pl.wordsAt, pl.wordsHeard = c, now, heard
 	if pl.adaptive && pl.inPause {
 		pl.wordEvidence(d.lastSpeechEnd)
-		pl.setWait()
+		pl.setWait(d.lastSpeechEnd)
 	}
 }
 
-func (pl *policy) setPatience(f float32) {
+func (pl *policy) setPatience(f float32, speechEnd int64) {
 	if !(f >= 1) {
 		f = 1
 	}
 	pl.patience = min(f, MaxPatience)
 	if pl.adaptive && pl.inPause {
-		pl.setWait()
+		pl.setWait(speechEnd)
 		return
 	}
 	pl.newTurnWait()

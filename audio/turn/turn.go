@@ -277,16 +277,27 @@ func (d *Detector) SetAssistantSpeaking(on bool) {
 	}
 }
 
-// SetTranscript gives the detector the recogniser's current (partial)
-// transcript of the turn in progress, as of now: its last words inform
-// the adaptive policy's wait, and over the assistant's voice they tell a
-// backchannel from an interruption. Call it whenever the recogniser is
-// polled; the text is not kept. Ignored outside a turn.
-func (d *Detector) SetTranscript(text string) {
+// SetTranscript is SetTranscriptHeard for a recogniser that has heard
+// all the audio so far.
+func (d *Detector) SetTranscript(text string) { d.SetTranscriptHeard(text, d.now) }
+
+// SetTranscriptHeard gives the detector the recogniser's current
+// (partial) transcript of the turn in progress, from the audio up to
+// sample time heard: its last words inform the adaptive policy's wait,
+// and over the assistant's voice they tell a backchannel from an
+// interruption. Call it whenever the recogniser is polled, from the
+// turn's start (an empty text says a recogniser is listening); the text
+// is not kept. Ignored outside a turn.
+//
+// Once a recogniser is listening, the adaptive policy does not end a turn
+// on a pause whose speech the recogniser has not yet heard to its end (a
+// recogniser behind a busy machine): it waits for the words, never past
+// max_silence_ms.
+func (d *Detector) SetTranscriptHeard(text string, heard int64) {
 	if d.st == idle {
 		return
 	}
-	d.pol.setWords(d.pol.lex.classify(text), d.now, d)
+	d.pol.setWords(d.pol.lex.classify(text), d.now, min(heard, d.now), d)
 	if d.ov.active() && !d.ov.sent {
 		d.ov.setWords(text, d.pol.lex)
 	}
@@ -297,7 +308,7 @@ func (d *Detector) SetTranscript(text string) {
 // slowly, or who dictate into a composer. Values outside [1, MaxPatience]
 // are clamped.
 func (d *Detector) SetPatience(factor float32) {
-	d.pol.setPatience(factor)
+	d.pol.setPatience(factor, d.lastSpeechEnd)
 }
 
 // MaxWaitMs is the longest silence after speech the detector waits before

@@ -229,10 +229,12 @@ func BenchmarkProcess10ms(b *testing.B) {
 	ps := seq(float32(0), 50, float32(0.9), 100, float32(0.2), 60)
 	b.ReportAllocs()
 	i := 0
+	cpu := cpuTime()
 	for b.Loop() {
 		if _, err := d.Process(frame, ps[i%len(ps)]); err != nil {
 			b.Fatal(err)
 		}
 		i++
 	}
+	reportCPU(b, cpu)
 }

@@ -39,7 +39,7 @@ type eotFlags struct {
 }
 
 func (f *eotFlags) register(fs *flag.FlagSet) {
-	fs.BoolVar(&f.json, "json", false, `print {"decision_points":N,"policies":[{"name","fcr_300","fcr_600","latency_ms_at_5","latency_ms_at_10",…}]} as JSON`)
+	fs.BoolVar(&f.json, "json", false, `print {"decision_points":N,"policies":[{"name","fcr_300","fcr_600","latency_ms_at_5","latency_ms_at_10"},…]} as JSON (rates as fractions, null: budget never reached)`)
 	fs.StringVar(&f.png, "png", "eot-pareto.png", "write the false-cutoff / latency Pareto curves to this PNG (empty: none)")
 	fs.BoolVar(&f.words, "words", true, "give the policies the embedded recogniser's partials (pocketsphinx); false: audio only")
 	fs.IntVar(&f.lagMs, "asr-lag-ms", 50, "time from the audio a partial has heard to its arrival at the detector, beyond the 200 ms cadence")
@@ -97,7 +97,7 @@ func runEOT(args []string, stdout, stderr io.Writer) error {
 	if f.json {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(rep)
+		return enc.Encode(rep.summary())
 	}
 	printEOT(stdout, rep)
 	return nil
@@ -196,6 +196,31 @@ type eotReport struct {
 	Weights        string      `json:"weights"`
 	Policies       []operating `json:"policies"`
 	all            map[string][]eotResult
+}
+
+// eotJSON is -json's output, exactly the issue's shape: the number of
+// decision points and per policy the four figures (rates as fractions,
+// null where no swept setting reaches the budget). The text table says
+// the rest.
+type eotJSON struct {
+	DecisionPoints int          `json:"decision_points"`
+	Policies       []policyJSON `json:"policies"`
+}
+
+type policyJSON struct {
+	Name   string   `json:"name"`
+	FCR300 *float64 `json:"fcr_300"`
+	FCR600 *float64 `json:"fcr_600"`
+	Lat5   *float64 `json:"latency_ms_at_5"`
+	Lat10  *float64 `json:"latency_ms_at_10"`
+}
+
+func (rep eotReport) summary() eotJSON {
+	out := eotJSON{DecisionPoints: rep.DecisionPoints, Policies: []policyJSON{}}
+	for _, op := range rep.Policies {
+		out.Policies = append(out.Policies, policyJSON{op.Name, op.FCR300, op.FCR600, op.Lat5, op.Lat10})
+	}
+	return out
 }
 
 // fixedGrid and the adaptive grid are the sweeps (ms; probabilities).

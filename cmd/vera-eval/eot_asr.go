@@ -69,7 +69,7 @@ func (r *recogniser) cached(pcm []int16) ([]partial, error) {
 		if json.Unmarshal(b, &cp) == nil {
 			out := make([]partial, len(cp))
 			for i, c := range cp {
-				out[i] = partial{c.At, c.Text}
+				out[i] = partial{c.At, c.Text, c.At - r.lag}
 			}
 			return out, nil
 		}
@@ -110,7 +110,7 @@ func (r *recogniser) partials(pcm []int16) ([]partial, error) {
 		since += audio.Frame20
 		if since >= partialEvery {
 			since = 0
-			out = append(out, partial{at: int64(k+audio.Frame20) + r.lag, text: d.Hypothesis()})
+			out = append(out, partial{at: int64(k+audio.Frame20) + r.lag, text: d.Hypothesis(), heard: int64(k + audio.Frame20)})
 		}
 	}
 	d.Abort()

@@ -38,8 +38,9 @@ const (
 // partial is a transcript that reaches the detector at sample time at (of
 // the clip, or of the stream once placed).
 type partial struct {
-	at   int64
-	text string
+	at    int64
+	text  string
+	heard int64 // the audio it has heard, up to this sample time (at − the lag)
 }
 
 // eotStream is one decision point, ready to play.
@@ -86,7 +87,7 @@ func buildStream(c *eotClip, p eotPoint, tone []int16, parts []partial, contextM
 	st.pcm = pcm
 	for _, pt := range parts {
 		if pt.at >= ctx && pt.at <= limit {
-			st.partials = append(st.partials, partial{pt.at + off, pt.text})
+			st.partials = append(st.partials, partial{pt.at + off, pt.text, pt.heard + off})
 		}
 	}
 	return st
@@ -125,7 +126,7 @@ func runStream(st *eotStream, tc turn.Config) (outcome, error) {
 	pi := 0
 	for k := int64(0); k+chunk <= int64(len(st.pcm)); k += chunk {
 		for pi < len(st.partials) && st.partials[pi].at <= k {
-			in.SetTranscript(st.partials[pi].text)
+			in.SetTranscriptHeard(st.partials[pi].text, st.partials[pi].heard)
 			pi++
 		}
 		if k <= st.s && st.s < k+chunk {

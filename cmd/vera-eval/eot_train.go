@@ -191,7 +191,7 @@ func streamSamples(st *eotStream, point int) ([]eotSample, error) {
 	emit := func(*turn.Event) {}
 	for k := int64(0); k+audio.Frame10 <= int64(len(st.pcm)); k += audio.Frame10 {
 		for pi < len(st.partials) && st.partials[pi].at <= k {
-			in.SetTranscript(st.partials[pi].text)
+			in.SetTranscriptHeard(st.partials[pi].text, st.partials[pi].heard)
 			pi++
 		}
 		in.Analyse(st.pcm[k:k+audio.Frame10], k, false, emit)

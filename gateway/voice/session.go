@@ -53,6 +53,7 @@ type voiceSession struct {
 	turnID     string
 	lastPart   string
 	partAt     int64
+	feedBase   int64          // sample time of the first audio the turn's recogniser was given
 	listenDone sync.WaitGroup // final-transcript goroutines, joined on close
 
 	// bargeMu guards the barge-in state: the media loop pauses and resumes,
@@ -271,9 +272,14 @@ func (s *voiceSession) onTurnEvent(ev *turn.Event) {
 		s.feed = newFeeder(s.ctx, s.deps.Listener, router.ListenRequest{Language: s.cfg.Language})
 		s.lastPart, s.partAt = "", ev.At
 		// The recogniser gets the speech from its padded start.
-		for _, f := range s.in.Prefix(s.in.Now() - ev.AudioStart) {
+		pre := s.in.Prefix(s.in.Now() - ev.AudioStart)
+		for _, f := range pre {
 			s.feed.write(f)
 		}
+		// The turn detector knows a recogniser is listening, and how far
+		// it has heard (see heard).
+		s.feedBase = s.in.Now() - int64(len(pre)*audio.Frame20)
+		s.in.SetTranscriptHeard("", s.feedBase)
 	case turn.OverlapSpeech:
 		s.log.Debug("voice: speech over playout", "turn", s.turnID, "at_ms", sampleMs(ev.At))
 		s.pauseForBargeIn(ev.At)
@@ -293,13 +299,13 @@ func (s *voiceSession) onTurnEvent(ev *turn.Event) {
 		s.turns[id] = &turnTiming{speechEnd: speechEnd}
 		s.playMu.Unlock()
 		s.listenDone.Add(1)
-		go s.finishTurn(id, fd, now)
+		go s.finishTurn(id, fd, now, ev.Overlapped)
 	}
 }
 
 // finishTurn waits for the final transcript off the media loop, then starts
 // the session turn. A turn with no words starts nothing.
-func (s *voiceSession) finishTurn(id string, fd *feeder, stopped time.Time) {
+func (s *voiceSession) finishTurn(id string, fd *feeder, stopped time.Time, overlapped bool) {
 	defer s.listenDone.Done()
 	ls, err := fd.result()
 	var tr router.Transcript
@@ -321,6 +327,10 @@ func (s *voiceSession) finishTurn(id string, fd *feeder, stopped time.Time) {
 		s.session().NothingHeard(id)
 		return
 	}
+	if overlapped && len(tr.Spotted) == 0 && s.backchannel(text) {
+		s.backchannelHeard(id)
+		return
+	}
 	s.playMu.Lock()
 	if tt := s.turns[id]; tt != nil {
 		tt.transcript = time.Now()
@@ -336,15 +346,36 @@ func (s *voiceSession) finishTurn(id string, fd *feeder, stopped time.Time) {
 // most every PartialEveryMs; words during a barge-in confirm it.
 func (s *voiceSession) maybePartial() {
 	now := s.in.Now()
-	if now-s.partAt < int64(s.cfg.PartialEveryMs)*16 {
+	every := int64(s.cfg.PartialEveryMs) * 16
+	if s.in.Turn().PauseWaitMs() > 0 {
+		every = min(every, pausePollMs*16) // the end-of-turn decision waits on these words
+	}
+	if now-s.partAt < every {
 		return
 	}
 	s.partAt = now
+	heard := s.heard()
 	p := strings.TrimSpace(s.feed.partial())
+	// The turn detector hears every poll, changed or not: a transcript
+	// that still ends on "and" well after the speech stopped says hold
+	// (the adaptive policy, and barge-in's backchannel or interruption).
+	s.in.SetTranscriptHeard(p, heard)
 	if p == "" || p == s.lastPart {
 		return
 	}
 	s.lastPart = p
 	s.session().Emit(event.TypeTranscriptPartial, event.Transcript{TurnID: s.turnID, Text: p})
-	s.confirmBargeIn()
+	if !s.backchannel(p) {
+		s.confirmBargeIn()
+	}
+}
+
+// pausePollMs is how often the recogniser is polled for the turn
+// detector while it weighs a pause.
+const pausePollMs = 100
+
+// heard is the sample time up to which the turn's recogniser has been
+// given audio (the frame in flight not counted).
+func (s *voiceSession) heard() int64 {
+	return s.feedBase + max(s.feed.written.Load()-1, 0)*audio.Frame20
 }

@@ -1,0 +1,137 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"image/png"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/veraneural/vera-gateway/audio/wavio"
+)
+
+// TestWordPointsAndRTTMPoints: the labels' decision points, by hand.
+func TestWordPointsAndRTTMPoints(t *testing.T) {
+	ms := func(v int64) int64 { return v * msSamples }
+	ws := []word{{ms(0), ms(300), "i"}, {ms(350), ms(700), "went"}, {ms(900), ms(1200), "home"}}
+	got := wordPoints(ws, ms(2000))
+	want := []eotPoint{{S: ms(700), E: ms(900)}, {S: ms(1200), E: ms(2000), End: true}}
+	if !slices.Equal(got, want) {
+		t.Fatalf("word points %+v, want %+v (the 50 ms gap is no point)", got, want)
+	}
+	ts := []rttmTurn{{ms(0), ms(1000), "A"}, {ms(1500), ms(2000), "A"}, {ms(2300), ms(3000), "B"}}
+	pts := rttmPoints(ts, make([]int16, ms(4000)))
+	var holds, ends int
+	for _, p := range pts {
+		if p.End {
+			ends++
+		} else {
+			holds++
+		}
+	}
+	// A→A gap: hold; A→B: end (another speaker follows); B to the clip's
+	// end: end. Digital silence has no quiet runs inside a turn to add.
+	if holds != 1 || ends != 2 || !pts[1].Next || pts[2].Next {
+		t.Fatalf("rttm points %+v: want 1 hold, 2 ends, the first followed by another speaker", pts)
+	}
+}
+
+// TestEOTCommandOnTinySet runs "vera-eval eot -json" on a two-point set
+// made from committed clips (a 700 ms mid-turn pause, then the end): the
+// JSON has exactly the shape, the rates are fractions, the Pareto
+// PNG decodes. The figures are recomputed, only checked for sanity.
+func TestEOTCommandOnTinySet(t *testing.T) {
+	a, err := wavio.ReadWAVFile(filepath.Join("..", "..", "testdata", "voice", "gohome.16k.wav"), 16000)
+	if err != nil {
+		t.Skipf("no committed clip: %v", err)
+	}
+	b, err := wavio.ReadWAVFile(filepath.Join("..", "..", "testdata", "voice", "lights.16k.wav"), 16000)
+	if err != nil {
+		t.Skipf("no committed clip: %v", err)
+	}
+	// Each clip has 300 ms of silence either side: the pause is 300 + 100
+	// + 300 ms, the end's silence 300 + 2000 ms.
+	pcm := append(append(append(append([]int16(nil), a...), make([]int16, 100*msSamples)...), b...), make([]int16, 2000*msSamples)...)
+	dir := t.TempDir()
+	if err := wavio.WriteWAVFile(filepath.Join(dir, "tiny.16k.wav"), 16000, pcm); err != nil {
+		t.Fatal(err)
+	}
+	la, lb := int64(len(a)/msSamples), int64(len(b)/msSamples)
+	labels := eotLabels{Language: "en", Points: []eotLabelPoint{
+		{StartMs: la - 300, EndMs: la + 100 + 300, Label: "hold"},
+		{StartMs: la + 100 + lb - 300, EndMs: int64(len(pcm) / msSamples), Label: "end"},
+	}}
+	raw, _ := json.Marshal(labels)
+	if err := os.WriteFile(filepath.Join(dir, "tiny.eot.json"), raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	img := filepath.Join(dir, "pareto.png")
+	var out, errOut bytes.Buffer
+	args := []string{"-json", "-words=false", "-asr-cache", "", "-context-ms", "1500", "-tail-ms", "3100", "-workers", "2", "-png", img, dir}
+	if err := runEOT(args, &out, &errOut); err != nil {
+		t.Fatalf("eot: %v\n%s", err, errOut.String())
+	}
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(out.Bytes(), &top); err != nil {
+		t.Fatalf("json: %v\n%s", err, out.String())
+	}
+	if len(top) != 2 || top["decision_points"] == nil || top["policies"] == nil {
+		t.Fatalf("top-level keys of %s: want exactly decision_points and policies", out.String())
+	}
+	var n int
+	var pols []map[string]*float64
+	var names []struct{ Name string }
+	if json.Unmarshal(top["decision_points"], &n) != nil || n != 2 {
+		t.Fatalf("decision_points %s, want 2", top["decision_points"])
+	}
+	if err := json.Unmarshal(top["policies"], &names); err != nil || len(names) != 2 || names[0].Name != "fixed" || names[1].Name != "adaptive" {
+		t.Fatalf("policies %s: want fixed (the baseline) then adaptive", top["policies"])
+	}
+	var rawPols []map[string]json.RawMessage
+	_ = json.Unmarshal(top["policies"], &rawPols)
+	for i, p := range rawPols {
+		keys := make([]string, 0, len(p))
+		for k := range p {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		if !slices.Equal(keys, []string{"fcr_300", "fcr_600", "latency_ms_at_10", "latency_ms_at_5", "name"}) {
+			t.Fatalf("policy %d keys %v", i, keys)
+		}
+		delete(p, "name")
+		m := map[string]*float64{}
+		for k, v := range p {
+			var f *float64
+			if err := json.Unmarshal(v, &f); err != nil {
+				t.Fatalf("policy %d %s = %s: not a number or null", i, k, v)
+			}
+			m[k] = f
+		}
+		pols = append(pols, m)
+	}
+	for i, p := range pols {
+		for _, k := range []string{"fcr_300", "fcr_600"} {
+			if v := p[k]; v != nil && (*v < 0 || *v > 1) {
+				t.Errorf("policy %d %s = %v: not a fraction", i, k, *v)
+			}
+		}
+		// One hold: a cutoff budget of 5 % means no cutoff at all. The
+		// fixed sweep's longest silence (3 s) waits the 700 ms pause out.
+		if v := p["latency_ms_at_5"]; i == 0 && (v == nil || *v < 700 || *v > 3100) {
+			t.Errorf("fixed latency at 5 %% = %v, want the first silence past the 700 ms pause", v)
+		}
+		if a, b := p["fcr_300"], p["fcr_600"]; a != nil && b != nil && *b > *a {
+			t.Errorf("policy %d: more cutoffs with 600 ms than with 300 ms (%v > %v)", i, *b, *a)
+		}
+	}
+	f, err := os.Open(img)
+	if err != nil {
+		t.Fatalf("no PNG: %v", err)
+	}
+	defer f.Close()
+	if _, err := png.Decode(f); err != nil {
+		t.Fatalf("PNG: %v", err)
+	}
+}
