@@ -49,6 +49,8 @@ func runEOTTrain(args []string, stdout, stderr io.Writer) error {
 	out := fs.String("out", "", "write the weights file here")
 	lambda := fs.Float64("lambda", 4, "L2 penalty on the weights' distance from the phonetic prior (not the bias)")
 	target := fs.Float64("target-fcr", 0.05, "the threshold is the fastest whose cutoff rate on the training points is at most this")
+	wordsPrior := fs.Bool("words-prior", true, "keep the word evidence at the lexicon's prior weights instead of fitting them (the training recogniser seldom hears the words: see the diagnostics)")
+	neutral := fs.Float64("neutral-ms", 0, "instead of -target-fcr: the threshold at which a pause with no evidence either way waits this long (e.g. 500, the fixed policy's silence)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -78,14 +80,31 @@ func runEOTTrain(args []string, stdout, stderr io.Writer) error {
 	if len(dropped) > 0 {
 		fmt.Fprintf(stderr, "fit: against their expected sign, kept at the prior: %s\n", strings.Join(dropped, ", "))
 	}
-	w, op, err := pickThreshold(train.streams, w, *target, f.workers)
-	if err != nil {
+	if *wordsPrior {
+		for _, j := range []int{turn.EvWordsHold, turn.EvWordsEnd, turn.EvWordsHoldEarly, turn.EvWordsEndEarly} {
+			w.W[j] = priorWeights[j]
+		}
+	}
+	var op eotResult
+	pick := fmt.Sprintf("-target-fcr %g", *target)
+	if *neutral > 0 {
+		w = tuned(w, *neutral, 1)
+		pick = fmt.Sprintf("-neutral-ms %g", *neutral)
+		rs, err := score(train.streams, []setting{{turn.PolicyAdaptive, pick, withWeights(w)}}, f.workers)
+		if err != nil {
+			return err
+		}
+		op = rs[0]
+	} else if w, op, err = pickThreshold(train.streams, w, *target, f.workers); err != nil {
 		return err
 	}
 	thr := w.Threshold
 	holds, ends := countPoints(train.streams)
-	w.About = fmt.Sprintf("vera-eval eot-train -split %s -lambda %g -target-fcr %g on %s (%d clips, %d holds, %d ends, %d samples; words %v; %s)",
-		f.split, *lambda, *target, describeSet(dir), len(train.clips), holds, ends, len(samples), train.words, espeakVersion())
+	if *wordsPrior {
+		pick += " -words-prior"
+	}
+	w.About = fmt.Sprintf("vera-eval eot-train -split %s -lambda %g %s on %s (%d clips, %d holds, %d ends, %d samples; words %v; %s)",
+		f.split, *lambda, pick, describeSet(dir), len(train.clips), holds, ends, len(samples), train.words, espeakVersion())
 	b, err := w.Marshal()
 	if err != nil {
 		return err
@@ -241,7 +260,7 @@ var expectedSign = [turn.NumEvidence]int{
 // evaluation set.
 var priorWeights = [turn.NumEvidence]float32{
 	turn.EvPitchFall: 0.5, turn.EvPitchMove: -0.5, turn.EvPitchEnd: -0.5, turn.EvEnergySlope: -0.3, turn.EvEnergyEnd: -0.5,
-	turn.EvTurnLength: 0.3, turn.EvWordsHold: -2, turn.EvWordsEnd: 1.5, turn.EvWordsHoldEarly: -0.7, turn.EvWordsEndEarly: 0.5, turn.EvSilence: 2,
+	turn.EvTurnLength: 0.3, turn.EvWordsHold: -3, turn.EvWordsEnd: 2, turn.EvWordsHoldEarly: -1, turn.EvWordsEndEarly: 1, turn.EvSilence: 2,
 }
 
 // fitSigned fits, then refits without the evidence whose weight came out
@@ -498,4 +517,11 @@ func printFirstSamples(w io.Writer, streams []eotStream, ss []eotSample) {
 		}
 		fmt.Fprintln(w)
 	}
+}
+
+// withWeights is the default turn config with weights w.
+func withWeights(w turn.Weights) turn.Config {
+	c := turn.DefaultConfig()
+	c.Weights = &w
+	return c
 }

@@ -374,8 +374,14 @@ func (s *voiceSession) maybePartial() {
 // detector while it weighs a pause.
 const pausePollMs = 100
 
-// heard is the sample time up to which the turn's recogniser has been
-// given audio (the frame in flight not counted).
+// recogniserCadence: the embedded recogniser (gateway/router's sphinx
+// stream) takes a new hypothesis every 200 ms of the audio it is given.
+const recogniserCadence = 16000 / 5
+
+// heard is the sample time up to which the turn's recogniser's partial
+// has heard: the audio given to it (the frame in flight not counted), down
+// to its last hypothesis.
 func (s *voiceSession) heard() int64 {
-	return s.feedBase + max(s.feed.written.Load()-1, 0)*audio.Frame20
+	given := max(s.feed.written.Load()-1, 0) * audio.Frame20
+	return s.feedBase + given/recogniserCadence*recogniserCadence
 }
