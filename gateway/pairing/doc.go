@@ -31,7 +31,6 @@
 //     another end user's session exactly as for tokens from
 //     POST /v1/client_tokens.
 //   - A pairing not refreshed for Config.RefreshIdleDays expires.
-//
 //   - In a cluster, codes, pairings and the per-address buckets are in
 //     Redis (RedisCodes, RedisStore, the cluster's RateLimiter): a code
 //     issued through one node is exchanged through any, its claim is one
