@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gorilla/mux"
@@ -63,6 +64,9 @@ type Cluster struct {
 	// puts carries their releases there (putLoop).
 	shares *gateway.Shares
 	puts   chan sharePut
+	// shareDirty: a count may not have reached Redis; the next heartbeat
+	// rewrites them all.
+	shareDirty atomic.Bool
 
 	// mu guards the fields below (and counts' creation).
 	mu       sync.Mutex
@@ -198,10 +202,11 @@ func (c *Cluster) beat() {
 		e.ExpiresMS = now.Add(c.ttl()).UnixMilli()
 		_ = c.put(ctx, pipe, e)
 	}
-	c.syncShares(ctx, pipe)
+	sharesDone := c.syncShares(ctx, pipe)
 	pipe.ZRemRangeByScore(ctx, nodesKey, "-inf", fmt.Sprint(now.Add(-10*c.ttl()).UnixMilli()))
 	count := pipe.ZCount(ctx, nodesKey, fmt.Sprint(now.Add(-c.ttl()).UnixMilli()), "+inf")
 	_, err := pipe.Exec(ctx)
+	sharesDone(err)
 	if err == nil {
 		if n, _ := claimed.Int(); n == 0 {
 			err = fmt.Errorf("%w: another process claimed %q while this one could not beat", ErrNodeIDTaken, c.cfg.NodeID)

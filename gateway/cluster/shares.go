@@ -13,9 +13,13 @@ import (
 // what it holds in one hash, vera:share:<node>#<instance>: a field per
 // holder (kind, partner[, end user]) whose value is "count:seq", seq the
 // node's change number (gateway.Shares). The hash lives two heartbeats and
-// every heartbeat rewrites it from the node's own counts, so a killed
-// node's holdings lapse within two heartbeats and a count lost on its way
-// (Redis briefly down during a hang-up) is right again one heartbeat later.
+// every heartbeat extends it, so a killed node's holdings lapse within two
+// heartbeats. A heartbeat rewrites it from the node's own counts only when
+// a count may have been lost on its way (a failed or dropped write: Redis
+// briefly down during a hang-up) or the hash itself was lost (lapsed while
+// Redis was unreachable, or a Redis restart without it), so the counts are
+// right again one heartbeat later, and a steady heartbeat costs one
+// PEXPIRE however many holders there are.
 // A node's hash is found through its node record's instance, so a node
 // restarted under the same id never inherits its predecessor's counts.
 
@@ -138,7 +142,11 @@ func (l *shareLedger) Take(seq uint64, hs []gateway.ShareHolding) (int, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), redisIOTimeout)
 	defer cancel()
 	args := append([]any{keyPrefix, c.cfg.NodeID}, shareArgs(seq, c.ttl().Milliseconds(), hs, true)...)
-	return shareTakeScript.Run(ctx, c.rdb, []string{nodesKey, shareKey(c.cfg.NodeID, c.instance)}, args...).Int()
+	n, err := shareTakeScript.Run(ctx, c.rdb, []string{nodesKey, shareKey(c.cfg.NodeID, c.instance)}, args...).Int()
+	if err != nil {
+		c.shareDirty.Store(true) // the script may have run, its reply lost
+	}
+	return n, err
 }
 
 // Put implements gateway.ShareLedger: queued, never blocking.
@@ -147,6 +155,7 @@ func (l *shareLedger) Put(seq uint64, hs []gateway.ShareHolding) {
 	select {
 	case c.puts <- sharePut{seq: seq, hs: hs}:
 	default:
+		c.shareDirty.Store(true)
 		c.met.redisErrors.WithLabelValues("share_queue_full").Inc()
 	}
 }
@@ -172,20 +181,53 @@ func (c *Cluster) putLoop() {
 			sharePutScript.Eval(ctx, pipe, []string{key}, shareArgs(p.seq, c.ttl().Milliseconds(), p.hs, false)...)
 		}
 		if _, err := pipe.Exec(ctx); err != nil {
+			c.shareDirty.Store(true)
 			c.log.Warn("cluster: share release not sent; the next heartbeat rewrites the counts", "err", err)
 		}
 		cancel()
 	}
 }
 
-// syncShares adds the heartbeat's rewrite of this node's counts to pipe.
-func (c *Cluster) syncShares(ctx context.Context, pipe redis.Pipeliner) {
+// syncShares adds the heartbeat's part for the fair shares to pipe: the
+// hash's new expiry, or the full rewrite of this node's counts when one may
+// have been lost. after takes the pipeline's result.
+func (c *Cluster) syncShares(ctx context.Context, pipe redis.Pipeliner) (after func(error)) {
 	c.mu.Lock()
 	s := c.shares
 	c.mu.Unlock()
 	if s == nil {
+		return func(error) {}
+	}
+	key := shareKey(c.cfg.NodeID, c.instance)
+	if c.shareDirty.Swap(false) {
+		seq, hs := s.Holdings()
+		shareSyncScript.Eval(ctx, pipe, []string{key}, shareArgs(seq, c.ttl().Milliseconds(), hs, false)...)
+		return func(err error) {
+			if err != nil {
+				c.shareDirty.Store(true)
+			}
+		}
+	}
+	extended := pipe.PExpire(ctx, key, c.ttl())
+	return func(err error) {
+		switch {
+		case err != nil:
+			c.shareDirty.Store(true)
+		case !extended.Val():
+			c.resyncShares(s, key) // no hash: right if this node holds nothing
+		}
+	}
+}
+
+// resyncShares rewrites this node's counts at once, when it holds any.
+func (c *Cluster) resyncShares(s *gateway.Shares, key string) {
+	seq, hs := s.Holdings()
+	if len(hs) == 0 {
 		return
 	}
-	seq, hs := s.Holdings()
-	shareSyncScript.Eval(ctx, pipe, []string{shareKey(c.cfg.NodeID, c.instance)}, shareArgs(seq, c.ttl().Milliseconds(), hs, false)...)
+	ctx, cancel := context.WithTimeout(context.Background(), redisIOTimeout)
+	defer cancel()
+	if err := shareSyncScript.Run(ctx, c.rdb, []string{key}, shareArgs(seq, c.ttl().Milliseconds(), hs, false)...).Err(); err != nil {
+		c.shareDirty.Store(true)
+	}
 }
