@@ -166,7 +166,7 @@ func TestBrowserCrisisCardOnHUD(t *testing.T) {
 		srv.Close()
 		_ = mgr.Close(ctx)
 	})
-	browser := startChromium(t, bin, profile, srv.URL+"/?e2e=1&mic=1&region=US&snap=/e2e/snap&report=/e2e/report")
+	browser := fixtures.StartChromium(t, bin, profile, srv.URL+"/?e2e=1&mic=1&region=US&snap=/e2e/snap&report=/e2e/report")
 
 	var rep report
 	select {
