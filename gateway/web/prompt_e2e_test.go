@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,11 +13,10 @@ import (
 	"time"
 
 	"github.com/veraneural/vera-gateway/fixtures"
-	"github.com/veraneural/vera-gateway/gateway/chat"
 	"github.com/veraneural/vera-gateway/gateway/clock/clocktest"
+	"github.com/veraneural/vera-gateway/gateway/gatewaytest"
 	"github.com/veraneural/vera-gateway/gateway/session"
 	"github.com/veraneural/vera-gateway/gateway/web"
-	"github.com/veraneural/vera-gateway/glasses"
 )
 
 // remindCompanion proposes a reminder for every "remind me to …" message
@@ -116,39 +114,15 @@ func TestBrowserActionPrompt(t *testing.T) {
 	if bin == "" {
 		t.Skip("chromium is not installed (CI installs it via .ci/deps.sh)")
 	}
-	ls, err := session.NewLocalSafety("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	gl, err := session.NewGlassesLayout(glasses.DefaultConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
 	rec := &actionRecorder{}
 	// Session timers (action expiry, answer windows, ack timeouts) run on
 	// a fake clock: they fire only when the test advances it.
 	clock := clocktest.NewClock(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))
-	mgr, err := session.NewManager(session.DefaultConfig(), session.Deps{Converser: &remindCompanion{}, Safety: ls, Layout: gl,
-		Actions: rec, Clock: clock})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ch, err := chat.New(chat.DefaultConfig(), mgr, devAuth, chat.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	mux := http.NewServeMux()
-	mux.Handle("/v1/chat", ch)
-	mux.Handle("/", web.Handler())
-	srv := httptest.NewServer(mux)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		defer cancel()
-		_ = ch.Close(ctx)
-		srv.Close()
-		_ = mgr.Close(ctx)
-	})
-	browser := fixtures.StartChromium(t, bin, t.TempDir(), srv.URL+"/?region=US&prompt-test=1")
+	st := gatewaytest.NewStack(t, gatewaytest.Options{Converser: &remindCompanion{},
+		Deps: func(d *session.Deps) { d.Actions, d.Clock = rec, clock },
+		Chat: true, ChatAuth: devAuth,
+		Mux: func(mux *http.ServeMux) { mux.Handle("/", web.Handler()) }})
+	browser := fixtures.StartChromium(t, bin, t.TempDir(), st.Server.URL+"/?region=US&prompt-test=1")
 	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
 	defer cancel()
 	page, err := browser.DialPage(ctx, "prompt-test=1")
@@ -245,19 +219,19 @@ func TestBrowserActionPrompt(t *testing.T) {
 		must(page.Eval(ctx, fmt.Sprintf(`(() => { const p = document.getElementById('profile'); p.value = %q;
 			p.dispatchEvent(new Event('change')); return true; })()`, dev), nil))
 		must(page.WaitFor(ctx, fmt.Sprintf(`!__vera.renegotiating && __vera.device === %q && /^Connected · /.test(document.getElementById('status').textContent)`, dev), "switched to "+dev))
-		var st string
-		must(page.Eval(ctx, `document.getElementById('status').textContent + ' ' + __vera.sessionId`, &st))
-		if strings.Contains(st, "reconnected") || strings.Contains(st, "resumed") || !strings.HasSuffix(st, " "+sid) {
-			t.Errorf("after switching to %s: %q", dev, st)
+		var status string
+		must(page.Eval(ctx, `document.getElementById('status').textContent + ' ' + __vera.sessionId`, &status))
+		if strings.Contains(status, "reconnected") || strings.Contains(status, "resumed") || !strings.HasSuffix(status, " "+sid) {
+			t.Errorf("after switching to %s: %q", dev, status)
 		}
-		if s, ok := mgr.Get(sid); !ok || s.Profile().ID != dev {
+		if s, ok := st.Sessions.Get(sid); !ok || s.Profile().ID != dev {
 			t.Errorf("session profile after switching to %s", dev)
 		}
 	}
 
 	// Titles: an automatic name shows in the header and the window title;
 	// the person's own rename (a small button, then Enter) wins.
-	if got := mgr.SetTitle(sid, "Calling Sam later"); got != session.TitleSet {
+	if got := st.Sessions.SetTitle(sid, "Calling Sam later"); got != session.TitleSet {
 		t.Fatalf("SetTitle: %s", got)
 	}
 	must(page.WaitFor(ctx, `document.title === 'Calling Sam later · VERA'`, "auto title"))
@@ -278,7 +252,7 @@ func TestBrowserActionPrompt(t *testing.T) {
 	if formShown {
 		t.Errorf("the rename form stays on screen after Save")
 	}
-	if s, ok := mgr.Get(sid); !ok || s.Title() != "Errands" {
+	if s, ok := st.Sessions.Get(sid); !ok || s.Title() != "Errands" {
 		t.Errorf("session title after rename: %v", s)
 	}
 
