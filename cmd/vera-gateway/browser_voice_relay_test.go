@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"os"
 	"testing"
 	"time"
 
@@ -25,12 +24,8 @@ func TestBrowserVoiceRelay(t *testing.T) {
 	if fixtures.TURNServerPath() == "" {
 		t.Skip("turnserver not installed (Debian package coturn; .ci/deps.sh installs it on the test path)")
 	}
-	if os.Getenv(netnsEnv) == "" {
-		if unshare, ok := loopbackNamespace(); ok {
-			rerunInNamespace(t, unshare)
-			return
-		}
-		t.Log("no private network namespace (needs root and unshare): running on the host's loopback")
+	if fixtures.InLoopbackNamespace(t, "TestBrowserVoiceRelay") {
+		return
 	}
 	const secret = "browser-relay-static-auth-secret-0123456789"
 	runBrowserVoice(t, bin, micFile(t), browserVoiceRun{
