@@ -1,7 +1,6 @@
 package voice
 
 import (
-	"context"
 	"encoding/json"
 	"testing"
 	"time"
@@ -113,35 +112,5 @@ func TestAdaptiveQuestionAnsweredSooner(t *testing.T) {
 	if replied[turn.PolicyAdaptive] >= replied[turn.PolicyFixed] {
 		t.Errorf("adaptive's first reply text came %v after the speech started, fixed's %v: want adaptive sooner",
 			replied[turn.PolicyAdaptive], replied[turn.PolicyFixed])
-	}
-}
-
-// TestHelloPatienceWidensWaits: hello.patience 3 triples the fixed
-// policy's 500 ms, so "I went to the store and", 1 s, "I bought some
-// bread" stays one turn; without it (same audio, same run) it is two.
-func TestHelloPatienceWidensWaits(t *testing.T) {
-	a := concat(t, fixture(t, "and_store.16k.wav"), fixtures.Silence(16000, 400*time.Millisecond),
-		fixture(t, "and_bread.16k.wav"), fixtures.Silence(16000, 3*time.Second))
-	s := encode(t, a)
-	st := newStack(t, stackOptions{cfg: policyConfig(turn.PolicyFixed), freshRouter: true})
-	turns := map[string]int{}
-	for name, hello := range map[string]string{
-		"patience 3":  `{"type":"hello","device":"meta-rayban-display","patience":3}`,
-		"no patience": `{"type":"hello","device":"meta-rayban-display"}`,
-	} {
-		ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
-		res, err := fixtures.Run(ctx, fixtures.Scenario{
-			Client: fixtures.ClientOptions{URL: st.URL, LoopbackOnly: true, Device: "meta-rayban-display"},
-			Stream: s, Complete: turnsSettled, Hello: []byte(hello),
-		})
-		cancel()
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		turns[name] = len(ofType(res.Events, "input.speech_stopped"))
-		t.Logf("%s: %d turns, transcripts %q", name, turns[name], transcripts(t, res.Events))
-	}
-	if turns["patience 3"] != 1 || turns["no patience"] != 2 {
-		t.Errorf("turns %v: want one with patience 3 (1.5 s wait), two without (500 ms)", turns)
 	}
 }
