@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -48,16 +47,13 @@ type voiceSession struct {
 	echo *echoTap
 
 	// Owned by the media loop.
-	echoSeen int     // in.EchoRuns already counted
-	feed     *feeder // the turn in progress
-	turnN    int
-	turnID   string
-	lastPart string
-	partAt   int64
-	feedBase int64 // sample time of the first audio the turn's recogniser was given
-	// patience is the latest hello's patience (float32 bits) for the media
-	// loop to hand the turn detector; 0: none pending.
-	patience   atomic.Uint32
+	echoSeen   int     // in.EchoRuns already counted
+	feed       *feeder // the turn in progress
+	turnN      int
+	turnID     string
+	lastPart   string
+	partAt     int64
+	feedBase   int64          // sample time of the first audio the turn's recogniser was given
 	listenDone sync.WaitGroup // final-transcript goroutines, joined on close
 
 	// bargeMu guards the barge-in state: the media loop pauses and resumes,
@@ -100,13 +96,9 @@ func (s *voiceSession) OnRTP(p rtc.Packet) {
 func (s *voiceSession) OnEvent(data []byte) {
 	s.rec.eventIn(data)
 	if ev, err := event.Decode(data); err == nil {
-		if h, ok := ev.(*event.Hello); ok {
-			// hello.patience widens the end-of-turn waits (absent: 1).
-			s.patience.Store(math.Float32bits(float32(max(h.Patience, 1))))
-			if h.ResumeToken != "" {
-				s.resume(h)
-				return
-			}
+		if h, ok := ev.(*event.Hello); ok && h.ResumeToken != "" {
+			s.resume(h)
+			return
 		}
 	}
 	// Errors are reported to the client by the session.
@@ -256,9 +248,6 @@ func (s *voiceSession) frame(at int64) {
 	if err != nil {
 		s.log.Warn("voice: jitter pull", "err", err)
 		return
-	}
-	if p := s.patience.Swap(0); p != 0 {
-		s.in.SetPatience(math.Float32frombits(p))
 	}
 	s.in.Analyse(pcm, at, s.conn.Sender().Active(), s.onTurnEvent)
 	if n := s.in.EchoRuns(); n > s.echoSeen {
