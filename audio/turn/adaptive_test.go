@@ -71,7 +71,7 @@ func feedTurn(t *testing.T, cfg Config, hz0, hz1 float32, words string) int {
 // The adaptive wait follows the evidence and stays inside
 // [silence_duration_ms, max_silence_ms]; the fixed one does not move.
 func TestAdaptiveWaitFollowsEvidence(t *testing.T) {
-	cfg := DefaultConfig()
+	cfg := AdaptiveConfig()
 	fall := feedTurn(t, cfg, 140, 100, "")
 	rise := feedTurn(t, cfg, 110, 150, "")
 	if !(rise > fall) {
@@ -114,7 +114,7 @@ func TestAdaptiveWaitFollowsEvidence(t *testing.T) {
 // max_silence_ms; once they come, the wait is what they say. Without a
 // recogniser the policy does not wait for words.
 func TestAdaptiveWaitsForLaggingWords(t *testing.T) {
-	cfg := DefaultConfig()
+	cfg := AdaptiveConfig()
 	run := func(lagFrames int, words string) int {
 		d, err := New(cfg)
 		if err != nil {
@@ -188,7 +188,7 @@ func TestPatienceWidensWaits(t *testing.T) {
 	if got := d.MaxWaitMs(); got != fixed.SilenceDurationMs {
 		t.Fatalf("patience NaN: max wait %d ms, want %d", got, fixed.SilenceDurationMs)
 	}
-	cfg := DefaultConfig()
+	cfg := AdaptiveConfig()
 	base := feedTurn(t, cfg, 140, 100, "")
 	d2, _ := New(cfg)
 	d2.SetPatience(1.5)
@@ -248,7 +248,7 @@ func TestAdaptiveConfigValidate(t *testing.T) {
 		"weights":        func(c *Config) { w := DefaultWeights(); w.W[EvSilence] = -1; c.Weights = &w },
 	}
 	for key, f := range cases {
-		c := DefaultConfig()
+		c := AdaptiveConfig()
 		f(&c)
 		err := c.Validate()
 		if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "turn."+key) {
@@ -290,7 +290,7 @@ func TestDefaultWeights(t *testing.T) {
 
 // Frames and decisions allocate nothing, the transcript included.
 func TestAdaptiveNoAllocs(t *testing.T) {
-	d, err := New(DefaultConfig())
+	d, err := New(AdaptiveConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -332,7 +332,7 @@ func TestAdaptiveNoAllocs(t *testing.T) {
 func BenchmarkAdaptiveFrame(b *testing.B) {
 	for _, pol := range []string{PolicyFixed, PolicyAdaptive} {
 		b.Run(pol, func(b *testing.B) {
-			cfg := DefaultConfig()
+			cfg := AdaptiveConfig()
 			cfg.Policy = pol
 			d, _ := New(cfg)
 			frame := make([]int16, vad.FrameSamples)
@@ -383,7 +383,7 @@ func reportCPU(b *testing.B, start time.Duration) {
 // of the speech before it, the evidence and the wait (what the detector
 // does on the first silent frame after speech), plus a transcript update.
 func BenchmarkAdaptiveDecision(b *testing.B) {
-	d, _ := New(DefaultConfig())
+	d, _ := New(AdaptiveConfig())
 	frame := make([]int16, vad.FrameSamples)
 	var f vad.Features
 	for i := range 200 {

@@ -14,7 +14,7 @@ import (
 // overlapping speech's start in ms.
 func overlapRun(t *testing.T, ms int, lv float32, text string, wordsAt int) (evs []Event, rel func(Event) int) {
 	t.Helper()
-	d, err := New(DefaultConfig())
+	d, err := New(AdaptiveConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +69,7 @@ func find(evs []Event, typ EventType) (Event, bool) {
 }
 
 func TestBargeInBackchannelOrInterruption(t *testing.T) {
-	cfg := DefaultConfig()
+	cfg := AdaptiveConfig()
 	cases := []struct {
 		name      string
 		ms        int
@@ -112,7 +112,7 @@ func TestBargeInBackchannelOrInterruption(t *testing.T) {
 // Without the assistant speaking there are no overlap events, and turns
 // are not marked as overlapped.
 func TestNoOverlapWithoutAssistant(t *testing.T) {
-	d, _ := New(DefaultConfig())
+	d, _ := New(AdaptiveConfig())
 	frame := make([]int16, vad.FrameSamples)
 	var f vad.Features
 	for i := range 400 {

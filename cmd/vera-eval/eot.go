@@ -262,7 +262,7 @@ func neutralOf(w turn.Weights) float64 {
 func sweepSettings(w turn.Weights, only string) (fixed, adaptive []setting) {
 	if only == "" || only == turn.PolicyFixed {
 		for _, ms := range fixedGrid {
-			c := turn.DefaultConfig()
+			c := turn.AdaptiveConfig()
 			c.Policy, c.SilenceDurationMs, c.MaxSilenceMs = turn.PolicyFixed, ms, max(ms, c.MaxSilenceMs)
 			fixed = append(fixed, setting{turn.PolicyFixed, fmt.Sprintf("silence=%d", ms), c})
 		}
@@ -272,7 +272,7 @@ func sweepSettings(w turn.Weights, only string) (fixed, adaptive []setting) {
 			for _, hi := range maxWaitGrid {
 				for _, g := range gainGrid {
 					for _, n := range neutralGrid {
-						c := turn.DefaultConfig()
+						c := turn.AdaptiveConfig()
 						ww := tuned(w, n, g)
 						c.SilenceDurationMs, c.MaxSilenceMs, c.Weights = lo, hi, &ww
 						adaptive = append(adaptive, setting{turn.PolicyAdaptive, fmt.Sprintf("neutral=%g gain=%g min=%d max=%d", n, g, lo, hi), c})
@@ -289,7 +289,7 @@ func defaultSetting(policy string, w turn.Weights) setting {
 	if policy == turn.PolicyFixed {
 		return setting{policy, "silence=500 (fixed default)", turn.FixedConfig()}
 	}
-	c := turn.DefaultConfig()
+	c := turn.AdaptiveConfig()
 	ww := w
 	c.Weights = &ww
 	return setting{policy, fmt.Sprintf("neutral=%.0f threshold=%.3g min=%d max=%d (default)", neutralOf(w), w.Threshold, c.SilenceDurationMs, c.MaxSilenceMs), c}

@@ -155,7 +155,7 @@ func espeakVersion() string {
 
 // observeConfig never ends a turn before 3 s: the pauses play out whole.
 func observeConfig() turn.Config {
-	c := turn.DefaultConfig()
+	c := turn.AdaptiveConfig()
 	w := turn.Weights{Bias: -100, Threshold: 0.5}
 	w.W[turn.EvSilence] = 0.01
 	c.MaxSilenceMs, c.Weights = 3000, &w
@@ -418,7 +418,7 @@ func pickThreshold(streams []eotStream, w turn.Weights, target float64, workers 
 	var ws []turn.Weights
 	for _, g := range gainGrid {
 		for _, n := range neutralGrid {
-			c := turn.DefaultConfig()
+			c := turn.AdaptiveConfig()
 			ww := tuned(w, n, g)
 			c.Weights = &ww
 			sets = append(sets, setting{turn.PolicyAdaptive, fmt.Sprint(n, g), c})
@@ -521,7 +521,7 @@ func printFirstSamples(w io.Writer, streams []eotStream, ss []eotSample) {
 
 // withWeights is the default turn config with weights w.
 func withWeights(w turn.Weights) turn.Config {
-	c := turn.DefaultConfig()
+	c := turn.AdaptiveConfig()
 	c.Weights = &w
 	return c
 }

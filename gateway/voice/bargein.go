@@ -38,8 +38,7 @@ func (s *voiceSession) pauseForBargeIn(at int64) {
 // transcribe).
 func (s *voiceSession) checkBargeIn() {
 	s.bargeMu.Lock()
-	resume := s.pausedAt >= 0 && s.in.Now()-s.pausedAt >= int64(s.cfg.ResumeAfterMs)*16 &&
-		(s.lastPart == "" || s.backchannel(s.lastPart))
+	resume := s.pausedAt >= 0 && s.in.Now()-s.pausedAt >= int64(s.cfg.ResumeAfterMs)*16 && s.lastPart == ""
 	if resume {
 		s.pausedAt, s.bargeTurn = -1, ""
 	}
@@ -96,19 +95,3 @@ func (s *voiceSession) cancelTurn(id string) {
 // backchannel reports whether text is only listening words ("mm-hm",
 // "yeah", "right"; turn.IsBackchannel in the session's language).
 func (s *voiceSession) backchannel(text string) bool { return turn.IsBackchannel(s.cfg.Language, text) }
-
-// backchannelHeard: a turn said over VERA's voice was only a backchannel.
-// It is listening, not a new turn: nothing is answered, and a reply the
-// speech paused goes on.
-func (s *voiceSession) backchannelHeard(id string) {
-	s.bargeMu.Lock()
-	resume := s.pausedAt >= 0
-	s.pausedAt, s.bargeTurn = -1, ""
-	s.bargeMu.Unlock()
-	if resume {
-		s.conn.Sender().Resume()
-		s.m.BargeIns.WithLabelValues("resumed").Inc()
-	}
-	s.m.BargeIns.WithLabelValues("backchannel").Inc()
-	s.log.Debug("voice: backchannel over playout", "turn", id)
-}

@@ -16,7 +16,7 @@ func policyConfig(p string) *Config {
 	if p == turn.PolicyFixed {
 		c.Turn = turn.FixedConfig()
 	} else {
-		c.Turn = turn.DefaultConfig()
+		c.Turn = turn.AdaptiveConfig()
 	}
 	return &c
 }

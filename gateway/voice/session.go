@@ -299,13 +299,13 @@ func (s *voiceSession) onTurnEvent(ev *turn.Event) {
 		s.turns[id] = &turnTiming{speechEnd: speechEnd}
 		s.playMu.Unlock()
 		s.listenDone.Add(1)
-		go s.finishTurn(id, fd, now, ev.Overlapped)
+		go s.finishTurn(id, fd, now)
 	}
 }
 
 // finishTurn waits for the final transcript off the media loop, then starts
 // the session turn. A turn with no words starts nothing.
-func (s *voiceSession) finishTurn(id string, fd *feeder, stopped time.Time, overlapped bool) {
+func (s *voiceSession) finishTurn(id string, fd *feeder, stopped time.Time) {
 	defer s.listenDone.Done()
 	ls, err := fd.result()
 	var tr router.Transcript
@@ -325,10 +325,6 @@ func (s *voiceSession) finishTurn(id string, fd *feeder, stopped time.Time, over
 	text := strings.TrimSpace(tr.Text)
 	if text == "" && len(tr.Spotted) == 0 {
 		s.session().NothingHeard(id)
-		return
-	}
-	if overlapped && len(tr.Spotted) == 0 && s.backchannel(text) {
-		s.backchannelHeard(id)
 		return
 	}
 	s.playMu.Lock()
