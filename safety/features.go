@@ -185,7 +185,8 @@ var contextSet, _ = conceptSet("fiction|news|idiom")
 
 // everydaySet: words of an ordinary activity or a mild mood ("early
 // tomorrow", "camping", "a bit lonely"): the rules alone show no card.
-var everydaySet, _ = conceptSet("benign|mundane|temporary|wakeother|treat|routine|mild|safe|code|cook|sport|recovery")
+var everydaySet, _ = conceptSet("benign|mundane|temporary|wakeother|treat|routine|mild|safe|code|cook|sport|recovery|" +
+	"safekeep|illness|seeyou|howtohelp")
 
 // riskSet: the concepts of danger. The model alone may not raise an
 // utterance with none of them ("i think i'm coming down with a cold"):
@@ -195,7 +196,9 @@ var riskSet, _ = conceptSet("die|kill|suicide|selfharm|cutword|selfkill|otherkil
 	"follow|followme|victim|touch|bruises|locked|hidingplace|eat|substance|control|grief|attempt|farewell|goodbye|gone|" +
 	"end|life|sleep|nowake|wake|betterdead|deathgood|hopedie|notworth|neverborn|indifferent|keepinghere|toomuch|" +
 	"lethal|painful|way|tall|into|infront|crash|breathe|enclosed|gather|rehearse|giveaway|care|after|final|resolve|" +
-	"knowhow|do|fear|help|unreachable|breakin|outside|neck|body|platform|balcony|water|tracks")
+	"knowhow|do|fear|help|unreachable|breakin|outside|neck|body|platform|balcony|water|tracks|" +
+	"rehome|pretext|unnoticed|symptom|unlit|unconscious|secret|expose|intrude|thenight|noburden|burdenp|hopelessp|" +
+	"edbehav|lossctl|hospital|lastfelt|cantlive|shouldbeme|joinlost|plan|ruin|survived|acquire|scout|distressp|blackout|relapse|neglect|missme|noexist|allineed|whyidid|over|stored")
 
 // personalSet: words that tie an utterance to the speaker or someone they
 // know; a third-party rule match without them is narration ("the old man

@@ -93,7 +93,11 @@ var leet = map[rune]rune{'0': 'o', '1': 'i', '3': 'e', '4': 'a', '5': 's', '7': 
 
 // normalize returns the token form of s (see the comment above). dst is
 // reused when it has capacity.
-func normalize(s string, dst []string) []string {
+func normalize(s string, dst []string) []string { return normalizeAs(s, dst, false) }
+
+// normalizeAs is normalize, reading s as German when german is set (the
+// concept table's German entries: "im krankenhaus" is not "i am …").
+func normalizeAs(s string, dst []string, german bool) []string {
 	var b strings.Builder
 	b.Grow(len(s) + 8)
 	for _, r := range s {
@@ -117,7 +121,7 @@ func normalize(s string, dst []string) []string {
 	}
 	raw := strings.Fields(b.String())
 	toks := dst[:0]
-	german := germanish(raw)
+	german = german || germanish(raw)
 	for _, t := range raw {
 		if t == clauseMark {
 			if len(toks) > 0 && toks[len(toks)-1] != clauseMark {

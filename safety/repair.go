@@ -43,7 +43,7 @@ ce cette ces qui que quoi dans sur sous avec pour par chez tout tous toute toute
 	"de": `der die das den dem des ein eine einen einem einer und oder aber wenn nicht kein keine ich du er
 alles nichts viel immer nie gut
 sie es wir ihr mich mir dich dir sich mein meine dein deine sein seine ist bin bist sind war hat
-habe hast haben wird werde kann muss soll will zu mit auf in an von bei nach aus fur uber unter
+habe hast haben hatte hatten ware waren wurde wurden konnte konnten mochte wird werde kann muss soll will zu mit auf in an von bei nach aus fur uber unter
 auch noch schon nur sehr so wie was wer wo wann warum dass heute morgen gestern jetzt hier da`,
 }
 
@@ -255,6 +255,10 @@ func joinPieces(toks, out []string, known *vocab) []string {
 		// three ("brin gen" after "um") or joined twice ("selb st mord")
 		// comes back whole.
 		for i+1 < len(toks) {
+			if i+2 < len(toks) && isKnownWord(t, known) && !isKnownWord(toks[i+1], known) &&
+				betterNext(t, toks[i+1], toks[i+2], known) {
+				break // "the re ason": "re" + "ason" is the word, not "the" + "re"
+			}
 			w := joinNext(t, toks[i+1], known)
 			if w == "" && i+2 < len(toks) && (!isKnownWord(t, known) || !isKnownWord(toks[i+1], known)) {
 				// three pieces: "um bri ngen"
@@ -274,11 +278,26 @@ func joinPieces(toks, out []string, known *vocab) []string {
 		}
 		if exp, ok := contractions[t]; ok && t != toks[i] {
 			out = append(out, exp...) // "killmy" + "self"
+		} else if fillers[t] && t != toks[i] && t != "um" && t != "er" && t != "so" {
+			// dropped, as normalize drops it: "real ly" → "really" → ""
 		} else {
 			out = append(out, t)
 		}
 	}
 	return out
+}
+
+// betterNext: for the pieces a b c, joining b and c gives a longer content
+// word than joining a and b, and a b c is no word ("the re ason" is "the
+// reason", but "um bri ngen" is "umbringen" and "par don de" is "pardon
+// de").
+func betterNext(a, b, c string, known *vocab) bool {
+	w2 := joined(b, c, known)
+	if w2 == "" || functionWordSet[w2] || joinNext(a, b+c, known) != "" {
+		return false
+	}
+	w1 := joinNext(a, b, known)
+	return w1 == "" || len(w2) > len(w1)
 }
 
 // joinNext is joined(a, b) when the pair is worth trying: one of them is
@@ -357,7 +376,7 @@ func segment(t string, out []string, known *vocab, lang string) ([]string, bool)
 	for c := k - 1; c >= 0; c-- {
 		w := t[start:cuts[c]]
 		switch exp, ok := contractions[w]; {
-		case ok:
+		case ok && !(w == "im" && lang == "de"): // German "im" is "in dem"
 			out = append(out, exp...) // "wanna" → "want to"
 		case fillers[w] && w != "um" && w != "er" && w != "so":
 			// dropped, as normalize drops it: "justtake" → "take" (not
@@ -524,6 +543,9 @@ func pieceCost(w string, known *vocab, lang string) int {
 	}
 	if len(w) <= 2 {
 		c += 3
+	}
+	if len(w) == 1 {
+		c += 2 // "yano" is "ya no" before it is "y ano"
 	}
 	if ls := functionLang[w]; ls != nil && lang != "-" && !ls[lang] && !(w == "die" && lang == "en") {
 		c += 10 // ("die" is the German article and the English verb)
