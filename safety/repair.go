@@ -35,16 +35,19 @@ you your yours he she they we us our ours him her his their them my me mine i im
 	"es": `el la los las un una unos unas de del al a en con por para que y o pero si no mi mis tu tus su sus
 todo toda todos todas nada demasiado mucho mucha poco siempre nunca aqui ahora bien mal
 es son esta estoy estas estan era fue ser estar hay tengo tiene tienen hace muy mas menos ya
-lo le les me te se nos yo ella ellos nosotros como cuando donde porque todo nada algo alguien nadie`,
+lo le les me te se nos yo ella ellos nosotros he has ha hemos han
+voy vas va vamos van al como cuando donde porque todo nada algo alguien nadie`,
 	"fr": `le la les un une des du de au aux et ou mais si ne pas plus je tu il elle nous vous ils elles
 en y a on ca ici la tout rien trop beaucoup toujours jamais maintenant bien mal
 moi toi lui mon ma mes ton ta tes son sa ses est suis es sont ai as avons avez ont fait faire
-ce cette ces qui que quoi dans sur sous avec pour par chez tout tous toute toutes rien quelque`,
+ce cette ces qui que quoi dans sur sous avec pour par chez tout tous toute toutes rien quelque
+me te se va vais vas vont lui leur leurs o`,
 	"de": `der die das den dem des ein eine einen einem einer und oder aber wenn nicht kein keine ich du er
 alles nichts viel immer nie gut
 sie es wir ihr mich mir dich dir sich mein meine dein deine sein seine ist bin bist sind war hat
 habe hast haben hatte hatten ware waren wurde wurden konnte konnten mochte wird werde kann muss soll will zu mit auf in an von bei nach aus fur uber unter
-auch noch schon nur sehr so wie was wer wo wann warum dass heute morgen gestern jetzt hier da`,
+auch noch schon nur sehr so wie was wer wo wann warum dass heute morgen gestern jetzt hier da
+dich dir uns euch ihn ihm im am um`,
 }
 
 var repairVocab, fuzzyIndex = buildRepairVocab()
@@ -372,6 +375,12 @@ func segment(t string, out []string, known *vocab, lang string) ([]string, bool)
 		cuts[k] = i
 		k++
 	}
+	if n <= 5 && lang != "-" && foreignPiece(t, cuts[:k], lang) {
+		// A short word is more likely an unknown word of the utterance's
+		// language than pieces from another: Spanish "miro" is not German
+		// "mir" + "o", nor "gasto" English "gas" + "to".
+		return out, false
+	}
 	start := 0
 	for c := k - 1; c >= 0; c-- {
 		w := t[start:cuts[c]]
@@ -531,6 +540,26 @@ var squashedVocab = func() map[string]bool {
 // two letters costs a little more ("the sea", not "these a"); a function
 // word of another language than the utterance's much more ("on the", not
 // "ont he").
+// foreignPiece: t would be cut into a content word and function words of
+// another language than lang only ("gasto" is not "gas" + English "to";
+// "die" is English as well).
+func foreignPiece(t string, cuts []int, lang string) bool {
+	start, foreign, content := 0, false, false
+	for c := len(cuts) - 1; c >= 0; c-- {
+		w := t[start:cuts[c]]
+		switch ls := functionLang[w]; {
+		case ls == nil:
+			content = true
+		case ls[lang] || w == "die" && lang == "en":
+			return false
+		default:
+			foreign = true
+		}
+		start = cuts[c]
+	}
+	return foreign && content
+}
+
 func pieceCost(w string, known *vocab, lang string) int {
 	c := 10 + 9
 	switch n := known.count(w); {
@@ -549,6 +578,8 @@ func pieceCost(w string, known *vocab, lang string) int {
 	}
 	if ls := functionLang[w]; ls != nil && lang != "-" && !ls[lang] && !(w == "die" && lang == "en") {
 		c += 10 // ("die" is the German article and the English verb)
+	} else if ls != nil && ls[lang] {
+		c -= 2 // "choseset" is "choses et" in French, not "chose set"
 	}
 	return c
 }
