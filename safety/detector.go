@@ -564,6 +564,8 @@ func past(toks []string, start, end int, p *pattern) bool {
 			return true
 		case t == "as" && nxt == "a" || t == "in" && nxt == "high":
 			return true
+		case len(t) == 4 && isNumber(t) && (t[:2] == "19" || t[:2] == "20"):
+			return true // a year: "i took an overdose in 2021"
 		}
 	}
 	return false

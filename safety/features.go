@@ -198,7 +198,7 @@ var riskSet, _ = conceptSet("die|kill|suicide|selfharm|cutword|selfkill|otherkil
 	"lethal|painful|way|tall|into|infront|crash|breathe|enclosed|gather|rehearse|giveaway|care|after|final|resolve|" +
 	"knowhow|do|fear|help|unreachable|breakin|outside|neck|body|platform|balcony|water|tracks|" +
 	"rehome|pretext|unnoticed|symptom|unlit|unconscious|secret|expose|intrude|thenight|noburden|burdenp|hopelessp|" +
-	"edbehav|lossctl|hospital|lastfelt|cantlive|shouldbeme|joinlost|plan|ruin|survived|acquire|scout|distressp|blackout|relapse|neglect|missme|noexist|allineed|whyidid|over|stored|addicted|pretextneg")
+	"edbehav|lossctl|hospital|lastfelt|cantlive|shouldbeme|joinlost|plan|ruin|survived|acquire|scout|distressp|blackout|relapse|neglect|missme|noexist|allineed|whyidid|over|stored|addicted|pretextneg|endit|enough|dislike|triedbefore")
 
 // personalSet: words that tie an utterance to the speaker or someone they
 // know; a third-party rule match without them is narration ("the old man

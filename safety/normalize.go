@@ -63,6 +63,8 @@ var contractions = map[string][]string{
 	"chui": {"je", "suis"}, "chuis": {"je", "suis"}, "jai": {"je", "ai"}, "jen": {"je", "en"}, "jme": {"je", "me"},
 	"jsais": {"je", "sais"}, "jcrois": {"je", "crois"}, "jfais": {"je", "fais"}, "jte": {"je", "te"},
 	"jsp": {"je", "sais", "pas"}, "jpp": {"je", "en", "peux", "plus"},
+	// b for v, as Spanish is often typed; German vowels dropped
+	"yano": {"ya", "no"}, "bida": {"vida"}, "bibir": {"vivir"}, "lebn": {"leben"}, "mourrir": {"mourir"},
 	"myslf": {"myself"}, "mysef": {"myself"}, "mysel": {"myself"}, "myseld": {"myself"}, "mysefl": {"myself"}, "ded": {"dead"}, "suicidle": {"suicidal"}, "sucide": {"suicide"}, "suiside": {"suicide"},
 }
 

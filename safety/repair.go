@@ -573,13 +573,8 @@ func pieceCost(w string, known *vocab, lang string) int {
 	if len(w) <= 2 {
 		c += 3
 	}
-	if len(w) == 1 {
-		c += 2 // "yano" is "ya no" before it is "y ano"
-	}
 	if ls := functionLang[w]; ls != nil && lang != "-" && !ls[lang] && !(w == "die" && lang == "en") {
 		c += 10 // ("die" is the German article and the English verb)
-	} else if ls != nil && ls[lang] {
-		c -= 2 // "choseset" is "choses et" in French, not "chose set"
 	}
 	return c
 }
