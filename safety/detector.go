@@ -284,6 +284,9 @@ func (d *Detector) analyzeTiers(text string, withModel bool) analysis {
 	switch {
 	case a.level == LevelNone:
 	case t.ctx.everyday, strings.HasSuffix(a.reason, "/third_party") && !t.ctx.personal,
+		// "the poet died by suicide in 1963": someone else, no one the
+		// speaker knows, in the past, is history
+		strings.Contains(a.reason, "third_party") && !t.ctx.personal && t.ctx.past,
 		t.ctx.context && !t.ctx.personal: // "in the game you have to jump off the cliff"
 		a.level, a.reason = LevelNone, ""
 	case t.ctx.context && a.level == LevelCrisis:
@@ -339,7 +342,7 @@ func (d *Detector) otherTiers(text string, toks []string, withModel bool) tierRe
 			x.known = d.model.lex
 		}
 		x.run(text, toks, 2, 2, func([]byte) {})
-		t.frame, t.ctx = x.frame, ctxFlags{x.context, x.everyday, x.personal, x.risk}
+		t.frame, t.ctx = x.frame, x.flags()
 		t.act, t.time = x.actCue, x.timeCue
 		return t
 	}

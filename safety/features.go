@@ -47,6 +47,11 @@ type extractor struct {
 	// cues for DetectTurn: actSet and timeSet words
 	actCue, timeCue bool
 	risk            bool // see riskSet
+	past            bool // a past-time phrase or a year
+}
+
+func (x *extractor) flags() ctxFlags {
+	return ctxFlags{x.context, x.everyday, x.personal, x.risk, x.past}
 }
 
 // run calls emit once per feature occurrence of text (repeats are counted).
@@ -85,7 +90,9 @@ func (x *extractor) prepare(text string, toks []string) {
 		}
 	}
 	x.context, x.everyday, x.personal, x.actCue, x.timeCue, x.risk = false, false, false, false, false, false
+	x.past = false
 	for _, c := range b {
+		x.past = x.past || c.has(pastID)
 		x.context = x.context || c.any(contextSet)
 		x.everyday = x.everyday || c.any(everydaySet) && !c.has(notforID)
 		x.personal = x.personal || c.any(personalSet)

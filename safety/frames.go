@@ -162,7 +162,7 @@ var frameDefs = []frameDef{
 	{"goodbye_gone", LevelCrisis, 12, "goodbye|farewell & gone|after!to,on,out,home,back,for,into,shopping,with,and,a,the,al,en,au,nach,zur,zum,de,a", "seeyou|benign|work|temporary|" + vetoCommon, fNeg},
 	{"plan_means", LevelCrisis, 12, "plan|knowhow & med|rope|noose|weapon|poison|fumes|perch|rail|tracks|selfkill|suicide|do|unnoticed|gone|final", "mundane|benign|work|" + vetoCommon, fNeg | fPast},
 	{"plan_when", LevelCrisis, 12, "plan|chose|intent & when|soon & do|unnoticed|gone|final", "mundane|benign|work|temporary|" + vetoCommon, fNeg | fPast},
-	{"do_unnoticed", LevelCrisis, 16, "do|intent|plan|resolve & unnoticed", "mundane|benign|work|" + vetoCommon, fNeg | fPast},
+	{"do_unnoticed", LevelCrisis, 16, "do|intent|plan|resolve & unnoticed", "mundane|work|" + vetoCommon, fNeg | fPast},
 	{"ruin_do", LevelElevated, 12, "ruin & do|after|gone|soon", "benign|work|" + vetoCommon, 0},
 	{"last_alive", LevelCrisis, 1, "thenight", "benign|sport|laugh|seeyou|" + vetoCommon, fNeg},
 	{"no_burden_soon", LevelCrisis, 10, "noburden & now|soon|after|final", "benign|" + vetoCommon, 0},
@@ -198,6 +198,8 @@ var frameDefs = []frameDef{
 	{"enough", LevelElevated, 1, "enough", "safe|routine|safekeep|illness|benign|work|cook|" + vetoCommon, 0},
 	{"unnoticed_soon", LevelElevated, 12, "unnoticed & soon|now", "benign|work|laugh|" + vetoCommon, 0},
 	{"plan_soon", LevelElevated, 10, "plan & soon|when", "benign|work|temporary|mundane|" + vetoCommon, 0},
+	{"wanted_goodbye", LevelElevated, 6, "want & goodbye", "benign|work|seeyou|temporary|cook|laugh|" + vetoCommon, 0},
+	{"other_said_kill_soon", LevelCrisis, 12, "friend|family|partner & told & kill|selfkill|suicide|otherkill & now|soon", "idiom|laugh|" + vetoCommon, fNeg | fPast},
 	// ---- elevated concerns: a card, not an emergency ----
 	{"controlled", LevelElevated, 10, "partner|other|friend & control", "work|code|sport|benign|laugh|fiction|news|safe|cook", 0},
 	{"partner_fear", LevelElevated, 6, "partner & fear", "laugh|fiction|news|sport|benign", 0},

@@ -2,6 +2,7 @@ package safety
 
 import (
 	"math/bits"
+	"slices"
 	"strings"
 )
 
@@ -257,6 +258,9 @@ func joinPieces(toks, out []string, known *vocab) []string {
 		// Pieces are joined while they make a word, so a word split in
 		// three ("brin gen" after "um") or joined twice ("selb st mord")
 		// comes back whole.
+		if w, n := joinExpanded(t, toks[i+1:], known); n > 0 {
+			t, i = w, i+n // "unal ive" → "unal i have" → "unalive"
+		}
 		for i+1 < len(toks) {
 			if i+2 < len(toks) && isKnownWord(t, known) && !isKnownWord(toks[i+1], known) &&
 				betterNext(t, toks[i+1], toks[i+2], known) {
@@ -288,6 +292,32 @@ func joinPieces(toks, out []string, known *vocab) []string {
 		}
 	}
 	return out
+}
+
+// expandedTails are contractions normalize expanded that may be the end of
+// a split word: "unal ive" reaches repair as "unal i have", "nee ded" as
+// "nee dead".
+var expandedTails = []struct {
+	exp []string
+	raw string
+}{{[]string{"i", "have"}, "ive"}, {[]string{"dead"}, "ded"}, {[]string{"i", "am"}, "im"}}
+
+// joinExpanded joins a piece t (not a function word) with the raw form of the expansion
+// that follows it (rest) when that makes a word; n is the number of
+// tokens of rest consumed, 0 when nothing was joined.
+func joinExpanded(t string, rest []string, known *vocab) (string, int) {
+	if functionWordSet[t] || isNumber(t) {
+		return "", 0
+	}
+	for _, e := range expandedTails {
+		if len(rest) < len(e.exp) || !slices.Equal(rest[:len(e.exp)], e.exp) {
+			continue
+		}
+		if w := joined(t, e.raw, known); w != "" {
+			return w, len(e.exp)
+		}
+	}
+	return "", 0
 }
 
 // betterNext: for the pieces a b c, joining b and c gives a longer content
