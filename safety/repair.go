@@ -135,7 +135,33 @@ func repairTokens(toks, dst []string, known *vocab) []string {
 	if !changed {
 		return append(dst[:0], p1...)
 	}
-	return joinPieces(p2, dst[:0], known)
+	return rejoinPairs(joinPieces(p2, dst[:0], known))
+}
+
+// rejoinPairs merges, in place, the word pairs normalize writes as one
+// token ("no one" → "nobody", "any more" → "anymore"), so a pair that a
+// split produced ("whereno one" → "where no one") reads as the same
+// words as when it was typed apart.
+func rejoinPairs(toks []string) []string {
+	out := toks[:0]
+	for i := 0; i < len(toks); i++ {
+		t := toks[i]
+		if i+1 < len(toks) {
+			switch next := toks[i+1]; {
+			case t == "no" && (next == "one" || next == "body"):
+				t = "nobody"
+				i++
+			case t == "any" && next == "more":
+				t = "anymore"
+				i++
+			case t == "un" && next == "alive":
+				t = "unalive"
+				i++
+			}
+		}
+		out = append(out, t)
+	}
+	return out
 }
 
 func isKnownWord(t string, known *vocab) bool {
@@ -570,24 +596,35 @@ var squashedVocab = func() map[string]bool {
 // two letters costs a little more ("the sea", not "these a"); a function
 // word of another language than the utterance's much more ("on the", not
 // "ont he").
-// foreignPiece: t would be cut into a content word and function words of
-// another language than lang only ("gasto" is not "gas" + English "to";
-// "die" is English as well).
+// foreignPiece: the cut mixes languages no reader would: a content word
+// with function words of another language than lang only ("gasto" is not
+// "gas" + English "to"), or function words with no language in common
+// ("niece" is not German "nie" + French "ce"; "die" is English as well).
 func foreignPiece(t string, cuts []int, lang string) bool {
-	start, foreign, content := 0, false, false
+	start, foreign, content, inLang := 0, false, false, false
+	common := uint8(0xf) // en, es, fr, de
 	for c := len(cuts) - 1; c >= 0; c-- {
 		w := t[start:cuts[c]]
-		switch ls := functionLang[w]; {
-		case ls == nil:
+		start = cuts[c]
+		ls := functionLang[w]
+		if ls == nil {
 			content = true
-		case ls[lang] || w == "die" && lang == "en":
-			return false
-		default:
+			continue
+		}
+		var m uint8
+		for i, l := range [4]string{"en", "es", "fr", "de"} {
+			if ls[l] || w == "die" && l == "en" {
+				m |= 1 << i
+			}
+		}
+		common &= m
+		if ls[lang] || w == "die" && lang == "en" {
+			inLang = true
+		} else {
 			foreign = true
 		}
-		start = cuts[c]
 	}
-	return foreign && content
+	return common == 0 || foreign && content && !inLang
 }
 
 func pieceCost(w string, known *vocab, lang string) int {
