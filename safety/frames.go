@@ -53,8 +53,8 @@ const vetoNoCook = "fiction|news|code|sport"
 
 var frameDefs = []frameDef{
 	// ---- acts in progress or just done ----
-	{"took_meds", LevelCrisis, 9, "self|my & took & med & amount|bignum", "routine|question|safe|" + vetoCommon, fNeg | fPast},
-	{"took_meds_other", LevelCrisis, 9, "friend|family|partner & took & med & amount|bignum", "routine|question|safe|" + vetoCommon, fNeg | fPast},
+	{"took_meds", LevelCrisis, 9, "self|my & took & med & amount|bignum", "routine|question|safe|safekeep|" + vetoCommon, fNeg | fPast},
+	{"took_meds_other", LevelCrisis, 9, "friend|family|partner & took & med & amount|bignum", "routine|question|safe|safekeep|" + vetoCommon, fNeg | fPast},
 	{"overdosed", LevelCrisis, 7, "self|my|friend|family|partner & overdosed", "safekeep|treat|idiom|question|safe|" + vetoCommon, fNeg | fPast},
 	{"drank_poison", LevelCrisis, 9, "self|my|friend|family|partner & took & poison", "question|safe|benign|" + vetoCommon, fNeg | fPast},
 	{"took_too_much", LevelCrisis, 9, "self|my & took & toomuch|onpurpose", "routine|benign|question|safe|" + vetoCommon, fNeg | fPast},
@@ -76,7 +76,7 @@ var frameDefs = []frameDef{
 	{"height_now", LevelCrisis, 9, "self & height|perch|balcony|edge & now|intent|die|selfkill|final|jump", "idiom|benign|question|safe|" + vetoCommon, fNeg | fPast},
 	{"balcony_high", LevelCrisis, 9, "self & balcony & bignum|edge", "benign|question|" + vetoCommon, fNeg | fPast},
 	{"into_water", LevelCrisis, 9, "self & into & water", "benign|question|safe|" + vetoCommon, fNeg | fPast},
-	{"in_front", LevelCrisis, 7, "self & infront", "benign|question|" + vetoCommon, fNeg | fPast},
+	{"in_front", LevelCrisis, 7, "self & infront", "midtime|idiom|benign|question|" + vetoCommon, fNeg | fPast},
 	{"fumes_closed", LevelCrisis, 14, "fumes & enclosed", "benign|question|safe|" + vetoNoCook, fNeg | fPast},
 	// ---- danger from others ----
 	{"hit_me", LevelCrisis, 9, "other|partner|family|friend|adult & hit & me", "soft|laugh|idiom|question|benign|" + vetoNoCook, fNeg | fPast},
@@ -109,12 +109,12 @@ var frameDefs = []frameDef{
 	{"lethal_dose", LevelCrisis, 7, "lethal & med|poison|amount", "safekeep|safe|" + vetoCommon, 0},
 	{"lethal_means", LevelCrisis, 7, "lethal|painful & fumes|poison|med|rope|noose|perch|rail|weapon", "safekeep|safe|" + vetoCommon, 0},
 	{"method_how", LevelCrisis, 7, "question|way & overdosed|selfkill|suicide", "safekeep|safe|" + vetoCommon, 0},
-	{"method_way", LevelCrisis, 7, "way & die|kill", "idiom|safe|" + vetoCommon, 0},
+	{"method_way", LevelCrisis, 7, "way & die|kill", "idiom|safe|" + vetoCommon, fOther},
 	{"method_cut", LevelCrisis, 9, "question & cutword|selfharm & blood|body", "safekeep|safe|benign|" + vetoCommon, 0},
 	{"what_if_took", LevelCrisis, 10, "question & took & med|toomuch & amount|toomuch", "safekeep|safe|" + vetoCommon, 0},
 	// ---- preparation ----
 	{"took_weapon", LevelCrisis, 9, "self|my & took & weapon|noose", "benign|question|safe|" + vetoCommon, fNeg | fPast},
-	{"gathering_means", LevelCrisis, 9, "self|my & gather & med|weapon|rope|noose|poison", "benign|question|safe|" + vetoCommon, fNeg | fPast},
+	{"gathering_means", LevelCrisis, 9, "self|my & gather & med|weapon|rope|noose|poison", "benign|question|safe|safekeep|" + vetoCommon, fNeg | fPast},
 	{"means_at_hand", LevelCrisis, 7, "med|weapon|rope|noose|poison & athand", "benign|question|safe|" + vetoCommon, fNeg | fPast},
 	{"rehearsal", LevelCrisis, 10, "rehearse & rope|noose|weapon|med|perch|edge|rail|neck|blood", "benign|question|" + vetoCommon, fNeg | fPast},
 	{"around_neck", LevelCrisis, 7, "rope|noose & neck", "benign|" + vetoCommon, fNeg | fPast},
@@ -138,7 +138,7 @@ var frameDefs = []frameDef{
 	// Thoughts of death are not yet a wish to die (C-SSRS): a card, not
 	// an emergency ("i think about death a lot lately").
 	{"think_death", LevelElevated, 7, "think & die|betterdead!laughing,inside", "idiom|" + vetoCommon, 0},
-	{"better_dead", LevelCrisis, 1, "betterdead", "idiom|" + vetoCommon, fNeg | fPast},
+	{"better_dead", LevelCrisis, 1, "betterdead", "idiom|" + vetoCommon, fNeg | fPast | fOther},
 	{"not_live", LevelCrisis, 9, "neg & want|intent & life!in,at,with,near,there,alone,together,like,on,en,con,cerca,ahi,alli,dans,avec,pres,a,mit,bei,dort,allein,zusammen,so,ici,aqui,hier", "idiom|question|" + vetoCommon, 0},
 	{"relief_die", LevelCrisis, 9, "die & relief", "idiom|question|" + vetoCommon, fNeg | fOther},
 	{"goodbye_everyone", LevelCrisis, 9, "self|my & goodbye & everyone", "benign|work|" + vetoCommon, fNeg | fPast},
@@ -201,6 +201,8 @@ var frameDefs = []frameDef{
 	{"plan_soon", LevelElevated, 10, "plan & soon|when", "benign|work|temporary|mundane|" + vetoCommon, 0},
 	{"wanted_goodbye", LevelElevated, 6, "want & goodbye", "benign|work|seeyou|temporary|cook|laugh|" + vetoCommon, 0},
 	{"other_said_kill_soon", LevelCrisis, 12, "friend|family|partner & told & kill|selfkill|suicide|otherkill & now|soon", "idiom|laugh|" + vetoCommon, fNeg | fPast},
+	{"other_wants_die", LevelElevated, 9, "friend|family|partner & want|told & die|selfkill|suicide|betterdead", "idiom|laugh|" + vetoCommon, 0},
+	{"selfharm_urge", LevelElevated, 1, "shurge", "laugh|" + vetoCommon, 0},
 	{"other_means_goodbye", LevelCrisis, 12, "friend|family|partner|other & rope|noose|med|weapon & goodbye|farewell", "benign|safe|safekeep|question|" + vetoCommon, fNeg | fPast},
 	{"other_locked_means", LevelCrisis, 10, "friend|family|partner|other & locked|hidingplace & med|weapon|rope|noose|fumes|poison", "benign|safe|safekeep|question|" + vetoCommon, fNeg | fPast},
 	// ---- elevated concerns: a card, not an emergency ----

@@ -253,6 +253,10 @@ var anyVocab = func() map[string]bool {
 func repairWords(toks, out []string, known *vocab) ([]string, bool) {
 	lang, changed := "", false
 	for _, t := range toks {
+		if w, ok := mergedArticle(t, known); ok {
+			out, changed = append(out, w, "a"), true
+			continue
+		}
 		if isKnownWord(t, known) || len(t) < 3 || isNumber(t) {
 			out = append(out, t)
 			continue
@@ -271,6 +275,20 @@ func repairWords(toks, out []string, known *vocab) ([]string, bool) {
 		out = append(out, t)
 	}
 	return out, changed
+}
+
+// mergedArticle: t is a known word run into the article "a" and reads as
+// another word only with its letters squashed ("seea" is "see a", not a
+// held "sea"); w is the word before the article.
+func mergedArticle(t string, known *vocab) (string, bool) {
+	if len(t) < 4 || t[len(t)-1] != 'a' || t[len(t)-2] == 'a' || anyVocab[t] || known.count(t) > 0 {
+		return "", false
+	}
+	w := t[:len(t)-1]
+	if !anyVocab[w] && known.count(w) == 0 || !isKnownWord(t, known) {
+		return "", false
+	}
+	return w, true
 }
 
 // joinPieces appends toks to out, joining two pieces that make one word
