@@ -78,6 +78,7 @@ var frameDefs = []frameDef{
 	{"into_water", LevelCrisis, 9, "self & into & water", "benign|question|safe|" + vetoCommon, fNeg | fPast},
 	{"in_front", LevelCrisis, 7, "self & infront", "midtime|idiom|benign|question|" + vetoCommon, fNeg | fPast},
 	{"fumes_closed", LevelCrisis, 14, "fumes & enclosed", "benign|question|safe|" + vetoNoCook, fNeg | fPast},
+	{"fumes_sealed", LevelCrisis, 14, "enclosed & fumes & enclosed", "question|safe|" + vetoNoCook, fNeg | fPast},
 	// ---- danger from others ----
 	{"hit_me", LevelCrisis, 9, "other|partner|family|friend|adult & hit & me", "soft|laugh|idiom|question|benign|" + vetoNoCook, fNeg | fPast},
 	{"followed_me", LevelCrisis, 1, "followme", "social|pet|laugh|question|" + vetoCommon, fNeg | fPast},
@@ -146,7 +147,7 @@ var frameDefs = []frameDef{
 	{"think_jump", LevelCrisis, 9, "think & jump|crash", "benign|sport|" + vetoCommon, fNeg | fPast},
 	{"research_method", LevelCrisis, 9, "research & way|do & die|kill|suicide|selfkill|overdosed", "benign|" + vetoCommon, fNeg | fPast},
 	{"research_how", LevelElevated, 7, "research & way|do", "benign|work|" + vetoCommon, fNeg | fPast},
-	{"guardian_now", LevelCrisis, 9, "care & child & now", "benign|" + vetoCommon, fNeg | fPast},
+	{"guardian_now", LevelCrisis, 9, "care & child & now", "newlife|benign|" + vetoCommon, fNeg | fPast},
 	{"death_good", LevelCrisis, 1, "deathgood", "idiom|" + vetoCommon, fNeg},
 	{"hope_die", LevelCrisis, 7, "want|indifferent & hopedie", "idiom|" + vetoCommon, fNeg},
 	{"stop_living", LevelCrisis, 9, "want & end & life!in,at,with,near,there,like,en,con,dans,avec,mit,bei", "idiom|question|benign|" + vetoCommon, fNeg | fPast | fOther},
