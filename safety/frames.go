@@ -71,6 +71,7 @@ var frameDefs = []frameDef{
 	{"blood_much", LevelCrisis, 7, "blood & amount|now", "idiom|question|benign|" + vetoCommon, fNeg | fPast},
 	{"at_edge", LevelCrisis, 7, "self & edge", "idiom|benign|question|" + vetoCommon, fNeg | fPast},
 	{"on_rails", LevelCrisis, 7, "self & rail", "benign|question|" + vetoCommon, fNeg | fPast},
+	{"posture_rails", LevelCrisis, 4, "where & where & rail", "benign|question|mundane|" + vetoCommon, fNeg | fPast},
 	{"at_perch", LevelElevated, 9, "self & where & perch", "benign|question|safe|" + vetoCommon, fNeg | fPast},
 	{"jump_bare", LevelCrisis, 3, "intent|want & jump!in,on,into,at,to,up,around,ahead,back,the,a,rope,ship,start,queue,over,through,for,with,en,sur,dans,auf,ins,de,del,al,aus,von,vom", "benign|sport|idiom|question|" + vetoCommon, fNeg | fPast},
 	{"height_now", LevelCrisis, 9, "self & height|perch|balcony|edge & now|intent|die|selfkill|final|jump", "idiom|benign|question|safe|" + vetoCommon, fNeg | fPast},
@@ -111,6 +112,7 @@ var frameDefs = []frameDef{
 	{"lethal_means", LevelCrisis, 7, "lethal|painful & fumes|poison|med|rope|noose|perch|rail|weapon", "safekeep|safe|" + vetoCommon, 0},
 	{"method_how", LevelCrisis, 7, "question|way & overdosed|selfkill|suicide", "safekeep|safe|" + vetoCommon, 0},
 	{"method_way", LevelCrisis, 7, "way & die|kill", "idiom|safe|" + vetoCommon, fOther},
+	{"pills_no_wake", LevelElevated, 9, "question & med & neg & wake", "safe|" + vetoCommon, 0},
 	{"method_cut", LevelCrisis, 9, "question & cutword|selfharm & blood|body", "safekeep|safe|benign|" + vetoCommon, 0},
 	{"what_if_took", LevelCrisis, 10, "question & took & med|toomuch & amount|toomuch", "safekeep|safe|" + vetoCommon, 0},
 	// ---- preparation ----
@@ -208,6 +210,7 @@ var frameDefs = []frameDef{
 	{"other_locked_means", LevelCrisis, 10, "friend|family|partner|other & locked|hidingplace & med|weapon|rope|noose|fumes|poison", "benign|safe|safekeep|question|" + vetoCommon, fNeg | fPast},
 	// ---- elevated concerns: a card, not an emergency ----
 	{"controlled", LevelElevated, 10, "partner|other|friend & control", "code|sport|benign|laugh|fiction|news|safe|cook", 0},
+	{"controls_me", LevelElevated, 6, "partner|other|friend & control & me|self", "code|sport|laugh|fiction|news|safe|cook", 0},
 	{"partner_fear", LevelElevated, 6, "partner & fear", "laugh|fiction|news|sport|benign", 0},
 	{"eating_behaviour", LevelElevated, 1, "edbehav!watch,watching,watched,the,my,old,all,netflix,series,show", "illness|fiction|news|cook|sport|code", 0},
 	{"substance_loss", LevelElevated, 12, "substance & lossctl|cantstop|toomuch", "treat|recovery|fiction|news|cook|sport|benign|code", 0},
