@@ -15,10 +15,11 @@ type Config struct {
 	Jitter jitter.Config `yaml:"jitter"`
 	Codec  codec.Config  `yaml:"codec"`
 	VAD    vad.Config    `yaml:"vad"`
-	// Turn is turn-taking (audio/turn/README.md): policy adaptive (default)
-	// or fixed, silence_duration_ms (the shortest wait; the whole wait with
-	// the fixed policy), max_silence_ms (the longest), weights_file,
-	// barge_in_ms, backchannel_ms and the VAD thresholds.
+	// Turn is turn-taking (audio/turn/README.md): policy fixed (default)
+	// or adaptive, silence_duration_ms (the whole wait with the fixed
+	// policy, the shortest with the adaptive one), max_silence_ms (the
+	// longest), weights_file, barge_in_ms, backchannel_ms and the VAD
+	// thresholds.
 	Turn turn.Config `yaml:"turn"`
 	// ResumeAfterMs is how long paused playout waits for words after a
 	// barge-in before it resumes (a false interruption).
