@@ -237,6 +237,11 @@ var conceptTable = []struct {
 	{"midtime", "middle of the night, middle of the day, middle of the meeting, middle of the call, middle of the film, middle of the movie, middle of the week, medio de la noche, medio de la llamada, medio de la reunion, medio de la clase, medio de la pelicula, milieu de la nuit, milieu de la journee, milieu de la reunion, milieu du film, milieu de la semaine, mitten in der nacht, mitten im meeting, mitten im film, mitten in der woche"},
 	{"newlife", "the baby is here, baby is here, baby arrived, new baby, newborn, just had a baby, since the baby, now that the baby, got married, just married, bought a house, new house, mortgage, grown up, grownup, el bebe, recien nacido, nos casamos, hipoteca, le bebe, nouveau ne, on se est maries, hypotheque, das baby, neugeborene, geheiratet, hypothek"},
 	{"survived", "survived, sobrevivi, survecu, uberlebt, survive"},
+	// means on their way: bought or ordered, arriving
+	{"ordered", "ordered, ordered a, ordered one, ordered it, arrives, arriving, gets delivered, get delivered, being delivered, comes in the mail, in the mail, shipped, pedi, pedi una, encargue, me llega, llega el, commande, je ai commande, arrive, sera livre, livraison, bestellt, habe bestellt, kommt am, wird geliefert, geliefert"},
+	// a clinician's or a helper's risk question, reported
+	{"askedrisk", "asked if i had a plan, asked whether i had a plan, asked if i have a plan, asked me if i had a plan, asked if i had thought about, asked whether i had thought about, asked if i was thinking about, asked if i wanted to die, asked if i wanted to hurt myself, asked if i was suicidal, asked me if i was suicidal, pregunto si tenia un plan, me pregunto si tenia un plan, pregunto si habia pensado, me pregunto si queria morir, demande si je avais un plan, demande si je ai un plan, a demande si je pensais, gefragt ob ich einen plan habe, gefragt ob ich einen plan hatte, fragte ob ich einen plan, gefragt ob ich mich umbringen"},
+	{"saidyes", "said yes, i said yes, told her yes, told him yes, told them yes, answered yes, dije que si, le dije que si, conteste que si, je ai dit oui, dit que oui, repondu oui"},
 }
 
 // cset is a set of concepts, bit i for conceptTable[i].
