@@ -263,3 +263,32 @@ func TestClassifierNeverLowers(t *testing.T) {
 		t.Fatal("the classification was not stopped when the session closed")
 	}
 }
+
+// An utterance the classifier flags is never an answer to the offered
+// action: its card goes out, nothing is approved, and it is a normal turn.
+func TestClassifierFlagsAnAnswer(t *testing.T) {
+	clk := clocktest.NewClock(t0)
+	fc := newFakeClassifier(clk)
+	conv := &proposer{acts: []session.Action{act("act_1", "Remind me")}}
+	dec := &decisions{}
+	m, err := session.NewManager(session.DefaultConfig(), session.Deps{Converser: conv, Safety: keywordSafety{}, Layout: testLayout,
+		Clock: clk, Actions: dec, Classifier: fc, ClassifyBudget: budget})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = m.Close(context.Background()) })
+	s, st, _ := m.Open(owner, &event.Hello{Device: devices.Phone})
+	until(t, st, event.TypeNotice)
+	s.SubmitTurn("v1", "remind me")
+	fc.next(t).answer(safety.LevelNone, true)
+	until(t, st, event.TypeReplyDone)
+	s.SubmitTurn("v2", "Yes, go ahead.")
+	fc.next(t).answer(safety.LevelCrisis, true)
+	evs := until(t, st, event.TypeReplyDone)
+	if len(cardsOf(evs)) != 1 || index(evs, event.TypeActionUpdated) >= 0 || len(dec.list()) != 0 {
+		t.Fatalf("a flagged answer: %v, decisions %v", types(evs), dec.list())
+	}
+	if got := conv.asked(); len(got) != 2 {
+		t.Fatalf("the flagged utterance did not reach the model: %v", got)
+	}
+}

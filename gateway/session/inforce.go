@@ -142,8 +142,8 @@ const (
 )
 
 // SpokenSafety is what a voice transport speaks of a safety card: a short
-// lead-in, then each resource's pre-stored spoken form (its name, every
-// number digit by digit and said twice; BRIEF §5.5). The session decides
+// lead-in, then each resource's name and number from its pre-stored
+// spoken form (digit by digit, said twice; BRIEF §5.5; nameAndNumber). The session decides
 // it once per card and level — a card's resources are never spoken again
 // unless the level rises — and it travels in the replay log with the
 // safety.card event that calls for it (Event.Dispatch), so a voice
@@ -195,13 +195,34 @@ func (c *cards) speechLocked(card event.SafetyCard, d *device, why string) *Spok
 	sp.Sentences = append(sp.Sentences, leadIn(why, d))
 	for _, r := range say {
 		f.spoken[r.ID+"\x00"+r.Name] = true
-		sp.Sentences = append(sp.Sentences, safety.SpokenResource(r))
+		sp.Sentences = append(sp.Sentences, nameAndNumber(r))
 	}
 	f.spokenL = safety.MaxLevel(f.spokenL, card.Level)
 	if card.Level >= f.shown.Level {
 		f.seen = true // heard
 	}
 	return sp
+}
+
+// nameAndNumber is a resource as it is spoken: its name and its number —
+// the pre-stored spoken form (digit by digit, said twice) of its first
+// call action, else its first text action. A resource without either (a
+// directory, "call your local emergency number") is spoken whole. The
+// card shows every action; speech keeps to what a person can dial.
+func nameAndNumber(r safety.Resource) string {
+	for _, typ := range []safety.ActionType{safety.ActionCall, safety.ActionText} {
+		for _, a := range r.Actions {
+			if a.Type != typ {
+				continue
+			}
+			sp := a.Spoken
+			if sp == "" {
+				sp = safety.Spoken(a)
+			}
+			return r.Name + ". " + sp
+		}
+	}
+	return safety.SpokenResource(r)
 }
 
 // leadIn is the sentence before spoken resources.

@@ -213,3 +213,39 @@ func decodeEv(t *testing.T, e ev, v any) {
 		t.Fatal(err)
 	}
 }
+
+// What is spoken of a card rides in the replay log with the card: a voice
+// transport that resumes after the card was re-sent while it was away
+// speaks it exactly once; one that resumes after that speaks nothing again.
+func TestSpokenSafetySurvivesResume(t *testing.T) {
+	clk := clocktest.NewClock(time.Unix(1_800_000_000, 0))
+	m := newManager(t, session.DefaultConfig(), echo(), keywordSafety{}, clk)
+	s, st, _ := m.Open(owner, &event.Hello{Device: devices.MetaRayBanDisplay})
+	var l typedLog
+	typedUntil(t, st, &l, event.TypeNotice)
+	turnOf(t, s, st, &l, "I want to end my life")
+	seq := s.LastSeq()
+	st.Detach()
+	clk.Advance(time.Duration(s.Profile().AckTimeoutMS) * time.Millisecond) // re-sent and spoken while away
+
+	_, st2, err := m.Open(owner, &event.Hello{ResumeToken: s.ResumeToken(), LastSeq: seq})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var l2 typedLog
+	typedUntil(t, st2, &l2, event.TypeNotice) // the resume acknowledgement is a session.created; the notice follows the re-send
+	if len(l2.spoken) != 1 || l2.spoken[0].Why != session.SpeakUnacknowledged {
+		t.Fatalf("after resuming before the re-send: spoken %+v", l2.spoken)
+	}
+	after := s.LastSeq()
+	st2.Detach()
+	_, st3, err := m.Open(owner, &event.Hello{ResumeToken: s.ResumeToken(), LastSeq: after})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var l3 typedLog
+	turnOf(t, s, st3, &l3, "hello")
+	if len(l3.spoken) != 0 {
+		t.Fatalf("after resuming past the re-send: spoken %+v", l3.spoken)
+	}
+}

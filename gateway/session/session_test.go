@@ -392,14 +392,14 @@ func TestAckTimeoutResendsAndNotifies(t *testing.T) {
 		t.Fatalf("after timeout: %v %s", types(re), re[1].raw["text"])
 	}
 	// The first re-send is spoken, once, as a whole: lead-in, then each
-	// resource's spoken form; on glasses barge-in may cut it (the card
-	// stays on the display).
+	// resource's name and number (digit by digit, said twice); on glasses
+	// barge-in may cut it (the card stays on the display).
 	if len(l.spoken) != 1 {
 		t.Fatalf("spoken %d times after the first timeout, want 1", len(l.spoken))
 	}
 	sp := l.spoken[0]
 	if sp.CardID != cardID || sp.Why != session.SpeakUnacknowledged || sp.Firm || len(sp.Sentences) != 2 ||
-		!strings.Contains(sp.Sentences[0], "glasses") || sp.Sentences[1] != safety.SpokenResource(lifeline) {
+		!strings.Contains(sp.Sentences[0], "glasses") || sp.Sentences[1] != "988 Suicide & Crisis Lifeline. Call nine eight eight. Again: nine eight eight." {
 		t.Fatalf("spoken %+v", sp)
 	}
 	// Later re-sends are not spoken again.

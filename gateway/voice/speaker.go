@@ -2,21 +2,20 @@ package voice
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/veraneural/vera-gateway/gateway/event"
 	"github.com/veraneural/vera-gateway/gateway/router"
 	"github.com/veraneural/vera-gateway/gateway/rtc"
-	"github.com/veraneural/vera-gateway/safety"
 )
 
 type speakItem struct {
 	turnID string
 	text   string
 	last   bool // the reply is complete: finish the source after this
-	// protected: the disclosure or spoken safety resources (barge-in does
-	// not cut them; they are not reply text).
+	// protected: the disclosure or firm spoken safety resources (barge-in
+	// does not cut them, a cancelled turn does not drop them; they are not
+	// reply text).
 	protected bool
 	// phrase: a fixed text spoken alone (the disclosure), played from the
 	// factory's phrase cache when it has one.
@@ -28,15 +27,6 @@ func (s *voiceSession) enqueue(it speakItem) {
 	case s.speakCh <- it:
 	case <-s.ctx.Done():
 	}
-}
-
-// spokenResources is the pre-stored spoken form of every resource, in order.
-func spokenResources(rs []safety.Resource) string {
-	parts := make([]string, len(rs))
-	for i, r := range rs {
-		parts[i] = safety.SpokenResource(r)
-	}
-	return strings.Join(parts, " ")
 }
 
 // speaker synthesises queued sentences and plays them, one source per turn.
