@@ -135,7 +135,9 @@ func TestLateClassifierCrisisMidReply(t *testing.T) {
 	if ip.TurnID != turnID || ip.Reason != "safety" || !strings.HasPrefix(full, ip.Heard) || len(ip.Heard) >= len(full) {
 		t.Errorf("reply.interrupted %s: want turn %s, reason safety, heard a proper prefix of %q", ie.Data, turnID, full)
 	}
-	if n := countWhere(t, evs, func(e fixtures.Event, p payload) bool { return e.Type == "reply.audio_started" && p.TurnID == spokenTurn }); n != 1 {
+	if n := countWhere(t, evs, func(e fixtures.Event, p payload) bool {
+		return e.Type == "reply.audio_started" && p.TurnID == spokenTurn
+	}); n != 1 {
 		t.Errorf("resources spoken %d times, want once\n%s", n, dumpEvents(evs))
 	}
 	if n := len(ofType(evs, "display.clear")); n != 0 {
