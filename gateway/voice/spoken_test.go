@@ -161,3 +161,110 @@ func TestLateClassifierCrisisMidReply(t *testing.T) {
 		t.Errorf("reply audio stopped %v, card %v, resources started %v", stopped, card.At, started)
 	}
 }
+
+// crisisCall says the crisis sentence on a new connection of device and
+// returns the turn id once its card has come.
+func crisisCall(t *testing.T, ctx context.Context, st *stack, device string) (*player, string, payload) {
+	t.Helper()
+	c := dial(t, ctx, st, device)
+	c.play(t, ctx, concat(t, fixtures.Silence(16000, 2*time.Second), fixture(t, "crisis_kill.16k.wav"), fixtures.Silence(16000, time.Second)))
+	final := waitFor(t, ctx, c, "transcript", func(e fixtures.Event, _ payload) bool { return e.Type == "transcript.final" })
+	turnID := decode(t, final).TurnID
+	card, err := c.WaitEvent(ctx, func(e fixtures.Event) bool {
+		return e.Type == "safety.card" || (e.Type == "reply.done" && decode(t, e).TurnID == turnID)
+	})
+	if err != nil || card.Type != "safety.card" {
+		t.Fatalf("no card for the crisis sentence (heard %q): %v\n%s", decode(t, final).Text, err, dumpEvents(c.Events()))
+	}
+	return c, turnID, decode(t, card)
+}
+
+// TestSpokenResourcesOnAScreenCanBeTalkedOver: on the glasses an
+// unacknowledged card is spoken once as a whole, and the person can talk
+// over it: playout pauses and their words stop it; the card stays on the
+// display, the next turn is answered, and the resources are not spoken
+// again by the later re-sends.
+func TestSpokenResourcesOnAScreenCanBeTalkedOver(t *testing.T) {
+	st := newStack(t, stackOptions{freshRouter: true})
+	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
+	defer cancel()
+	c, turnID, card := crisisCall(t, ctx, st, "meta-rayban-display")
+	spokenTurn := "safety:" + card.CardID
+	waitFor(t, ctx, c, "spoken resources", func(e fixtures.Event, p payload) bool {
+		return e.Type == "reply.audio_started" && p.TurnID == spokenTurn
+	})
+	c.play(t, ctx, concat(t, fixtures.Silence(16000, time.Second), fixture(t, "barge.16k.wav"), fixtures.Silence(16000, time.Second)))
+	stopped := waitFor(t, ctx, c, "spoken resources stopped", func(e fixtures.Event, p payload) bool {
+		return e.Type == "reply.audio_stopped" && p.TurnID == spokenTurn
+	})
+	next := waitFor(t, ctx, c, "the words said over it", func(e fixtures.Event, p payload) bool {
+		return e.Type == "transcript.final" && p.TurnID != turnID
+	})
+	nextID := decode(t, next).TurnID
+	waitFor(t, ctx, c, "the next reply", func(e fixtures.Event, p payload) bool { return e.Type == "reply.done" && p.TurnID == nextID })
+	waitFor(t, ctx, c, "the last re-send", func(e fixtures.Event, p payload) bool {
+		return e.Type == "safety.card" && strings.Contains(string(e.Data), `"resend":3`)
+	})
+	evs := c.Events()
+	if !stopped.At.Before(next.At) {
+		t.Errorf("the resources stopped only after the next turn's transcript: the words did not stop them")
+	}
+	if n := st.bargeIns("interrupted"); n < 1 {
+		t.Errorf("barge-in interrupted %v times, want at least once (protected %v)", n, st.bargeIns("protected"))
+	}
+	if n := countWhere(t, evs, func(e fixtures.Event, p payload) bool {
+		return e.Type == "reply.audio_started" && p.TurnID == spokenTurn
+	}); n != 1 {
+		t.Errorf("resources spoken %d times, want once\n%s", n, dumpEvents(evs))
+	}
+	if n := countWhere(t, evs, func(e fixtures.Event, p payload) bool {
+		return e.Type == "safety.card" && p.TurnID != turnID
+	}); n != 0 || len(ofType(evs, "display.clear")) != 0 {
+		t.Errorf("the crisis in force was re-carded (%d) or the card cleared", n)
+	}
+}
+
+// TestSpokenResourcesFirmOnVoiceOnly: on a voice-only device the
+// resources are spoken with the card, before the reply, and talking over
+// them does not cut the numbers short: the words become the next turn,
+// answered after them, with no second card and nothing spoken twice.
+func TestSpokenResourcesFirmOnVoiceOnly(t *testing.T) {
+	st := newStack(t, stackOptions{freshRouter: true})
+	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
+	defer cancel()
+	c, turnID, _ := crisisCall(t, ctx, st, "voice-only")
+	waitFor(t, ctx, c, "spoken resources", func(e fixtures.Event, p payload) bool {
+		return e.Type == "reply.audio_started" && p.TurnID == turnID
+	})
+	c.play(t, ctx, concat(t, fixtures.Silence(16000, time.Second), fixture(t, "barge.16k.wav"), fixtures.Silence(16000, time.Second)))
+	next := waitFor(t, ctx, c, "the words said over it", func(e fixtures.Event, p payload) bool {
+		return e.Type == "transcript.final" && p.TurnID != turnID
+	})
+	nextID := decode(t, next).TurnID
+	waitFor(t, ctx, c, "the next reply's audio", func(e fixtures.Event, p payload) bool {
+		return e.Type == "reply.audio_stopped" && p.TurnID == nextID
+	})
+	evs := c.Events()
+	var stopped fixtures.Event
+	for _, e := range ofType(evs, "reply.audio_stopped") {
+		if decode(t, e).TurnID == turnID {
+			stopped = e
+			break
+		}
+	}
+	if stopped.Type == "" || stopped.At.Before(next.At) {
+		t.Errorf("the firm resources stopped before the words said over them were transcribed\n%s", dumpEvents(evs))
+	}
+	if n := countWhere(t, evs, func(e fixtures.Event, p payload) bool { return e.Type == "reply.interrupted" && p.TurnID == turnID }); n != 0 {
+		t.Errorf("the crisis turn was interrupted")
+	}
+	if n := st.bargeIns("protected"); n < 1 {
+		t.Errorf("no barge-in met protected speech (interrupted %v)", st.bargeIns("interrupted"))
+	}
+	if n := len(ofType(evs, "safety.card")); n != 1 {
+		t.Errorf("%d cards, want 1 (the crisis stays in force)", n)
+	}
+	if got := st.counters.Snapshot().Totals["spoken"]; got != 1 {
+		t.Errorf("spoken counter %d, want 1", got)
+	}
+}
