@@ -126,7 +126,8 @@ type SurfaceInfo struct {
 
 // Notice is a message for the person, e.g. the AI disclosure at session
 // start (kind "ai_disclosure") or an unacknowledged safety card
-// (kind "safety_unacknowledged", addressed to the phone surface).
+// (kind "safety_unacknowledged"; Surface names the surface that did not
+// confirm it).
 type Notice struct {
 	Kind    string `json:"kind"`
 	Text    string `json:"text"`

@@ -56,10 +56,12 @@ func (s *Session) classifierCard(level safety.Level, region string) safety.Asses
 }
 
 // startClassify starts the turn's classification, when the session has a
-// Classifier and the turn has words, and its late-detection watcher.
+// Classifier and the person said or typed words (text that did not come
+// from them, an inbox message, is not sent), and its late-detection
+// watcher.
 func (t *turn) startClassify() {
 	s := t.s
-	if s.deps.Classifier == nil || strings.TrimSpace(t.in.text) == "" {
+	if s.deps.Classifier == nil || t.in.via == "" || strings.TrimSpace(t.in.text) == "" {
 		return
 	}
 	t.clStart = s.clock.Now()

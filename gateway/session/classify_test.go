@@ -292,3 +292,22 @@ func TestClassifierFlagsAnAnswer(t *testing.T) {
 		t.Fatalf("the flagged utterance did not reach the model: %v", got)
 	}
 }
+
+// Only the person's own words go to the classifier: a partner's inbox
+// message (Submit) is not sent.
+func TestClassifierSkipsInboxText(t *testing.T) {
+	clk := clocktest.NewClock(time.Unix(1_800_000_000, 0))
+	m, fc := classifiedManager(t, echo(), clk)
+	s, st, _ := m.Open(owner, nil)
+	until(t, st, event.TypeNotice)
+	s.Submit("a message from the front desk")
+	until(t, st, event.TypeReplyDone)
+	s.SubmitTurn("v1", "thanks")
+	fc.next(t).answer(safety.LevelNone, true)
+	until(t, st, event.TypeReplyDone)
+	fc.mu.Lock()
+	defer fc.mu.Unlock()
+	if len(fc.texts) != 1 || fc.texts[0] != "thanks" {
+		t.Fatalf("classified %q", fc.texts)
+	}
+}
