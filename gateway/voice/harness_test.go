@@ -348,14 +348,15 @@ func firstPacketAfter(pk []fixtures.ReceivedPacket, at time.Time) (fixtures.Rece
 	return fixtures.ReceivedPacket{}, false
 }
 
-// repliesEnded: at least n turns were transcribed, each reply's audio has
-// played out or been interrupted, and no reply audio is still playing. The
-// disclosure notice's audio is not a reply (fixtures.RepliesComplete counts
-// it as one, and so ends a session before the first transcript).
+// repliesEnded: at least n turns were transcribed, each transcribed
+// turn's reply audio has played out or been interrupted, and no reply
+// audio is still playing. The disclosure notice's audio is not a reply
+// (fixtures.RepliesComplete counts it as one, and so ends a session before
+// the first transcript), and neither are spoken safety resources (turn
+// "safety:<card>"): their end is not the end of a transcribed turn's reply.
 func repliesEnded(n int) func([]fixtures.Event) bool {
 	return func(evs []fixtures.Event) bool {
-		finals := 0
-		ended, playing := map[string]bool{}, map[string]bool{}
+		finals, ended, playing := map[string]bool{}, map[string]bool{}, map[string]bool{}
 		for _, e := range evs {
 			var p struct {
 				TurnID string `json:"turn_id"`
@@ -363,7 +364,7 @@ func repliesEnded(n int) func([]fixtures.Event) bool {
 			_ = json.Unmarshal(e.Data, &p)
 			switch e.Type {
 			case "transcript.final":
-				finals++
+				finals[p.TurnID] = true
 			case "reply.interrupted":
 				ended[p.TurnID] = true
 				delete(playing, p.TurnID)
@@ -371,12 +372,18 @@ func repliesEnded(n int) func([]fixtures.Event) bool {
 				playing[p.TurnID] = true
 			case "reply.audio_stopped":
 				delete(playing, p.TurnID)
-				if p.TurnID != "notice" {
-					ended[p.TurnID] = true
-				}
+				ended[p.TurnID] = true
 			}
 		}
-		return finals >= n && len(ended) >= finals && len(playing) == 0
+		if len(finals) < n || len(playing) != 0 {
+			return false
+		}
+		for id := range finals {
+			if !ended[id] {
+				return false
+			}
+		}
+		return true
 	}
 }
 
