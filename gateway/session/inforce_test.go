@@ -249,3 +249,68 @@ func TestSpokenSafetySurvivesResume(t *testing.T) {
 		t.Fatalf("after resuming past the re-send: spoken %+v", l3.spoken)
 	}
 }
+
+// The unacknowledged-card notice and the spoken lead-in name the surface
+// that did not confirm as the person knows it, per device: a phone's
+// screen is not "your glasses", and a browser window is neither.
+func TestUnackedNoticeNamesTheSurface(t *testing.T) {
+	for _, tc := range []struct {
+		device, surface, notice, lead string
+		not                           []string
+	}{
+		{devices.MetaRayBanDisplay, "display", "Your glasses did not confirm", "on your glasses", []string{"phone", "browser"}},
+		{devices.EvenG2, "display", "Your glasses did not confirm", "on your glasses", []string{"phone", "browser"}},
+		{devices.Phone, "screen", "Your phone's screen did not confirm", "on your phone", []string{"glasses", "browser"}},
+		{devices.Browser, "screen", "This browser window did not confirm", "on your screen", []string{"glasses", "phone"}},
+	} {
+		t.Run(tc.device, func(t *testing.T) {
+			clk := clocktest.NewClock(time.Unix(1_800_000_000, 0))
+			m := newManager(t, session.DefaultConfig(), echo(), keywordSafety{}, clk)
+			s, st, _ := m.Open(owner, &event.Hello{Device: tc.device})
+			var l typedLog
+			typedUntil(t, st, &l, event.TypeNotice)
+			turnOf(t, s, st, &l, "I want to end my life")
+			clk.Advance(time.Duration(s.Profile().AckTimeoutMS) * time.Millisecond)
+			evs := typedUntil(t, st, &l, event.TypeNotice)
+			n := evs[len(evs)-1]
+			text := n.str("text")
+			if n.str("kind") != "safety_unacknowledged" || n.str("surface") != tc.surface || !strings.HasPrefix(text, tc.notice) {
+				t.Fatalf("notice %s: want surface %s, text starting %q", n.raw["text"], tc.surface, tc.notice)
+			}
+			if len(l.spoken) != 1 || !strings.Contains(l.spoken[0].Sentences[0], tc.lead) {
+				t.Fatalf("spoken %+v: want one, its lead-in naming %q", l.spoken, tc.lead)
+			}
+			for _, w := range tc.not {
+				if strings.Contains(strings.ToLower(text), w) || strings.Contains(strings.ToLower(l.spoken[0].Sentences[0]), w) {
+					t.Errorf("notice %q / lead-in %q names %q on %s", text, l.spoken[0].Sentences[0], w, tc.device)
+				}
+			}
+		})
+	}
+}
+
+// On a device that must speak safety (Mentra: no render confirmation;
+// voice-only) the resources are spoken with the card, firm: barge-in does
+// not cut the numbers short.
+func TestMustSpeakIsFirm(t *testing.T) {
+	for _, dev := range []string{devices.Mentra, devices.VoiceOnly} {
+		t.Run(dev, func(t *testing.T) {
+			m := newManager(t, session.DefaultConfig(), echo(), keywordSafety{}, clocktest.NewClock(time.Unix(1_800_000_000, 0)))
+			s, st, _ := m.Open(owner, &event.Hello{Device: dev})
+			var l typedLog
+			typedUntil(t, st, &l, event.TypeNotice)
+			turnOf(t, s, st, &l, "I want to end my life")
+			if len(l.spoken) != 1 || !l.spoken[0].Firm || l.spoken[0].Why != session.SpeakMustSpeak {
+				t.Fatalf("spoken %+v: want once, firm, must_speak", l.spoken)
+			}
+		})
+	}
+	m := newManager(t, session.DefaultConfig(), echo(), keywordSafety{}, clocktest.NewClock(time.Unix(1_800_000_000, 0)))
+	s, st, _ := m.Open(owner, &event.Hello{Device: devices.MetaRayBanDisplay})
+	var l typedLog
+	typedUntil(t, st, &l, event.TypeNotice)
+	turnOf(t, s, st, &l, "I want to end my life")
+	if len(l.spoken) != 0 {
+		t.Fatalf("a card the glasses can confirm was spoken before its timeout: %+v", l.spoken)
+	}
+}
