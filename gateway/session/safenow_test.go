@@ -1,6 +1,11 @@
 package session
 
-import "testing"
+import (
+	"strings"
+	"testing"
+
+	"github.com/veraneural/vera-gateway/safety"
+)
 
 // safeNow takes only a clear, whole statement of being safe: hedges,
 // questions, negations and anything said with it keep the crisis.
@@ -35,6 +40,46 @@ func TestSafeNow(t *testing.T) {
 	} {
 		if got := safeNow(text); got != want {
 			t.Errorf("safeNow(%q) = %v, want %v", text, got, want)
+		}
+	}
+}
+
+// nameAndNumber speaks, for every resource of the embedded catalog, its
+// name and then the pre-stored spoken form of the number a person dials
+// (call, else text): digit by digit, said twice. A resource without one
+// (a directory) is spoken whole, never dropped.
+func TestNameAndNumberEveryCatalogResource(t *testing.T) {
+	c, err := safety.DefaultCatalog()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.All()) < 10 {
+		t.Fatalf("%d catalog resources", len(c.All()))
+	}
+	for _, r := range c.All() {
+		got := nameAndNumber(r)
+		if !strings.HasPrefix(got, r.Name) {
+			t.Errorf("%s: %q does not start with the resource's name", r.ID, got)
+		}
+		var dial *safety.Action
+		for _, typ := range []safety.ActionType{safety.ActionCall, safety.ActionText} {
+			for i := range r.Actions {
+				if dial == nil && r.Actions[i].Type == typ {
+					dial = &r.Actions[i]
+				}
+			}
+		}
+		if dial == nil {
+			if got != safety.SpokenResource(r) {
+				t.Errorf("%s (no number): spoken %q, want the whole resource %q", r.ID, got, safety.SpokenResource(r))
+			}
+			continue
+		}
+		if dial.Spoken == "" || !strings.HasSuffix(got, ". "+dial.Spoken) || strings.Count(got, "Again:") != 1 {
+			t.Errorf("%s: spoken %q, want its name then the pre-stored %q, said twice", r.ID, got, dial.Spoken)
+		}
+		if number := got[len(r.Name):]; strings.ContainsAny(number, "0123456789") {
+			t.Errorf("%s: %q says the number in digits, not words", r.ID, number)
 		}
 	}
 }
