@@ -255,6 +255,16 @@ func TestSpokenResourcesFirmOnVoiceOnly(t *testing.T) {
 	if stopped.Type == "" || stopped.At.Before(next.At) {
 		t.Errorf("the firm resources stopped before the words said over them were transcribed\n%s", dumpEvents(evs))
 	}
+	// The next reply waits behind the resources (and the crisis turn's
+	// reply) and nothing else: the first audio to start after them is its.
+	for _, e := range ofType(evs, "reply.audio_started") {
+		if p := decode(t, e); e.Seq > stopped.Seq {
+			if p.TurnID != nextID {
+				t.Errorf("after the resources, %s was spoken before the next reply %s\n%s", p.TurnID, nextID, dumpEvents(evs))
+			}
+			break
+		}
+	}
 	if n := countWhere(t, evs, func(e fixtures.Event, p payload) bool { return e.Type == "reply.interrupted" && p.TurnID == turnID }); n != 0 {
 		t.Errorf("the crisis turn was interrupted")
 	}
