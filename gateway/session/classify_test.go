@@ -180,7 +180,14 @@ func TestLateClassifierCrisisInterruptsTheReply(t *testing.T) {
 	s, st, _ := m.Open(owner, &event.Hello{Device: devices.MetaRayBanDisplay})
 	var l typedLog
 	typedUntil(t, st, &l, event.TypeNotice)
-	_ = s.Handle(context.Background(), &event.InputText{Text: "just thinking out loud"})
+	// The premise: a text the real local detector judges none ("just
+	// thinking out loud" was one until the round-2 detector, which shows an
+	// elevated card on it).
+	const text = "I would like to go home"
+	if a := safety.NewDetector().Assess(nil, text, nil, safety.RegionPrefs{User: "US"}); a.Level != safety.LevelNone || a.DisplayRequired {
+		t.Fatalf("the local detector judges %q %v: pick a text it calls none", text, a.Level)
+	}
+	_ = s.Handle(context.Background(), &event.InputText{Text: text})
 	cl := fc.next(t)
 	waitBudget(t, clk)
 	evs := typedUntil(t, st, &l, event.TypeReplyDelta)
