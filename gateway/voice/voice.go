@@ -233,13 +233,6 @@ type voiceSession struct {
 	cancelled map[string]bool
 }
 
-// turnTiming holds the wall times of one turn's latency segments.
-type turnTiming struct {
-	speechEnd  time.Time
-	transcript time.Time
-	firstText  bool
-}
-
 type speakItem struct {
 	turnID string
 	text   string
@@ -383,12 +376,14 @@ func sampleMs(t int64) int64 { return t / 16 }
 // VAD and the turn detector on it, on sample time.
 func (s *voiceSession) mediaLoop() {
 	defer s.wg.Done()
+	// The clock starts before the ticker, so an on-time tick always finds
+	// exactly one frame due.
+	clock := time.Now()
 	t := time.NewTicker(rtc.FrameDuration)
 	defer t.Stop()
 	// After a stall the loop catches up on as many frames as the jitter
 	// buffer can hold; older ones have been dropped by it already.
 	catchUp := int64(s.cfg.Jitter.MaxDelayMs/20) + 5
-	clock := time.Now()
 	base := int64(clock.Sub(s.echo.origin) / (10 * time.Millisecond))
 	var done int64 // frames processed since clock
 	for {
@@ -400,6 +395,10 @@ func (s *voiceSession) mediaLoop() {
 		// The media clock is elapsed time, not ticks: a late tick (a busy
 		// machine) is caught up frame by frame, so sample time stays true.
 		due := int64(time.Since(clock)/rtc.FrameDuration) - done
+		if due > 1 {
+			// Every frame but the newest is a period or more late.
+			s.m.FrameOverruns.Add(float64(due - 1))
+		}
 		if due > catchUp {
 			due = catchUp
 			done = int64(time.Since(clock)/rtc.FrameDuration) - due
@@ -460,15 +459,16 @@ func (s *voiceSession) onTurnEvent(ev *turn.Event) {
 		speechEnd := now.Add(-time.Duration(ev.At-ev.SpeechEnd) * time.Second / 16000)
 		s.m.EndOfTurnDelay.Observe(now.Sub(speechEnd).Seconds())
 		id := s.turnID
-		s.session().Emit(event.TypeSpeechStopped, event.Speech{TurnID: id, AudioMS: sampleMs(ev.SpeechEnd)})
+		s.session().Emit(event.TypeSpeechStopped, event.SpeechStopped{TurnID: id, AudioMS: sampleMs(ev.SpeechEnd), EndOfTurnMS: sampleMs(ev.At - ev.SpeechEnd)})
 		fd := s.feed
 		s.feed = nil
 		if fd == nil {
+			s.nothingHeard(id, event.NothingHeardNoWords)
 			return
 		}
 		fd.close()
 		s.playMu.Lock()
-		s.turns[id] = &turnTiming{speechEnd: speechEnd}
+		s.turns[id] = &turnTiming{speechEnd: speechEnd, stopped: now}
 		s.playMu.Unlock()
 		s.listenDone.Add(1)
 		go s.finishTurn(id, fd, now)
@@ -489,25 +489,34 @@ func (s *voiceSession) finishTurn(id string, fd *feeder, stopped time.Time) {
 		if s.ctx.Err() == nil {
 			s.log.Warn("voice: final transcript", "turn", id, "err", err)
 			s.session().EmitError(event.ErrEngineUnavailable, "VERA could not hear that turn; please say it again")
-			s.session().NothingHeard(id)
+			s.nothingHeard(id, event.NothingHeardNotTranscribed)
 		}
 		return
 	}
 	s.m.TranscriptionDelay.Observe(time.Since(stopped).Seconds())
 	text := strings.TrimSpace(tr.Text)
 	if text == "" && len(tr.Spotted) == 0 {
-		s.session().NothingHeard(id)
+		s.nothingHeard(id, event.NothingHeardNoWords)
 		return
 	}
-	s.playMu.Lock()
-	if tt := s.turns[id]; tt != nil {
-		tt.transcript = time.Now()
+	if tt := s.timing(id); tt != nil {
+		tt.markTranscript(time.Now())
 	}
-	s.playMu.Unlock()
 	// Words over paused playout confirm the barge-in before the new turn
 	// starts, so the history holds only what was heard of the old reply.
 	s.confirmBargeIn()
 	s.session().SubmitVoiceTurn(id, text, tr.Spotted)
+}
+
+// nothingHeard ends a turn that gets no reply: the client is told
+// (input.nothing_heard, the turn's last event) and the session restarts an
+// offer's answer window.
+func (s *voiceSession) nothingHeard(id, reason string) {
+	s.playMu.Lock()
+	delete(s.turns, id)
+	s.playMu.Unlock()
+	s.session().Emit(event.TypeNothingHeard, event.NothingHeard{TurnID: id, Reason: reason})
+	s.session().NothingHeard(id)
 }
 
 // maybePartial sends transcript.partial when the hypothesis changed, at
@@ -692,11 +701,13 @@ func (s *voiceSession) eventPump() {
 }
 
 func (s *voiceSession) firstText(turnID string) {
-	s.playMu.Lock()
-	defer s.playMu.Unlock()
-	if tt := s.turns[turnID]; tt != nil && !tt.firstText && !tt.transcript.IsZero() {
-		tt.firstText = true
-		s.m.LLMTTFT.Observe(time.Since(tt.transcript).Seconds())
+	tt := s.timing(turnID)
+	if tt == nil {
+		return
+	}
+	now := time.Now()
+	if first, transcript := tt.markFirstText(now); first && !transcript.IsZero() {
+		s.m.LLMTTFT.Observe(now.Sub(transcript).Seconds())
 	}
 }
 
@@ -746,6 +757,7 @@ func (s *voiceSession) speaker() {
 			src.beginSentence(it.text, it.protected)
 			asked := time.Now()
 			first := true
+			tt := s.timing(it.turnID)
 			_, err := s.deps.Speaker.Speak(s.ctx, router.SpeakRequest{Text: it.text, SampleRate: rtc.PCMRate, PCMOnly: true},
 				func(c router.AudioChunk) error {
 					if c.Codec != router.CodecPCM || c.SampleRate != rtc.PCMRate {
@@ -753,7 +765,11 @@ func (s *voiceSession) speaker() {
 					}
 					if first {
 						first = false
-						s.m.TTSTTFB.Observe(time.Since(asked).Seconds())
+						now := time.Now()
+						s.m.TTSTTFB.Observe(now.Sub(asked).Seconds())
+						if tt != nil {
+							tt.markFirstAudio(now)
+						}
 					}
 					src.write(c.PCM)
 					return nil
@@ -801,10 +817,7 @@ func (s *voiceSession) sourceFor(turnID string, ph *phrase) *speechSource {
 		src = newPhraseSource(ph, s.phraseTap(), s.m)
 	}
 	src.onFirst = func() {
-		s.session().Emit(event.TypeReplyAudioStarted, event.ReplyAudio{TurnID: turnID})
-		if tt != nil && !tt.speechEnd.IsZero() {
-			s.m.E2ELatency.Observe(time.Since(tt.speechEnd).Seconds())
-		}
+		s.session().Emit(event.TypeReplyAudioStarted, event.ReplyAudio{TurnID: turnID, Latency: s.replyLatency(tt, time.Now())})
 	}
 	s.play, s.playTurn, s.last = src, turnID, src
 	s.playMu.Unlock() // PlayPCM may end an older source, whose onDone takes playMu
