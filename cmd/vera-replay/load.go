@@ -46,6 +46,21 @@ type loadReport struct {
 	FirstAudioQueue int  `json:"first_audio_queued"` // turns that ended while the gateway was talking (left out)
 	SafetyCardMs    dist `json:"safety_card_ms"`
 
+	// TurnOutcomes is what became of every detected turn of the run
+	// (answered, nothing_heard, not_transcribed, interrupted, unanswered).
+	TurnOutcomes map[string]int `json:"turn_outcomes"`
+	// TurnLatencyMs is, per turn answered in the window, the first reply
+	// packet after the true end of speech input.speech_stopped reports
+	// (its arrival − end_of_turn_ms); SegmentsMs splits it per turn into
+	// the gateway's segments (reply.audio_started's latency) and network,
+	// the client-side rest, so that every turn's segments sum to its total
+	// (and the means to the mean). Unlike first_audio_ms it keeps the
+	// turns that queued behind playout (the wait shows in tts_ttfb).
+	TurnLatencyMs segDist            `json:"turn_latency_ms"`
+	SegmentsMs    map[string]segDist `json:"segments_ms"`
+	// GatewaySegmentsMs is vera_voice_turn_segment_seconds over the window.
+	GatewaySegmentsMs map[string]histDist `json:"gateway_segments_ms"`
+
 	PacketsSent     int `json:"packets_sent"`
 	PacketsReceived int `json:"packets_received"`
 	PacketsLost     int `json:"packets_lost"` // gateway → client, from RTP sequence gaps
@@ -68,6 +83,12 @@ type loadReport struct {
 	FrameP99Ms           *float64 `json:"frame_p99_ms"`
 	FrameP99Overflow     bool     `json:"frame_p99_overflow,omitempty"` // p99 is past the last finite bucket: frame_p99_ms is a lower bound
 	Frames               float64  `json:"frames"`                       // frame observations in the window
+	// FrameOverruns is vera_voice_frame_overruns_total over the window:
+	// inbound frames the media loop handled a period or more late.
+	FrameOverruns *float64 `json:"frame_overruns"`
+	// FakesCPUSeconds is the fake providers' process CPU in the window
+	// (-fakes), counted apart from the gateway's and the tool's.
+	FakesCPUSeconds *float64 `json:"fakes_cpu_seconds,omitempty"`
 
 	// From the gateway's capacity series, over the whole run (first read
 	// before the first session, last at the end of the window): session
@@ -260,9 +281,17 @@ func (lr *loadRun) runSession(ctx context.Context, idx int, ready func(), hangup
 			t.Stop()
 		}
 	}
+	// Then the answers still due, bounded by -answer-wait.
+	if o.answerWait > 0 && !turnsResolved(c.Events()) {
+		actx, acancel := context.WithTimeout(ctx, o.answerWait)
+		_, _ = c.WaitEvent(actx, func(fixtures.Event) bool { return turnsResolved(c.Events()) })
+		acancel()
+	}
 	events, audio := c.Events(), c.Received()
 	herr := closeClient()
-	st := analyse(turns, events, audio, o.window, o.mergeGap, time.Unix(0, lr.windowStart.Load()))
+	from := time.Unix(0, lr.windowStart.Load())
+	st := analyse(turns, events, audio, o.window, o.mergeGap, from)
+	st.addTurns(turnRecords(events, audio), from)
 	st.sent = sent
 	out := sessionOutcome{stats: st}
 	switch {
@@ -381,6 +410,7 @@ ramp:
 	sctx, scancel = context.WithTimeout(context.Background(), 5*time.Second)
 	lr.windowStart.Store(time.Now().UnixNano())
 	m0, m0err := scrapeMetrics(sctx, hc, murl)
+	f0 := scrapeFakes(hc, o.fakesURL)
 	scancel()
 	cpuW0 := cpuSeconds()
 	profWait := func() error { return nil }
@@ -414,6 +444,7 @@ wait:
 	end.Stop()
 	sctx, scancel = context.WithTimeout(context.Background(), 5*time.Second)
 	m1, m1err := scrapeMetrics(sctx, hc, murl)
+	f1 := scrapeFakes(hc, o.fakesURL)
 	scancel()
 	cpuW1 := cpuSeconds()
 	close(lr.stop)
@@ -439,6 +470,9 @@ wait:
 	rep.FramesEncodedWindow = delta(m0, m1, playoutFrames+`{source="encoded"}`)
 	rep.FramesCachedWindow = delta(m0, m1, playoutFrames+`{source="cached"}`)
 	rep.ListenWaitMs = histMs(m0, m1, listenWaitHist)
+	if f0 != nil && f1 != nil {
+		rep.FakesCPUSeconds = ptr(f1.cpu - f0.cpu)
+	}
 	if soak != nil {
 		rep.Soak = soak.finish(ctx, hc, murl, mStart, m1, int(lr.replaced.Load()))
 	}
@@ -467,6 +501,20 @@ wait:
 	return 0
 }
 
+// outcomeLine is "12 answered, 1 nothing heard" in a fixed order.
+func outcomeLine(n map[string]int) string {
+	var parts []string
+	for _, k := range []string{outcomeAnswered, outcomeNothingHeard, outcomeNotTranscribed, outcomeInterrupted, outcomeUnanswered} {
+		if n[k] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n[k], strings.ReplaceAll(k, "_", " ")))
+		}
+	}
+	if len(parts) == 0 {
+		return "no turns"
+	}
+	return strings.Join(parts, ", ")
+}
+
 func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
 
 func ptr(v float64) *float64 {
@@ -478,8 +526,9 @@ func ptr(v float64) *float64 {
 }
 
 func buildReport(o options, outs []sessionOutcome, m0, m1 *scrape, merr error) loadReport {
-	rep := loadReport{Sessions: len(outs), Failures: map[string]int{}}
-	var eot, fa, card []float64
+	rep := loadReport{Sessions: len(outs), Failures: map[string]int{}, TurnOutcomes: map[string]int{}, SegmentsMs: map[string]segDist{}}
+	var eot, fa, card, total []float64
+	segs := map[string][]float64{}
 	for _, oc := range outs {
 		if oc.err != "" {
 			rep.SessionsFailed++
@@ -499,6 +548,17 @@ func buildReport(o options, outs []sessionOutcome, m0, m1 *scrape, merr error) l
 		eot = append(eot, s.eot...)
 		fa = append(fa, s.firstAudio...)
 		card = append(card, s.card...)
+		total = append(total, s.turnTotal...)
+		for k, n := range s.outcomes {
+			rep.TurnOutcomes[k] += n
+		}
+		for k, v := range s.segs {
+			segs[k] = append(segs[k], v...)
+		}
+	}
+	rep.TurnLatencyMs = summarizeMean(total)
+	for _, k := range segmentOrder {
+		rep.SegmentsMs[k] = summarizeMean(segs[k])
 	}
 	rep.TurnsExtra = rep.Turns - rep.TurnsMatched
 	if rep.TurnsExpected > 0 {
@@ -521,6 +581,11 @@ func buildReport(o options, outs []sessionOutcome, m0, m1 *scrape, merr error) l
 		p99, _ := histQuantile(m0, m1, 0.99)
 		rep.FrameP50Ms, rep.FrameP99Ms, rep.Frames = ptr(p50*1000), ptr(p99*1000), n
 		rep.FrameP99Overflow = n > 0 && p99 >= lastFinite(m1)
+		rep.FrameOverruns = delta(m0, m1, frameOverruns)
+		rep.GatewaySegmentsMs = map[string]histDist{}
+		for _, k := range segmentOrder[:5] {
+			rep.GatewaySegmentsMs[k] = histMs(m0, m1, turnSegmentHist+`{segment="`+k+`"}`)
+		}
 	}
 	return rep
 }
@@ -553,6 +618,17 @@ func printTable(w io.Writer, r loadReport) {
 	fmt.Fprintf(tw, "  over silence\t%s\n", d(r.EOTOverSilence))
 	fmt.Fprintf(tw, "first audio ms\t%s; %d queued behind playout\n", d(r.FirstAudioMs), r.FirstAudioQueue)
 	fmt.Fprintf(tw, "safety card ms\t%s\n", d(r.SafetyCardMs))
+	fmt.Fprintf(tw, "turn outcomes\t%s\n", outcomeLine(r.TurnOutcomes))
+	fmt.Fprintf(tw, "reply latency ms\t%s (from the end of speech input.speech_stopped reports)\n", d(r.TurnLatencyMs.dist))
+	if r.TurnLatencyMs.Mean != nil {
+		var parts []string
+		for _, k := range segmentOrder {
+			if m := r.SegmentsMs[k].Mean; m != nil {
+				parts = append(parts, fmt.Sprintf("%s %.1f", strings.ReplaceAll(k, "_", " "), *m))
+			}
+		}
+		fmt.Fprintf(tw, "  mean segments\t%.1f = %s\n", *r.TurnLatencyMs.Mean, strings.Join(parts, " + "))
+	}
 	fmt.Fprintf(tw, "packets\t%d sent, %d received (%d in window), %d lost (gateway → client)\n", r.PacketsSent, r.PacketsReceived, r.PacketsReceivedWindow, r.PacketsLost)
 	fmt.Fprintf(tw, "window\t%.1f s\n", r.WindowSeconds)
 	fmt.Fprintf(tw, "gateway cpu\t%s in window, %s of one core per session\n", f(r.GatewayCPUSeconds, " s"), f(r.GatewayCPUPctPerSess, " %"))
@@ -567,7 +643,7 @@ func printTable(w io.Writer, r loadReport) {
 	if r.FrameP99Overflow {
 		over = " or more (past the last bucket)"
 	}
-	fmt.Fprintf(tw, "frame ms\tp50 %s  p99 %s%s  (%.0f frames)\n", f(r.FrameP50Ms, ""), f(r.FrameP99Ms, ""), over, r.Frames)
+	fmt.Fprintf(tw, "frame ms\tp50 %s  p99 %s%s  (%.0f frames), %s overruns\n", f(r.FrameP50Ms, ""), f(r.FrameP99Ms, ""), over, r.Frames, f(r.FrameOverruns, ""))
 	hd := func(h histDist) string {
 		if h.N == 0 {
 			return "n/a (0 samples)"
@@ -583,6 +659,9 @@ func printTable(w io.Writer, r loadReport) {
 		f(r.FramesEncoded, ""), f(r.FramesCached, ""), f(r.FramesEncodedWindow, ""), f(r.FramesCachedWindow, ""))
 	fmt.Fprintf(tw, "listen wait ms\t%s\n", hd(r.ListenWaitMs))
 	fmt.Fprintf(tw, "client cpu\t%.2f s total, %.2f s in window, %.3f %% of one core per session\n", r.ClientCPUSeconds, r.ClientCPUWindow, r.ClientCPUPctPerSess)
+	if r.FakesCPUSeconds != nil {
+		fmt.Fprintf(tw, "fake providers cpu\t%.2f s in window\n", *r.FakesCPUSeconds)
+	}
 	if r.MetricsError != "" {
 		fmt.Fprintf(tw, "metrics\t%s\n", strings.ReplaceAll(r.MetricsError, "\n", "; "))
 	}

@@ -187,6 +187,37 @@ vera_voice_sessions_setup_failed_total 2
 	}
 }
 
+// TestParseLabelledHistograms: a histogram with labels besides le keeps
+// one set of buckets per label set, so segments do not mix.
+func TestParseLabelledHistograms(t *testing.T) {
+	read := func(llm, tts string) *scrape {
+		t.Helper()
+		s, err := parseMetrics(strings.NewReader(`vera_voice_turn_segment_seconds_bucket{segment="llm_ttft",le="0.1"} `+llm+`
+vera_voice_turn_segment_seconds_bucket{segment="llm_ttft",le="+Inf"} `+llm+`
+vera_voice_turn_segment_seconds_bucket{segment="tts_ttfb",le="0.1"} 0
+vera_voice_turn_segment_seconds_bucket{segment="tts_ttfb",le="1"} `+tts+`
+vera_voice_turn_segment_seconds_bucket{segment="tts_ttfb",le="+Inf"} `+tts+`
+vera_voice_frame_overruns_total 7
+`), time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	m0, m1 := read("1", "2"), read("5", "4")
+	llm := histMs(m0, m1, turnSegmentHist+`{segment="llm_ttft"}`)
+	tts := histMs(m0, m1, turnSegmentHist+`{segment="tts_ttfb"}`)
+	if llm.N != 4 || *llm.P99 > 100 || tts.N != 2 || *tts.P50 <= 100 {
+		t.Fatalf("llm %+v tts %+v", llm, tts)
+	}
+	if d := delta(m0, m1, frameOverruns); d == nil || *d != 0 {
+		t.Fatalf("overruns delta %v", d)
+	}
+	if got := withoutLabel(`{le="0.1"}`, "le"); got != "" {
+		t.Fatalf("withoutLabel %q", got)
+	}
+}
+
 func TestJudgeSoak(t *testing.T) {
 	f := func(v float64) *float64 { return &v }
 	base := func() *soakReport {
