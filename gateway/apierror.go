@@ -87,14 +87,29 @@ type envelopeBody struct {
 	RequestID string    `json:"request_id"`
 }
 
-// WriteError writes err as the Partner API envelope. Errors that are not
-// *Error become internal_error with a generic message: internals never leak.
+// WriteError writes err as the Partner API envelope — the one writer every
+// HTTP handler of the gateway uses. Errors that are not *Error become
+// internal_error with a generic message: internals never leak. The
+// envelope's request_id is the one in the X-Request-Id response header:
+// the server's middleware set both; a handler served without it (a
+// sub-package's own tests) gets the caller's valid X-Request-Id or a fresh
+// one, set on the response too.
 func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	var ae *Error
 	if !errors.As(err, &ae) {
 		ae = &Error{Type: InternalError, Message: "internal error"}
 	}
 	h := w.Header()
+	rid := RequestID(r.Context())
+	if rid == "" {
+		rid = h.Get("X-Request-Id")
+	}
+	if rid == "" {
+		if rid = r.Header.Get("X-Request-Id"); !validRequestID(rid) {
+			rid = newRequestID()
+		}
+		h.Set("X-Request-Id", rid)
+	}
 	h.Set("Content-Type", "application/json")
 	h.Set("Cache-Control", "no-store")
 	if ae.RetryAfter > 0 {
@@ -102,14 +117,8 @@ func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	w.WriteHeader(ae.Status())
 	_ = json.NewEncoder(w).Encode(envelope{Error: envelopeBody{
-		Type: ae.Type, Message: ae.Message, RequestID: RequestID(r.Context()),
+		Type: ae.Type, Message: ae.Message, RequestID: rid,
 	}})
-}
-
-// WriteErrorStatus is WriteError for packages that do not import this one's
-// types: it takes the status, type and message as plain values.
-func WriteErrorStatus(w http.ResponseWriter, r *http.Request, status int, typ, msg string) {
-	WriteError(w, r, &Error{Type: ErrorType(typ), Message: msg, HTTPStatus: status})
 }
 
 // WriteJSON writes v as JSON with the given status.

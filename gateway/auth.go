@@ -36,6 +36,18 @@ func PrincipalFrom(ctx context.Context) (Principal, bool) {
 	return p, ok
 }
 
+// RequirePrincipal returns the principal the auth middleware stored, or
+// writes 401 and reports false: the Authorize of a sub-package's handler
+// (gateway/rtc) mounted behind the middleware, which never reaches it
+// unauthenticated.
+func RequirePrincipal(w http.ResponseWriter, r *http.Request) (Principal, bool) {
+	p, ok := PrincipalFrom(r.Context())
+	if !ok {
+		WriteError(w, r, Errorf(AuthenticationError, "missing credentials"))
+	}
+	return p, ok
+}
+
 // WithPrincipal returns ctx carrying p. Sub-packages that authenticate on
 // their own (websocket subprotocol tokens) use it to hand p to handlers.
 func WithPrincipal(ctx context.Context, p Principal) context.Context {

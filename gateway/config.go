@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"net"
 	"strings"
-
-	"github.com/veraneural/vera-gateway/gateway/webhook"
 )
 
 // Scopes a key may hold. A route names the one it needs.
@@ -34,8 +32,11 @@ type Config struct {
 	// a loopback address: profiles reveal internals.
 	DebugListen string `yaml:"debug_listen"`
 	// APIVersion is sent as VERA-Version on every response.
-	APIVersion  string            `yaml:"api_version"`
-	Auth        AuthConfig        `yaml:"auth"`
+	APIVersion string `yaml:"api_version"`
+	// Auth is decoded by cmd/vera-gateway, which reads each key's webhook
+	// receivers next to it (auth.keys[].webhooks) and hands the edge only
+	// what it uses; hence no YAML key here.
+	Auth        AuthConfig        `yaml:"-"`
 	Limits      LimitsConfig      `yaml:"limits"`
 	Idempotency IdempotencyConfig `yaml:"idempotency"`
 	// ShutdownGraceMS is how long live sessions get after SIGTERM before the
@@ -46,7 +47,8 @@ type Config struct {
 // AuthConfig holds partner keys and the client-token settings. With no keys
 // the gateway runs in dev mode: loopback clients only, no authentication.
 type AuthConfig struct {
-	Keys []KeyConfig `yaml:"keys"`
+	// Keys: see Config.Auth for why they carry no YAML key.
+	Keys []KeyConfig `yaml:"-"`
 	// TokenSecret signs client tokens (HMAC-SHA256, at least 32 bytes). cmd
 	// fills it from TokenSecretEnv; when both are empty a random secret is
 	// made at start-up, so tokens do not survive a restart or cross nodes.
@@ -63,9 +65,6 @@ type KeyConfig struct {
 	Secret    string   `yaml:"secret"`
 	SecretEnv string   `yaml:"secret_env"`
 	Scopes    []string `yaml:"scopes"`
-	// Webhooks receive this partner's signed events (secrets filled by cmd
-	// from each endpoint's SecretEnv, like the key's own).
-	Webhooks []webhook.Endpoint `yaml:"webhooks"`
 }
 
 // LimitsConfig bounds what one key may send.
@@ -161,9 +160,6 @@ func (c Config) Validate() error {
 			if !knownScope(s) {
 				bad(key+".scopes", "unknown scope %q (known: %v)", s, AllScopes)
 			}
-		}
-		if err := webhook.ValidateEndpoints(key+".webhooks", k.Webhooks, false); err != nil {
-			errs = append(errs, err)
 		}
 	}
 	if c.Auth.TokenSecret != "" && len(c.Auth.TokenSecret) < 32 {

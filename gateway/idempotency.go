@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/veraneural/vera-gateway/gateway/clock"
 )
 
 // Idempotency errors returned by an IdempotencyStore.
@@ -44,7 +46,7 @@ type IdempotencyStore interface {
 type MemoryIdempotencyStore struct {
 	ttl        time.Duration
 	maxEntries int
-	now        func() time.Time
+	clock      clock.Clock
 
 	mu      sync.Mutex // mu guards entries and order
 	entries map[string]*list.Element
@@ -60,16 +62,13 @@ type idemEntry struct {
 }
 
 // NewMemoryIdempotencyStore returns an in-memory store. now may be nil.
-func NewMemoryIdempotencyStore(ttl time.Duration, maxEntries int, now func() time.Time) *MemoryIdempotencyStore {
-	if now == nil {
-		now = time.Now
-	}
-	return &MemoryIdempotencyStore{ttl: ttl, maxEntries: maxEntries, now: now, entries: map[string]*list.Element{}, order: list.New()}
+func NewMemoryIdempotencyStore(ttl time.Duration, maxEntries int, clk clock.Clock) *MemoryIdempotencyStore {
+	return &MemoryIdempotencyStore{ttl: ttl, maxEntries: maxEntries, clock: clock.OrReal(clk), entries: map[string]*list.Element{}, order: list.New()}
 }
 
 // Begin implements IdempotencyStore.
 func (s *MemoryIdempotencyStore) Begin(key string, sum [32]byte) (*StoredResponse, error) {
-	now := s.now()
+	now := s.clock.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.expire(now)

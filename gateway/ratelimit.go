@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"golang.org/x/time/rate"
+
+	"github.com/veraneural/vera-gateway/gateway/clock"
 )
 
 // RateLimiter decides whether one more request under key may run now. A
@@ -23,7 +25,7 @@ type RateLimiter interface {
 // swept once the map holds more than maxKeys entries.
 type MemoryRateLimiter struct {
 	perMinute int
-	now       func() time.Time
+	clock     clock.Clock
 	maxKeys   int
 
 	mu      sync.Mutex // mu guards buckets
@@ -37,16 +39,13 @@ type bucket struct {
 
 // NewMemoryRateLimiter returns a limiter of perMinute requests per key per
 // minute. now may be nil (wall clock).
-func NewMemoryRateLimiter(perMinute int, now func() time.Time) *MemoryRateLimiter {
-	if now == nil {
-		now = time.Now
-	}
-	return &MemoryRateLimiter{perMinute: perMinute, now: now, maxKeys: 10_000, buckets: map[string]*bucket{}}
+func NewMemoryRateLimiter(perMinute int, clk clock.Clock) *MemoryRateLimiter {
+	return &MemoryRateLimiter{perMinute: perMinute, clock: clock.OrReal(clk), maxKeys: 10_000, buckets: map[string]*bucket{}}
 }
 
 // Allow implements RateLimiter.
 func (m *MemoryRateLimiter) Allow(key string) (bool, time.Duration) {
-	now := m.now()
+	now := m.clock.Now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	b, ok := m.buckets[key]

@@ -18,14 +18,17 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/veraneural/vera-gateway/gateway/clock"
 )
 
 // Options are the server's injected dependencies. Zero values get in-memory
 // defaults and the wall clock.
 type Options struct {
 	Logger *slog.Logger
-	// Now is the clock for tokens, rate limits and idempotency expiry.
-	Now func() time.Time
+	// Clock is the clock for tokens, rate limits and idempotency expiry;
+	// nil is the wall clock.
+	Clock clock.Clock
 	// Registry receives the server's metrics and is served at /metrics.
 	Registry *prometheus.Registry
 	// RateLimiter and Idempotency replace the in-memory stores.
@@ -67,7 +70,7 @@ type Route struct {
 type Server struct {
 	cfg      Config
 	log      *slog.Logger
-	now      func() time.Time
+	clock    clock.Clock
 	router   *mux.Router
 	registry *prometheus.Registry
 	auth     *authenticator
@@ -85,28 +88,25 @@ func New(cfg Config, opts Options) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("gateway: config: %w", err)
 	}
-	s := &Server{cfg: cfg, log: opts.Logger, now: opts.Now, registry: opts.Registry,
+	s := &Server{cfg: cfg, log: opts.Logger, clock: clock.OrReal(opts.Clock), registry: opts.Registry,
 		limiter: opts.RateLimiter, idem: opts.Idempotency, device: opts.ValidateDevice}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
-	}
-	if s.now == nil {
-		s.now = time.Now
 	}
 	if s.registry == nil {
 		s.registry = prometheus.NewRegistry()
 		s.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	}
 	if s.limiter == nil {
-		s.limiter = NewMemoryRateLimiter(cfg.Limits.RequestsPerMinute, s.now)
+		s.limiter = NewMemoryRateLimiter(cfg.Limits.RequestsPerMinute, s.clock)
 	}
 	if s.idem == nil {
-		s.idem = NewMemoryIdempotencyStore(time.Duration(cfg.Idempotency.TTLSeconds)*time.Second, cfg.Idempotency.MaxEntries, s.now)
+		s.idem = NewMemoryIdempotencyStore(time.Duration(cfg.Idempotency.TTLSeconds)*time.Second, cfg.Idempotency.MaxEntries, s.clock)
 	}
 	if s.device == nil {
 		s.device = func(string) error { return nil }
 	}
-	s.tokens = NewTokenIssuer(cfg.Auth.TokenSecret, s.now)
+	s.tokens = NewTokenIssuer(cfg.Auth.TokenSecret, s.clock)
 	s.auth = newAuthenticator(cfg.Auth, s.tokens)
 	s.metrics = newHTTPMetrics(s.registry)
 	s.router = mux.NewRouter()

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/veraneural/vera-gateway/gateway/clock/clocktest"
 )
 
 const (
@@ -19,23 +21,8 @@ const (
 	keyC = "vera_sk_test_partner_c_audit_only"
 )
 
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newFakeClock() *fakeClock { return &fakeClock{t: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)} }
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
+func newFakeClock() *clocktest.Clock {
+	return clocktest.NewClock(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
 }
 
 func testConfig() Config {
@@ -50,7 +37,7 @@ func testConfig() Config {
 
 type testServer struct {
 	*Server
-	clock *fakeClock
+	clock *clocktest.Clock
 	calls int
 	mu    sync.Mutex
 }
@@ -61,7 +48,7 @@ type testServer struct {
 func newTestServer(t *testing.T, cfg Config) *testServer {
 	t.Helper()
 	ts := &testServer{clock: newFakeClock()}
-	s, err := New(cfg, Options{Now: ts.clock.Now})
+	s, err := New(cfg, Options{Clock: ts.clock})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -355,7 +342,7 @@ func TestIdempotency(t *testing.T) {
 
 func TestIdempotencyStoreBounded(t *testing.T) {
 	clock := newFakeClock()
-	s := NewMemoryIdempotencyStore(time.Hour, 3, clock.Now)
+	s := NewMemoryIdempotencyStore(time.Hour, 3, clock)
 	for i := 0; i < 10; i++ {
 		k := fmt.Sprint(i)
 		if _, err := s.Begin(k, [32]byte{1}); err != nil {
@@ -409,7 +396,7 @@ func TestClientTokens(t *testing.T) {
 		t.Fatalf("tampered = %d %s", r.status, r.body)
 	}
 	// Signed by another gateway's secret.
-	other, _, _ := NewTokenIssuer("", ts.clock.Now).Issue("partner-a", "u_42", "phone", []string{ScopeSessionsWrite}, time.Minute)
+	other, _, _ := NewTokenIssuer("", ts.clock).Issue("partner-a", "u_42", "phone", []string{ScopeSessionsWrite}, time.Minute)
 	if r := ts.do(t, "POST", "/v1/device", other, `{}`); r.status != 401 {
 		t.Fatalf("foreign signature = %d", r.status)
 	}
@@ -432,7 +419,7 @@ func TestClientTokens(t *testing.T) {
 
 func TestWrongAudienceToken(t *testing.T) {
 	clock := newFakeClock()
-	iss := NewTokenIssuer(strings.Repeat("s", 32), clock.Now)
+	iss := NewTokenIssuer(strings.Repeat("s", 32), clock)
 	tok, _, err := iss.Issue("p", "u_1", "phone", nil, time.Minute)
 	if err != nil {
 		t.Fatal(err)

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/veraneural/vera-gateway/gateway/clock"
 )
 
 const (
@@ -28,27 +30,24 @@ type ClientTokenClaims struct {
 // partners' servers; apps and browsers get these instead.
 type TokenIssuer struct {
 	secret []byte
-	now    func() time.Time
+	clock  clock.Clock
 }
 
 // NewTokenIssuer returns an issuer signing with secret; an empty secret is
 // replaced by 32 random bytes (single-node dev use).
-func NewTokenIssuer(secret string, now func() time.Time) *TokenIssuer {
+func NewTokenIssuer(secret string, clk clock.Clock) *TokenIssuer {
 	s := []byte(secret)
 	if len(s) == 0 {
 		s = make([]byte, 32)
 		_, _ = rand.Read(s)
 	}
-	if now == nil {
-		now = time.Now
-	}
-	return &TokenIssuer{secret: s, now: now}
+	return &TokenIssuer{secret: s, clock: clock.OrReal(clk)}
 }
 
 // Issue signs a token for the claims' partner, subject, device and scopes,
 // valid for ttl from now.
 func (t *TokenIssuer) Issue(partner, endUser, device string, scopes []string, ttl time.Duration) (string, time.Time, error) {
-	now := t.now().Truncate(time.Second)
+	now := t.clock.Now().Truncate(time.Second)
 	exp := now.Add(ttl)
 	var jti [12]byte
 	_, _ = rand.Read(jti[:])
@@ -81,7 +80,7 @@ func (t *TokenIssuer) Verify(token string) (*ClientTokenClaims, *Error) {
 		jwt.WithAudience(tokenAudience),
 		jwt.WithExpirationRequired(),
 		jwt.WithIssuedAt(),
-		jwt.WithTimeFunc(t.now),
+		jwt.WithTimeFunc(t.clock.Now),
 	)
 	switch {
 	case err == nil:

@@ -10,14 +10,13 @@ import (
 const MaxDisclosureInterval = 3 * time.Hour
 
 // Config holds the safety settings cmd/ reads from the gateway's config file.
+// The AI disclosure's repeat interval is not here: it is the session's
+// (session.disclosure_every), which runs the schedule.
 type Config struct {
 	// DefaultRegion is the ISO 3166-1 alpha-2 country used when the engine,
 	// the user, the device and the locale all say nothing. Empty means the
 	// international directory plus "call your local emergency number".
 	DefaultRegion string `yaml:"default_region"`
-	// DisclosureInterval is how often the AI disclosure repeats during a
-	// session; at most MaxDisclosureInterval (shorter for minors' accounts).
-	DisclosureInterval time.Duration `yaml:"disclosure_interval"`
 	// ContextTurns is how many earlier user turns DetectTurn considers.
 	ContextTurns int `yaml:"context_turns"`
 	// IncludeUnverified adds catalog entries whose facts are not yet
@@ -28,8 +27,7 @@ type Config struct {
 // DefaultConfig returns the production defaults.
 func DefaultConfig() Config {
 	return Config{
-		DisclosureInterval: MaxDisclosureInterval,
-		ContextTurns:       DefaultContextTurns,
+		ContextTurns: DefaultContextTurns,
 	}
 }
 
@@ -37,9 +35,6 @@ func DefaultConfig() Config {
 func (c Config) Validate() error {
 	if c.DefaultRegion != "" && normRegion(c.DefaultRegion) == "" {
 		return fmt.Errorf("safety.default_region: %q is not an ISO 3166-1 alpha-2 code: %w", c.DefaultRegion, ErrConfig)
-	}
-	if c.DisclosureInterval <= 0 || c.DisclosureInterval > MaxDisclosureInterval {
-		return fmt.Errorf("safety.disclosure_interval: must be in (0,%s], got %s: %w", MaxDisclosureInterval, c.DisclosureInterval, ErrConfig)
 	}
 	if c.ContextTurns < 0 || c.ContextTurns > 50 {
 		return fmt.Errorf("safety.context_turns: must be in [0,50], got %d: %w", c.ContextTurns, ErrConfig)

@@ -5,15 +5,6 @@ import (
 	"time"
 )
 
-// Clock is the time source of the disclosure schedule; tests use a fake.
-type Clock interface{ Now() time.Time }
-
-// SystemClock is the wall clock.
-type SystemClock struct{}
-
-// Now returns time.Now().
-func (SystemClock) Now() time.Time { return time.Now() }
-
 // Disclosure texts per surface kind. They are honest and plain: VERA is an
 // AI companion, not a person, a therapist or an emergency service (NY GBL
 // §1702, CA SB 243 §22602, EU AI Act Art. 50; "not therapy" per IL HB 1806).
@@ -40,7 +31,7 @@ func DisclosureText(kind SurfaceKind) string {
 // delivered, for as long as the session continues. Create one per session.
 // It is safe for concurrent use.
 type Disclosure struct {
-	clock Clock
+	now   func() time.Time
 	every time.Duration
 
 	mu    sync.Mutex // guards last and shown
@@ -48,17 +39,18 @@ type Disclosure struct {
 	shown bool
 }
 
-// NewDisclosure returns a schedule on clock (nil: SystemClock) repeating
+// NewDisclosure returns a schedule on the clock now (nil: time.Now; the
+// gateway passes its clock's Now, tests a fake's) repeating
 // every interval; an interval ≤ 0 or above MaxDisclosureInterval is taken as
 // MaxDisclosureInterval, so the schedule is never laxer than the law.
-func NewDisclosure(clock Clock, every time.Duration) *Disclosure {
-	if clock == nil {
-		clock = SystemClock{}
+func NewDisclosure(now func() time.Time, every time.Duration) *Disclosure {
+	if now == nil {
+		now = time.Now
 	}
 	if every <= 0 || every > MaxDisclosureInterval {
 		every = MaxDisclosureInterval
 	}
-	return &Disclosure{clock: clock, every: every}
+	return &Disclosure{now: now, every: every}
 }
 
 // Interval is the repeat interval in use.
@@ -68,7 +60,7 @@ func (d *Disclosure) Interval() time.Duration { return d.every }
 func (d *Disclosure) Due() bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return d.dueLocked(d.clock.Now())
+	return d.dueLocked(d.now())
 }
 
 func (d *Disclosure) dueLocked(now time.Time) bool {
@@ -81,7 +73,7 @@ func (d *Disclosure) NextDue() time.Time {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if !d.shown {
-		return d.clock.Now()
+		return d.now()
 	}
 	return d.last.Add(d.every)
 }
@@ -89,7 +81,7 @@ func (d *Disclosure) NextDue() time.Time {
 // MarkShown records that a disclosure was delivered now.
 func (d *Disclosure) MarkShown() {
 	d.mu.Lock()
-	d.last, d.shown = d.clock.Now(), true
+	d.last, d.shown = d.now(), true
 	d.mu.Unlock()
 }
 
@@ -99,7 +91,7 @@ func (d *Disclosure) MarkShown() {
 func (d *Disclosure) Take(kind SurfaceKind) (string, bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	now := d.clock.Now()
+	now := d.now()
 	if !d.dueLocked(now) {
 		return "", false
 	}

@@ -7,6 +7,8 @@ import (
 	"time"
 )
 
+// fakeClock is a hand-moved Now: safety never imports gateway, so it does
+// not use gateway/clock/clocktest; NewDisclosure takes the method value.
 type fakeClock struct {
 	mu  sync.Mutex
 	now time.Time
@@ -21,7 +23,7 @@ func (c *fakeClock) Advance(d time.Duration) {
 
 func TestDisclosureSchedule(t *testing.T) {
 	clk := &fakeClock{now: time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)}
-	d := NewDisclosure(clk, 0)
+	d := NewDisclosure(clk.Now, 0)
 	if d.Interval() != 3*time.Hour {
 		t.Fatalf("interval = %v", d.Interval())
 	}
@@ -48,16 +50,16 @@ func TestDisclosureSchedule(t *testing.T) {
 		t.Fatalf("NextDue = %v, want %v", d.NextDue(), want)
 	}
 	// Intervals above the legal maximum are clamped; shorter ones (minors) kept.
-	if NewDisclosure(clk, 5*time.Hour).Interval() != MaxDisclosureInterval {
+	if NewDisclosure(clk.Now, 5*time.Hour).Interval() != MaxDisclosureInterval {
 		t.Error("interval above 3 h not clamped")
 	}
-	if NewDisclosure(clk, time.Hour).Interval() != time.Hour {
+	if NewDisclosure(clk.Now, time.Hour).Interval() != time.Hour {
 		t.Error("1 h interval not kept")
 	}
 }
 
 func TestDisclosureTakeOnceUnderRace(t *testing.T) {
-	d := NewDisclosure(&fakeClock{}, time.Hour)
+	d := NewDisclosure((&fakeClock{}).Now, time.Hour)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	n := 0

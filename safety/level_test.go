@@ -79,8 +79,6 @@ func TestConfigValidate(t *testing.T) {
 		key  string
 	}{
 		{"region", func(c *Config) { c.DefaultRegion = "USA" }, "safety.default_region"},
-		{"interval zero", func(c *Config) { c.DisclosureInterval = 0 }, "safety.disclosure_interval"},
-		{"interval too long", func(c *Config) { c.DisclosureInterval = MaxDisclosureInterval + 1 }, "safety.disclosure_interval"},
 		{"turns", func(c *Config) { c.ContextTurns = -1 }, "safety.context_turns"},
 	}
 	for _, tt := range tests {

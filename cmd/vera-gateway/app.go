@@ -6,20 +6,32 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	bolt "go.etcd.io/bbolt"
 
 	"github.com/veraneural/vera-gateway/devices"
 	"github.com/veraneural/vera-gateway/gateway"
+	"github.com/veraneural/vera-gateway/gateway/actions"
+	"github.com/veraneural/vera-gateway/gateway/audit"
+	"github.com/veraneural/vera-gateway/gateway/boltstore"
 	"github.com/veraneural/vera-gateway/gateway/chat"
+	"github.com/veraneural/vera-gateway/gateway/converse"
 	"github.com/veraneural/vera-gateway/gateway/event"
+	"github.com/veraneural/vera-gateway/gateway/hooks"
+	"github.com/veraneural/vera-gateway/gateway/inbox"
 	"github.com/veraneural/vera-gateway/gateway/router"
 	"github.com/veraneural/vera-gateway/gateway/rtc"
 	"github.com/veraneural/vera-gateway/gateway/session"
+	"github.com/veraneural/vera-gateway/gateway/titles"
+	"github.com/veraneural/vera-gateway/gateway/tools"
 	"github.com/veraneural/vera-gateway/gateway/voice"
 	"github.com/veraneural/vera-gateway/gateway/web"
+	"github.com/veraneural/vera-gateway/gateway/webhook"
 	"github.com/veraneural/vera-gateway/glasses"
 	"github.com/veraneural/vera-gateway/safety"
 )
@@ -28,16 +40,21 @@ import (
 type app struct {
 	srv      *gateway.Server
 	log      *slog.Logger
+	counters *safety.Counters
 	router   *router.Router
 	sessions *session.Manager
 	chat     *chat.Handler
 	rtc      *rtc.Handler
 	engine   *rtc.Engine
-	owners   *voiceOwners
-	ext      *extensions
-	// admission is read by admit on every new voice session.
-	admission admissionConfig
-	counters  *safety.Counters
+	// The partner's features around sessions, on the embedded store.
+	db         *bolt.DB
+	tmpDir     string
+	dispatcher *webhook.Dispatcher
+	tools      *tools.Registry
+	audit      *audit.Log
+	titles     *titles.Titler
+	hooks      *hooks.Hooks
+	actions    *actions.Flow
 }
 
 // newApp wires every package by hand. Anything that cannot work — a card
@@ -54,7 +71,6 @@ func newApp(cfg fileConfig, getenv func(string) string, log *slog.Logger) (*app,
 
 func (a *app) build(cfg fileConfig, getenv func(string) string) (err error) {
 	log := a.log
-	a.admission = cfg.Admission
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 
@@ -74,48 +90,43 @@ func (a *app) build(cfg fileConfig, getenv func(string) string) (err error) {
 		return err
 	}
 	a.counters = safety.NewCounters(reg)
-
-	a.router, err = router.New(cfg.Router, getenv, router.Options{
+	if a.router, err = router.New(cfg.Router, getenv, router.Options{
 		Registerer: reg, Logger: log.With("pkg", "router"),
 		Assess: func(history []string, text string) safety.Assessment {
 			return local.Assess(history, text, "")
 		},
-	})
-	if err != nil {
+	}); err != nil {
 		return fmt.Errorf("router: %w", err)
 	}
-
-	a.srv, err = gateway.New(cfg.Config, gateway.Options{Logger: log, Registry: reg,
-		ValidateDevice: func(id string) error { _, err := devices.Lookup(id); return err }})
+	if a.srv, err = gateway.New(cfg.edge(), gateway.Options{Logger: log, Registry: reg,
+		ValidateDevice: func(id string) error { _, err := devices.Lookup(id); return err }}); err != nil {
+		return err
+	}
+	if err := a.buildExtensions(cfg, reg); err != nil {
+		return err
+	}
+	conv, err := converse.New(a.router, cfg.Router, converse.Options{Tools: a.tools, Registerer: reg, Logger: log.With("pkg", "actions")})
 	if err != nil {
 		return err
 	}
-
+	if a.actions, err = actions.New(actions.Options{Sessions: a.hooks.Get, Audit: a.audit, Webhooks: a.dispatcher,
+		Inbox: a.hooks.Inbox(), Engine: conv.ApproveUpstream, Logger: log.With("pkg", "actions")}); err != nil {
+		return err
+	}
 	layout, err := session.NewGlassesLayout(cfg.Glasses)
 	if err != nil {
 		return err
 	}
-	conv := newConverser(a.router, cfg.Router)
-	a.ext, err = newExtensions(cfg, reg, log, func() *session.Manager { return a.sessions })
-	if err != nil {
-		return err
-	}
-	conv.validate, conv.log, conv.tools = a.ext.tools.Validate, log.With("pkg", "actions"), a.ext.tools.OpenAI
-	reg.MustRegister(conv.violations)
-	a.ext.engineApprove = conv.approveUpstream
-	a.ext.setTitle = func(id, title string) string { return string(a.sessions.SetTitle(id, title)) }
-	a.ext.titles = newTitler(a.router.Oneshot, a.ext.setTitle, log.With("pkg", "titles"))
-	reg.MustRegister(a.ext.titles.outcomes)
 	// voices is assigned below; the sessions' unacknowledged-card hook
 	// reaches it through this variable (nil until then, and nil-safe).
 	var voices *voice.Factory
-	a.sessions, err = session.NewManager(cfg.Session, session.Deps{
+	if a.sessions, err = session.NewManager(cfg.Session, session.Deps{
 		Converser: conv, Safety: local, Layout: layout, Counters: a.counters,
-		Actions: a.ext, Observer: a.ext, OnOpened: a.ext.opened,
+		Actions: a.actions, Observer: a.hooks, OnOpened: a.hooks.Opened,
 		Logger: log.With("pkg", "session"),
 		OnClosed: func(s *session.Session) {
-			conv.forget(s.ID())
-			a.ext.closed(s)
+			conv.Forget(s.ID())
+			a.hooks.Closed(s)
 		},
 		// A card nobody acknowledged in time is spoken in the session's
 		// voice call, if it has one (the session also re-sends it and
@@ -125,63 +136,86 @@ func (a *app) build(cfg fileConfig, getenv func(string) string) (err error) {
 				voices.OnUnacked(s, c, surface)
 			}
 		},
-	})
-	if err != nil {
+	}); err != nil {
 		return fmt.Errorf("session: %w", err)
 	}
-
-	a.chat, err = chat.New(cfg.Chat, a.sessions, a.chatAuth, chat.Options{Logger: log.With("pkg", "chat")})
-	if err != nil {
+	if a.chat, err = chat.New(cfg.Chat, a.sessions, a.chatAuth, chat.Options{Logger: log.With("pkg", "chat")}); err != nil {
 		return fmt.Errorf("chat: %w", err)
 	}
-
-	voices, err = voice.NewFactory(cfg.Voice, voice.Deps{
+	if voices, err = voice.NewFactory(cfg.Voice, voice.Deps{
 		Listener: a.router, Speaker: a.router, Sessions: a.sessions, Logger: log.With("pkg", "voice"),
 		Metrics: voice.NewMetrics(reg), Counters: a.counters,
-		Owner: func(principal any) session.Owner {
-			p, _ := principal.(gateway.Principal)
-			return session.Owner{PartnerID: p.PartnerID, EndUserID: p.EndUserID}
-		},
-	})
-	if err != nil {
+	}); err != nil {
 		return err
 	}
-	a.owners = newVoiceOwners(voices.New)
-	a.engine, err = rtc.NewEngine(cfg.RTC, log.With("pkg", "rtc"))
-	if err != nil {
+	if a.engine, err = rtc.NewEngine(cfg.RTC, log.With("pkg", "rtc")); err != nil {
 		return fmt.Errorf("rtc: %w", err)
 	}
-	a.rtc, err = rtc.NewHandler(rtc.HandlerOptions{
-		Engine: a.engine, Logger: log.With("pkg", "rtc"), NewSession: a.owners.New,
-		// The gateway's middleware authenticated the request already; a
-		// request without a principal never reached here through it.
-		Authorize: func(w http.ResponseWriter, r *http.Request) (any, bool) {
-			p, ok := gateway.PrincipalFrom(r.Context())
-			if !ok {
-				gateway.WriteError(w, r, gateway.Errorf(gateway.AuthenticationError, "missing credentials"))
-			}
-			return p, ok
-		},
-		WriteError: gateway.WriteErrorStatus,
-	})
-	if err != nil {
+	if a.rtc, err = rtc.NewHandler(rtc.HandlerOptions{
+		Engine: a.engine, Logger: log.With("pkg", "rtc"), NewSession: voices.New,
+		MaxSessions: cfg.Admission.MaxVoiceSessions, RetryAfterSeconds: cfg.Admission.RetryAfterSeconds,
+		Authorize: gateway.RequirePrincipal, // the routes below authenticate first
+	}); err != nil {
 		return fmt.Errorf("rtc: %w", err)
 	}
-
 	a.mount()
+	return nil
+}
+
+// buildExtensions opens the store and builds the partner's features around
+// sessions: signed webhooks, tools, the decision audit, titles and the
+// hooks that feed them (with the session inbox).
+func (a *app) buildExtensions(cfg fileConfig, reg prometheus.Registerer) (err error) {
+	log := a.log
+	path := cfg.Store.Path
+	if path == "" {
+		if a.tmpDir, err = os.MkdirTemp("", "vera-gateway-store"); err != nil {
+			return fmt.Errorf("store: %w", err)
+		}
+		path = filepath.Join(a.tmpDir, "vera.db")
+		log.Warn("store.path is not set: inbox messages, webhook deliveries and the decision audit will not survive a restart")
+	}
+	if a.db, err = boltstore.Open(path); err != nil {
+		return fmt.Errorf("store.path: %w", err)
+	}
+	wstore, err := webhook.NewBoltStore(a.db)
+	if err != nil {
+		return fmt.Errorf("webhooks: %w", err)
+	}
+	if a.dispatcher, err = webhook.NewDispatcher(cfg.WebhookDelivery, wstore, webhook.Options{
+		Endpoints: cfg.partnerWebhooks(), Dev: cfg.DevMode(), Logger: log.With("pkg", "webhook"), Registerer: reg}); err != nil {
+		return fmt.Errorf("webhooks: %w", err)
+	}
+	if a.tools, err = tools.New(cfg.Tools, nil, nil); err != nil {
+		return fmt.Errorf("tools: %w", err)
+	}
+	astore, err := audit.NewBoltStore(a.db)
+	if err != nil {
+		return fmt.Errorf("audit: %w", err)
+	}
+	if a.audit, err = audit.New(cfg.Audit, astore, audit.Options{Logger: log.With("pkg", "audit")}); err != nil {
+		return fmt.Errorf("audit: %w", err)
+	}
+	if a.titles, err = titles.New(a.router, titles.Options{Registerer: reg, Logger: log.With("pkg", "titles")}); err != nil {
+		return err
+	}
+	istore, err := inbox.NewBoltStore(a.db)
+	if err != nil {
+		return fmt.Errorf("inbox: %w", err)
+	}
+	if a.hooks, err = hooks.New(hooks.Options{Inbox: cfg.Inbox, InboxStore: istore, Turns: webhook.NewTurnReporter(a.dispatcher),
+		Titles: a.titles, Logger: log.With("pkg", "inbox")}); err != nil {
+		return fmt.Errorf("inbox: %w", err)
+	}
 	return nil
 }
 
 func (a *app) mount() {
 	s := a.srv
-	s.Mount(s.OneshotRoute(a.router))
-	for _, rt := range a.ext.routes() {
+	for _, rt := range append(a.tools.Routes(), router.OneshotRoute(a.router, s.Config().Limits, a.log.With("pkg", "router")),
+		a.hooks.Inbox().Route(), a.audit.Route(), audit.SafetyRoute(a.counters), a.actions.Route(), titles.Route(a.hooks.Get)) {
 		s.Mount(rt)
 	}
-	s.Mount(gateway.Route{Method: http.MethodGet, Path: "/v1/audit/safety", Scope: gateway.ScopeAuditRead,
-		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			gateway.WriteJSON(w, http.StatusOK, a.counters.Snapshot())
-		})})
 	// The websocket authenticates itself: browsers send the token as a
 	// subprotocol or query parameter, not as a header.
 	s.Mount(gateway.Route{Method: http.MethodGet, Path: "/v1/chat", MaxBodyBytes: -1, CreatesSession: true, Handler: a.chat})
@@ -189,40 +223,27 @@ func (a *app) mount() {
 		return gateway.Route{Method: method, Path: path, Scope: gateway.ScopeSessionsWrite, AllowClientToken: true,
 			CreatesSession: creates, MaxBodyBytes: -1, Handler: h}
 	}
-	s.Mount(voice(http.MethodPost, rtc.DefaultBasePath, a.admit(a.rtc.Create), true))
-	s.Mount(voice(http.MethodPatch, rtc.DefaultBasePath+"/{id}", a.owners.guard(a.rtc.Update), false))
+	s.Mount(voice(http.MethodPost, rtc.DefaultBasePath, a.rtc.Create, true))
+	s.Mount(voice(http.MethodPatch, rtc.DefaultBasePath+"/{id}", a.rtc.Update, false))
 	// A hang-up releases resources: it is never refused for rate.
-	hangup := voice(http.MethodDelete, rtc.DefaultBasePath+"/{id}", a.owners.guard(a.rtc.Delete), false)
+	hangup := voice(http.MethodDelete, rtc.DefaultBasePath+"/{id}", a.rtc.Delete, false)
 	hangup.NoRateLimit = true
 	s.Mount(hangup)
 	s.Mount(gateway.Route{Method: http.MethodGet, Path: "/", NoRateLimit: true, Handler: web.Handler()})
 	s.Mount(gateway.Route{Method: http.MethodGet, Path: web.AssetPrefix, Prefix: true, NoRateLimit: true, Undocumented: true, Handler: web.Handler()})
 }
 
-// admit refuses a new voice session with 503 and Retry-After once
-// admission.max_voice_sessions are live, so live sessions keep their CPU.
-func (a *app) admit(next http.HandlerFunc) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		if a.rtc.Len() >= a.admission.MaxVoiceSessions {
-			gateway.WriteError(w, r, &gateway.Error{Type: gateway.Unavailable, RetryAfter: a.admission.RetryAfterSeconds,
-				Message: "the gateway is at its voice session limit; retry later"})
-			return
-		}
-		next(w, r)
-	}
-}
-
 // chatAuth resolves the websocket's principal with the gateway's rules
 // (keys, client tokens, dev mode on loopback).
-func (a *app) chatAuth(r *http.Request, token string) (chat.Principal, error) {
+func (a *app) chatAuth(r *http.Request, token string) (gateway.Principal, error) {
 	p, e := a.srv.Authenticate(r, token)
 	if e != nil {
-		return chat.Principal{}, e
+		return gateway.Principal{}, e
 	}
 	if !p.Has(gateway.ScopeSessionsWrite) {
-		return chat.Principal{}, fmt.Errorf("%w: this credential lacks the %s scope", chat.ErrForbidden, gateway.ScopeSessionsWrite)
+		return gateway.Principal{}, fmt.Errorf("%w: this credential lacks the %s scope", chat.ErrForbidden, gateway.ScopeSessionsWrite)
 	}
-	return chat.Principal{PartnerID: p.PartnerID, EndUserID: p.EndUserID, Device: p.Device}, nil
+	return p, nil
 }
 
 // drain gives live voice sessions until ctx's deadline to end by
@@ -260,7 +281,9 @@ func (a *app) drain(ctx context.Context) {
 	}
 }
 
-// close releases what newApp built (after drain, or after a failed start).
+// close releases what newApp built (after drain, or after a failed start):
+// the loops and naming calls first, the dispatcher before the database it
+// writes to.
 func (a *app) close() {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel() // nothing to wait for: close at once
@@ -271,7 +294,20 @@ func (a *app) close() {
 	if a.router != nil {
 		_ = a.router.Close()
 	}
-	if a.ext != nil {
-		a.ext.close(context.Background())
+	a.hooks.Close() // nil-safe, as are the two below
+	a.actions.Close()
+	a.titles.Close()
+	var errs []error
+	if a.dispatcher != nil {
+		errs = append(errs, a.dispatcher.Close(context.Background()))
+	}
+	if a.db != nil {
+		errs = append(errs, a.db.Close())
+	}
+	if a.tmpDir != "" {
+		errs = append(errs, os.RemoveAll(a.tmpDir))
+	}
+	if err := errors.Join(errs...); err != nil {
+		a.log.Warn("close", "err", err)
 	}
 }

@@ -7,6 +7,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/veraneural/vera-gateway/gateway"
+	"github.com/veraneural/vera-gateway/gateway/webhook"
 )
 
 func writeConfig(t *testing.T, body string) string {
@@ -98,6 +102,39 @@ func TestDevModeRefusesPublicListen(t *testing.T) {
 	err := run(context.Background(), []string{"-listen", "0.0.0.0:0"}, envMap(nil), &out, &errb)
 	if err == nil || !strings.Contains(err.Error(), "loopback") {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// TestConfigValidatesKeyWebhooks: auth.keys[].webhooks is checked with the
+// rest of the file, naming the key; partner keys never get plain http.
+func TestConfigValidatesKeyWebhooks(t *testing.T) {
+	cfg := testFileConfig()
+	cfg.Listen = "0.0.0.0:8080"
+	cfg.Auth.Keys = []keyConfig{{KeyConfig: gateway.KeyConfig{ID: "acme", Secret: "vera_sk_acme_0123456789", Scopes: gateway.AllScopes},
+		Webhooks: []webhook.Endpoint{{URL: "https://partner.example/vera/events", Secret: "whsec_test_0123456789abcdef"}}}}
+	if err := cfg.validate(); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Auth.Keys[0].Webhooks = append(cfg.Auth.Keys[0].Webhooks, webhook.Endpoint{URL: "http://partner.example/h", SecretEnv: "VERA_WH_UNSET"})
+	err := cfg.validate()
+	for _, want := range []string{"auth.keys[0].webhooks[1].url", "auth.keys[0].webhooks[1].secret_env"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("validate() = %v, want it to name %s", err, want)
+		}
+	}
+}
+
+// TestOneDisclosureIntervalKey: session.disclosure_every sets the AI
+// disclosure's interval; the old safety.disclosure_interval, which nothing
+// read, stops start-up with its name rather than being silently ignored.
+func TestOneDisclosureIntervalKey(t *testing.T) {
+	cfg, _, err := loadConfig(writeConfig(t, "session:\n  disclosure_every: 1h\n"), "", envMap(nil))
+	if err != nil || cfg.Session.DisclosureEvery != time.Hour {
+		t.Fatalf("disclosure_every: %v, %v", cfg.Session.DisclosureEvery, err)
+	}
+	_, _, err = loadConfig(writeConfig(t, "safety:\n  disclosure_interval: 1h\n"), "", envMap(nil))
+	if err == nil || !strings.Contains(err.Error(), `unknown key "disclosure_interval"`) || !strings.Contains(err.Error(), "line 2") {
+		t.Fatalf("err = %v, want the unknown key named with its line", err)
 	}
 }
 

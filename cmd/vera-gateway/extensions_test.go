@@ -6,9 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -17,10 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/veraneural/vera-gateway/gateway/event"
 	"github.com/veraneural/vera-gateway/gateway/router"
 	"github.com/veraneural/vera-gateway/gateway/session"
-	"github.com/veraneural/vera-gateway/gateway/tools"
 	"github.com/veraneural/vera-gateway/gateway/webhook"
 )
 
@@ -146,158 +142,6 @@ func TestInboxTurnAndSignedWebhook(t *testing.T) {
 	}
 }
 
-// TestConverserStreamsOnlyWithoutEngineSafety: replies stream early only
-// when no model of the converse slot can send engine safety resources.
-func TestConverserStreamsOnlyWithoutEngineSafety(t *testing.T) {
-	cfg := testFileConfig()
-	a, err := newApp(cfg, envMap(nil), slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !newConverser(a.router, cfg.Router).streamSafe {
-		t.Error("embedded companion slot should stream")
-	}
-	a.close()
-
-	cfg.Router.Models = append(cfg.Router.Models, routerModel("engine", "vera", "https://api.example.invalid/v1", "VERA_KEY"))
-	cfg.Router.Slots = map[string][]string{"converse": {"engine", "embedded-companion"}}
-	a, err = newApp(cfg, envMap(map[string]string{"VERA_KEY": "vera_sk_x"}), slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.close()
-	if newConverser(a.router, cfg.Router).streamSafe {
-		t.Error("a VERA engine in the slot must hold replies until its safety is known")
-	}
-}
-
 func routerModel(name, provider, baseURL, keyEnv string) router.ModelConfig {
 	return router.ModelConfig{Name: name, Provider: provider, BaseURL: baseURL, APIKeyEnv: keyEnv, Model: "m", ContextWindow: 8192, TTFTMs: 5000, TimeoutMs: 20000}
-}
-
-// TestActionApprovedThenResult: an explicit approve reaches the partner's
-// webhook; the partner's result report updates the session once.
-func TestActionApprovedThenResult(t *testing.T) {
-	var mu sync.Mutex
-	var types []string
-	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var ev struct {
-			Type string `json:"type"`
-		}
-		_ = json.NewDecoder(r.Body).Decode(&ev)
-		mu.Lock()
-		types = append(types, ev.Type)
-		mu.Unlock()
-		w.WriteHeader(http.StatusOK)
-	}))
-	defer recv.Close()
-	cfg := testFileConfig()
-	cfg.Webhooks = []webhook.Endpoint{{URL: recv.URL, Secret: "whsec_test_0123456789abcdef"}}
-	cfg.Store.Path = filepath.Join(t.TempDir(), "vera.db")
-	a, srv := startApp(t, cfg)
-	s, st, err := a.sessions.Open(session.Owner{PartnerID: "dev", EndUserID: "u_7"}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Detach()
-	s.Propose("", session.Action{ID: "act_1", Type: "send_message", Title: "Send a text", ExpiresAt: time.Now().Add(24 * time.Hour)})
-	post := func(id, body string) int {
-		resp, err := http.Post(srv.URL+"/v1/actions/"+id+"/result", "application/json", strings.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		return resp.StatusCode
-	}
-	if c := post("act_1", `{"status":"succeeded"}`); c != 404 {
-		t.Fatalf("result before approval = %d, want 404", c)
-	}
-	if err := s.Handle(context.Background(), &event.ActionApprove{ActionID: "act_1"}); err != nil {
-		t.Fatal(err)
-	}
-	if c := post("act_1", `{"status":"done"}`); c != 400 {
-		t.Fatalf("bad status = %d, want 400", c)
-	}
-	if c := post("act_1", `{"status":"succeeded","result":{"message_id":"m1"}}`); c != 200 {
-		t.Fatalf("result = %d", c)
-	}
-	if c := post("act_1", `{"status":"failed"}`); c != 409 {
-		t.Fatalf("second result = %d, want 409", c)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	for {
-		b, err := st.Next(ctx)
-		if err != nil {
-			t.Fatalf("no action.updated succeeded: %v", err)
-		}
-		if strings.Contains(string(b), `"action.updated"`) && strings.Contains(string(b), `"succeeded"`) {
-			break
-		}
-	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		mu.Lock()
-		got := strings.Join(types, ",")
-		mu.Unlock()
-		if strings.Contains(got, "action.approved") && strings.Contains(got, "action.result") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("webhooks received: %s", got)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-// TestConverserActionsContract: at most three actions per reply, inputs
-// that fail their tool's schema never reach the person, unknown tools
-// (engine actions) pass, and every action expires.
-func TestConverserActionsContract(t *testing.T) {
-	c := &converser{log: slog.New(slog.DiscardHandler), violations: newViolations()}
-	c.validate = func(partner, name string, input json.RawMessage) error {
-		switch name {
-		case "send_message":
-			if !strings.Contains(string(input), `"to"`) {
-				return fmt.Errorf("input/to: missing: %w", tools.ErrInvalid)
-			}
-			return nil
-		default:
-			return tools.ErrUnknownTool
-		}
-	}
-	rep := router.Reply{ProposedActions: []router.ProposedAction{
-		{ID: "a1", Type: "send_message", Input: json.RawMessage(`{"to":"u_1"}`)},
-		{ID: "a2", Type: "send_message", Input: json.RawMessage(`{}`)},
-		{ID: "a3", Type: "book_slot"},
-		{ID: "a4", Type: "book_slot"},
-	}}
-	got := c.actions("p", rep)
-	var ids []string
-	for _, a := range got {
-		ids = append(ids, a.ID)
-		if a.ExpiresAt.IsZero() || time.Until(a.ExpiresAt) > actionTTL {
-			t.Errorf("action %s expires at %v", a.ID, a.ExpiresAt)
-		}
-	}
-	if strings.Join(ids, ",") != "a1,a3" {
-		t.Fatalf("kept %v, want a1,a3 (a4 over the limit, a2 fails its schema)", ids)
-	}
-}
-
-// TestAdmissionOnlyRefusedByThePerson: held inbox messages are dropped only
-// when the person declines their source; a hang-up (every session of a
-// draining gateway) or an expiry keeps them for the next time.
-func TestAdmissionOnlyRefusedByThePerson(t *testing.T) {
-	for _, c := range []struct {
-		via  string
-		want bool
-	}{
-		{session.ViaTap, true}, {session.ViaKey, true}, {session.ViaSpeech, true}, {session.ViaText, true},
-		{session.ViaHangUp, false}, {session.ViaExpiry, false},
-	} {
-		if got := refusesAdmission(session.Decision{Via: c.via}); got != c.want {
-			t.Errorf("via %q: refuses = %v, want %v", c.via, got, c.want)
-		}
-	}
 }

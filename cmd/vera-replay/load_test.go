@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,6 +17,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/veraneural/vera-gateway/gateway"
+	"github.com/veraneural/vera-gateway/gateway/converse"
 	"github.com/veraneural/vera-gateway/gateway/router"
 	"github.com/veraneural/vera-gateway/gateway/rtc"
 	"github.com/veraneural/vera-gateway/gateway/session"
@@ -25,34 +26,6 @@ import (
 	"github.com/veraneural/vera-gateway/glasses"
 	"github.com/veraneural/vera-gateway/safety"
 )
-
-// threadConverser adapts the router to session.Converser with one engine
-// thread per session, as cmd/vera-gateway wires it.
-type threadConverser struct {
-	r       *router.Router
-	mu      sync.Mutex // guards threads
-	threads map[string]*router.Thread
-}
-
-func (c *threadConverser) Converse(ctx context.Context, req session.ConverseRequest, onDelta func(string)) (session.Reply, error) {
-	c.mu.Lock()
-	th, ok := c.threads[req.SessionID]
-	if !ok {
-		th = router.NewThread("s_" + req.SessionID)
-		c.threads[req.SessionID] = th
-	}
-	c.mu.Unlock()
-	hist := make([]router.Message, len(req.History))
-	for i, m := range req.History {
-		hist[i] = router.Message{Role: m.Role, Text: m.Text}
-	}
-	rep, err := c.r.Converse(ctx, router.ConverseRequest{Slot: router.SlotConverse, Thread: th, History: hist, Text: req.Text},
-		func(d string) error { onDelta(d); return nil })
-	if err != nil {
-		return session.Reply{}, err
-	}
-	return session.Reply{Message: rep.Message, Safety: rep.Safety, Model: rep.Model, Provider: rep.Provider}, nil
-}
 
 // newGateway serves the real voice path on loopback: the rtc handler, the
 // session manager with the local safety layer and glasses layout, the
@@ -81,8 +54,12 @@ func newGatewayWith(t *testing.T, rcfg router.Config) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	conv, err := converse.New(r, router.DefaultConfig(), converse.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	mgr, err := session.NewManager(session.DefaultConfig(), session.Deps{
-		Converser: &threadConverser{r: r, threads: map[string]*router.Thread{}}, Safety: local, Layout: layout,
+		Converser: conv, Safety: local, Layout: layout, OnClosed: func(s *session.Session) { conv.Forget(s.ID()) },
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -96,7 +73,7 @@ func newGatewayWith(t *testing.T, rcfg router.Config) string {
 	cfg.Jitter.MaxDelayMs = 1000
 	cfg.Jitter.Slots = 128
 	factory, err := voice.NewFactory(cfg, voice.Deps{Listener: r, Speaker: r, Sessions: mgr, Metrics: voice.NewMetrics(reg),
-		Owner: func(any) session.Owner { return session.Owner{PartnerID: "p_test"} }})
+		Owner: func(gateway.Principal) session.Owner { return session.Owner{PartnerID: "p_test"} }})
 	if err != nil {
 		t.Fatal(err)
 	}

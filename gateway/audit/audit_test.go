@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,6 +17,7 @@ import (
 
 	"github.com/veraneural/vera-gateway/gateway"
 	"github.com/veraneural/vera-gateway/gateway/audit"
+	"github.com/veraneural/vera-gateway/gateway/clock/clocktest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -31,23 +31,6 @@ const (
 var t0 = time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
 
 // clock is a settable test clock.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
-
 func openDB(t *testing.T, path string) *bolt.DB {
 	t.Helper()
 	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second})
@@ -57,13 +40,13 @@ func openDB(t *testing.T, path string) *bolt.DB {
 	return db
 }
 
-func newLog(t *testing.T, db *bolt.DB, cfg audit.Config, clk *clock) *audit.Log {
+func newLog(t *testing.T, db *bolt.DB, cfg audit.Config, clk *clocktest.Clock) *audit.Log {
 	t.Helper()
 	st, err := audit.NewBoltStore(db)
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := audit.New(cfg, st, audit.Options{Now: clk.Now})
+	l, err := audit.New(cfg, st, audit.Options{Clock: clk})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +70,7 @@ func ids(rs []audit.Record) string {
 // oldest first.
 func TestRecordsSurviveReopenAndStayWithTheirPartner(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "vera.db")
-	clk := &clock{now: t0}
+	clk := clocktest.NewClock(t0)
 	db := openDB(t, path)
 	l := newLog(t, db, audit.DefaultConfig(), clk)
 	for _, r := range []audit.Record{rec("a1", "s1", audit.DecisionApproved), rec("a2", "s1", audit.DecisionDeclined),
@@ -147,7 +130,7 @@ func TestRecordsSurviveReopenAndStayWithTheirPartner(t *testing.T) {
 func TestRetentionByAgeAndCount(t *testing.T) {
 	db := openDB(t, filepath.Join(t.TempDir(), "vera.db"))
 	defer db.Close()
-	clk := &clock{now: t0}
+	clk := clocktest.NewClock(t0)
 	cfg := audit.Config{RetentionDays: 90, MaxRecordsPerPartner: 3}
 	l := newLog(t, db, cfg, clk)
 	for i := range 5 {
@@ -189,7 +172,7 @@ func TestRetentionByAgeAndCount(t *testing.T) {
 func TestRecordValidation(t *testing.T) {
 	db := openDB(t, filepath.Join(t.TempDir(), "vera.db"))
 	defer db.Close()
-	l := newLog(t, db, audit.DefaultConfig(), &clock{now: t0})
+	l := newLog(t, db, audit.DefaultConfig(), clocktest.NewClock(t0))
 	for name, r := range map[string]audit.Record{
 		"unknown decision": rec("a", "s", "maybe"),
 		"no action":        rec("", "s", audit.DecisionApproved),
@@ -231,7 +214,7 @@ func TestRecordHoldsNoText(t *testing.T) {
 func TestHTTPListIsPartnerScoped(t *testing.T) {
 	db := openDB(t, filepath.Join(t.TempDir(), "vera.db"))
 	defer db.Close()
-	clk := &clock{now: t0}
+	clk := clocktest.NewClock(t0)
 	l := newLog(t, db, audit.DefaultConfig(), clk)
 	for i := range 3 {
 		clk.Advance(time.Minute)
@@ -248,7 +231,7 @@ func TestHTTPListIsPartnerScoped(t *testing.T) {
 		{ID: "partner-b", Secret: keyB, Scopes: []string{gateway.ScopeAuditRead}},
 		{ID: "partner-c", Secret: keyNoAu, Scopes: []string{gateway.ScopeConversationsWrite}},
 	}
-	s, err := gateway.New(cfg, gateway.Options{Now: clk.Now})
+	s, err := gateway.New(cfg, gateway.Options{Clock: clk})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -303,7 +286,7 @@ func TestHTTPListIsPartnerScoped(t *testing.T) {
 func TestFilterMatchesExactly(t *testing.T) {
 	db := openDB(t, filepath.Join(t.TempDir(), "vera.db"))
 	defer db.Close()
-	l := newLog(t, db, audit.DefaultConfig(), &clock{now: t0})
+	l := newLog(t, db, audit.DefaultConfig(), clocktest.NewClock(t0))
 	for _, r := range []audit.Record{rec("a1", `s"<1>`, audit.DecisionApproved), rec("a2", "s4", audit.DecisionApproved),
 		rec("a3", "s42", audit.DecisionApproved), rec("s4", "s9", audit.DecisionApproved)} {
 		if _, err := l.Record("pa", r); err != nil {

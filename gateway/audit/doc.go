@@ -18,5 +18,7 @@
 //   - Record ids increase per partner in append order; a page is the
 //     records after a cursor, oldest first.
 //
-// The package starts no goroutines: cmd calls Prune on its own ticker.
+// The package starts no goroutines: gateway/actions, which records the
+// decisions, calls Prune on its ticker. SafetyRoute serves the safety
+// referral counters next to the decisions, at GET /v1/audit/safety.
 package audit

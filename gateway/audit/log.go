@@ -5,15 +5,15 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
-	"time"
 
 	"github.com/veraneural/vera-gateway/gateway"
+	"github.com/veraneural/vera-gateway/gateway/clock"
 )
 
 // Options are the Log's dependencies.
 type Options struct {
-	// Now is the clock; nil is time.Now.
-	Now func() time.Time
+	// Clock; nil is the wall clock.
+	Clock clock.Clock
 	// Logger; nil discards.
 	Logger *slog.Logger
 }
@@ -23,7 +23,7 @@ type Options struct {
 type Log struct {
 	cfg   Config
 	store Store
-	now   func() time.Time
+	clock clock.Clock
 	log   *slog.Logger
 }
 
@@ -35,10 +35,7 @@ func New(cfg Config, store Store, opts Options) (*Log, error) {
 	if store == nil {
 		return nil, fmt.Errorf("audit: a store is required")
 	}
-	l := &Log{cfg: cfg, store: store, now: opts.Now, log: opts.Logger}
-	if l.now == nil {
-		l.now = time.Now
-	}
+	l := &Log{cfg: cfg, store: store, clock: clock.OrReal(opts.Clock), log: opts.Logger}
 	if l.log == nil {
 		l.log = slog.New(slog.DiscardHandler)
 	}
@@ -49,13 +46,13 @@ func New(cfg Config, store Store, opts Options) (*Log, error) {
 // the stored record (with its ID).
 func (l *Log) Record(partner string, r Record) (Record, error) {
 	if r.At.IsZero() {
-		r.At = l.now()
+		r.At = l.clock.Now()
 	}
 	r.ID = ""
 	if err := r.validate(); err != nil {
 		return Record{}, err
 	}
-	return l.store.Append(partner, r, l.now().Add(-l.cfg.retention()), l.cfg.MaxRecordsPerPartner)
+	return l.store.Append(partner, r, l.clock.Now().Add(-l.cfg.retention()), l.cfg.MaxRecordsPerPartner)
 }
 
 // List returns partner's records matching q (Limit defaults to
@@ -70,7 +67,7 @@ func (l *Log) List(partner string, q Query) ([]Record, bool, error) {
 
 // Prune drops records past the retention period, for every partner.
 func (l *Log) Prune() error {
-	n, err := l.store.Prune(l.now().Add(-l.cfg.retention()))
+	n, err := l.store.Prune(l.clock.Now().Add(-l.cfg.retention()))
 	if n > 0 {
 		l.log.Info("audit records past retention dropped", "records", n)
 	}

@@ -7,14 +7,15 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/coder/websocket"
 	"go.uber.org/goleak"
 
+	"github.com/veraneural/vera-gateway/gateway"
 	"github.com/veraneural/vera-gateway/gateway/chat"
+	"github.com/veraneural/vera-gateway/gateway/clock/clocktest"
 	"github.com/veraneural/vera-gateway/gateway/event"
 	"github.com/veraneural/vera-gateway/gateway/session"
 	"github.com/veraneural/vera-gateway/safety"
@@ -59,40 +60,28 @@ func echo(ctx context.Context, req session.ConverseRequest, onDelta func(string)
 	return session.Reply{Message: "You said: " + req.Text}, nil
 }
 
-type fakeNow struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (f *fakeNow) now() time.Time { f.mu.Lock(); defer f.mu.Unlock(); return f.t }
-func (f *fakeNow) add(d time.Duration) {
-	f.mu.Lock()
-	f.t = f.t.Add(d)
-	f.mu.Unlock()
-}
-
 type server struct {
 	*httptest.Server
 	h      *chat.Handler
 	mgr    *session.Manager
-	now    *fakeNow
+	now    *clocktest.Clock
 	closes chan chat.CloseInfo
 }
 
-func auth(r *http.Request, token string) (chat.Principal, error) {
+func auth(r *http.Request, token string) (gateway.Principal, error) {
 	switch token {
 	case "good":
-		return chat.Principal{PartnerID: "p1", EndUserID: "u1"}, nil
+		return gateway.Principal{PartnerID: "p1", EndUserID: "u1"}, nil
 	case "other":
-		return chat.Principal{PartnerID: "p1", EndUserID: "u2"}, nil
+		return gateway.Principal{PartnerID: "p1", EndUserID: "u2"}, nil
 	case "reader":
-		return chat.Principal{PartnerID: "p1", EndUserID: "u3", Scopes: []string{"conversations:read"}}, nil
+		return gateway.Principal{PartnerID: "p1", EndUserID: "u3", Scopes: []string{"conversations:read"}}, nil
 	case "glasses":
-		return chat.Principal{PartnerID: "p1", EndUserID: "u4", Device: "meta-rayban-display"}, nil
+		return gateway.Principal{PartnerID: "p1", EndUserID: "u4", Device: "meta-rayban-display"}, nil
 	case "forbidden":
-		return chat.Principal{}, chat.ErrForbidden
+		return gateway.Principal{}, chat.ErrForbidden
 	}
-	return chat.Principal{}, errors.New("bad token")
+	return gateway.Principal{}, errors.New("bad token")
 }
 
 func newServer(t testing.TB, mut func(*chat.Config, *session.Config)) *server {
@@ -105,8 +94,8 @@ func newServer(t testing.TB, mut func(*chat.Config, *session.Config)) *server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &server{mgr: mgr, now: &fakeNow{t: time.Unix(1_800_000_000, 0)}, closes: make(chan chat.CloseInfo, 16)}
-	s.h, err = chat.New(cfg, mgr, auth, chat.Options{Now: s.now.now, OnClose: func(ci chat.CloseInfo) { s.closes <- ci }})
+	s := &server{mgr: mgr, now: clocktest.NewClock(time.Unix(1_800_000_000, 0)), closes: make(chan chat.CloseInfo, 16)}
+	s.h, err = chat.New(cfg, mgr, auth, chat.Options{Clock: s.now, OnClose: func(ci chat.CloseInfo) { s.closes <- ci }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -372,7 +361,7 @@ func TestRateLimit(t *testing.T) {
 	if e.Type != event.TypeError || e.errBody().Type != event.ErrRateLimited {
 		t.Fatalf("want rate_limited, got %v", e.raw)
 	}
-	s.now.add(10 * time.Second)
+	s.now.Advance(10 * time.Second)
 	c.send(`{"type":"input.text","text":"after the pause"}`)
 	got := c.until(event.TypeReplyDone)
 	for _, m := range got {

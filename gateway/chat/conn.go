@@ -9,6 +9,8 @@ import (
 	"github.com/coder/websocket"
 	"golang.org/x/time/rate"
 
+	"github.com/veraneural/vera-gateway/gateway"
+	"github.com/veraneural/vera-gateway/gateway/clock"
 	"github.com/veraneural/vera-gateway/gateway/event"
 	"github.com/veraneural/vera-gateway/gateway/session"
 )
@@ -16,7 +18,7 @@ import (
 // conn is one websocket connection.
 type conn struct {
 	h     *Handler
-	p     Principal
+	p     gateway.Principal
 	ws    *websocket.Conn
 	limit *limiter
 
@@ -214,7 +216,7 @@ func (c *conn) writeDirect(ctx context.Context, p event.Error) {
 	if p.Error.Type == "" {
 		return
 	}
-	b, err := event.Encode(event.Envelope{Type: event.TypeError, At: c.h.opts.Now().UnixMilli()}, p)
+	b, err := event.Encode(event.Envelope{Type: event.TypeError, At: c.h.opts.Clock.Now().UnixMilli()}, p)
 	if err != nil {
 		return
 	}
@@ -304,18 +306,18 @@ func (c *conn) pingLoop(ctx context.Context) {
 // per run of refused events.
 type limiter struct {
 	l        *rate.Limiter
-	now      func() time.Time
+	clock    clock.Clock
 	notified bool // only the reader goroutine touches it
 }
 
-func newLimiter(cfg Config, now func() time.Time) *limiter {
-	return &limiter{l: rate.NewLimiter(rate.Limit(cfg.EventsPerSecond), cfg.Burst), now: now}
+func newLimiter(cfg Config, clk clock.Clock) *limiter {
+	return &limiter{l: rate.NewLimiter(rate.Limit(cfg.EventsPerSecond), cfg.Burst), clock: clk}
 }
 
 // allow reports whether the event may pass and, if not, whether this is the
 // first refusal of a run (the client is told once).
 func (l *limiter) allow() (notify, ok bool) {
-	if l.l.AllowN(l.now(), 1) {
+	if l.l.AllowN(l.clock.Now(), 1) {
 		l.notified = false
 		return false, true
 	}

@@ -2,7 +2,6 @@ package chat
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,11 +10,11 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/coder/websocket"
 
-	"github.com/veraneural/vera-gateway/gateway/event"
+	"github.com/veraneural/vera-gateway/gateway"
+	"github.com/veraneural/vera-gateway/gateway/clock"
 	"github.com/veraneural/vera-gateway/gateway/session"
 )
 
@@ -23,24 +22,14 @@ import (
 // send the client token as a second subprotocol after it.
 const Subprotocol = "vera.v1"
 
-// ScopeWrite is the scope a token needs to open a live session when the
-// principal carries scopes at all (the gateway's sessions:write).
-const ScopeWrite = "sessions:write"
-
-// Principal is who a connection acts for, as Authenticate established it.
-// Device, when set, binds the token to one device profile.
-type Principal struct {
-	PartnerID string
-	EndUserID string
-	Device    string
-	Scopes    []string
-}
-
-// Authenticate checks a client token ("" when none was sent) for a request.
+// Authenticate checks a client token ("" when none was sent) for a request
+// and returns who the connection acts for. A principal that carries scopes
+// must hold sessions:write; Device, when set, binds the token to one
+// device profile.
 // Return an error wrapping ErrForbidden for a valid token without the
 // right, any other error for a missing or bad token. Dev mode passes a func
 // that accepts loopback clients without a token.
-type Authenticate func(r *http.Request, token string) (Principal, error)
+type Authenticate func(r *http.Request, token string) (gateway.Principal, error)
 
 // Sentinel errors.
 var (
@@ -77,8 +66,10 @@ type CloseInfo struct {
 // Options are optional collaborators.
 type Options struct {
 	Logger *slog.Logger
-	// Now is the rate limiter's clock; default time.Now.
-	Now func() time.Time
+	// Clock is the rate limiter's and event timestamps' clock; nil is the
+	// wall clock. (The hello timeout and keep-alive pings pace the socket
+	// on the wall clock.)
+	Clock clock.Clock
 	// OnClose observes every close the server initiates, before the close
 	// handshake (metrics, tests).
 	OnClose func(CloseInfo)
@@ -108,9 +99,7 @@ func New(cfg Config, mgr *session.Manager, auth Authenticate, opts Options) (*Ha
 	if mgr == nil || auth == nil {
 		return nil, ErrMissingDeps
 	}
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
+	opts.Clock = clock.OrReal(opts.Clock)
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -158,20 +147,20 @@ func TokenFrom(r *http.Request) string {
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet {
 		w.Header().Set("Allow", http.MethodGet)
-		writeHTTPError(w, r, http.StatusMethodNotAllowed, event.ErrInvalidRequest, "GET /v1/chat upgrades to a websocket")
+		writeHTTPError(w, r, http.StatusMethodNotAllowed, gateway.InvalidRequest, "GET /v1/chat upgrades to a websocket")
 		return
 	}
 	p, err := h.auth(r, TokenFrom(r))
 	if err != nil {
 		if errors.Is(err, ErrForbidden) {
-			writeHTTPError(w, r, http.StatusForbidden, event.ErrPermission, "this token may not open a chat")
+			writeHTTPError(w, r, http.StatusForbidden, gateway.PermissionError, "this token may not open a chat")
 			return
 		}
-		writeHTTPError(w, r, http.StatusUnauthorized, event.ErrAuthentication, "a valid client token is required (subprotocol after vera.v1, or ?token=)")
+		writeHTTPError(w, r, http.StatusUnauthorized, gateway.AuthenticationError, "a valid client token is required (subprotocol after vera.v1, or ?token=)")
 		return
 	}
-	if len(p.Scopes) > 0 && !slices.Contains(p.Scopes, ScopeWrite) {
-		writeHTTPError(w, r, http.StatusForbidden, event.ErrPermission, "the token lacks the sessions:write scope")
+	if len(p.Scopes) > 0 && !p.Has(gateway.ScopeSessionsWrite) {
+		writeHTTPError(w, r, http.StatusForbidden, gateway.PermissionError, "the token lacks the sessions:write scope")
 		return
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -180,8 +169,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.mu.Lock()
 	if h.closed || len(h.conns) >= h.cfg.MaxConnections {
 		h.mu.Unlock()
-		w.Header().Set("Retry-After", "5")
-		writeHTTPError(w, r, http.StatusServiceUnavailable, "unavailable", "no capacity for another chat connection")
+		gateway.WriteError(w, r, &gateway.Error{Type: gateway.Unavailable, Message: "no capacity for another chat connection", RetryAfter: 5})
 		return
 	}
 	h.conns[c] = cancel
@@ -205,24 +193,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	ws.SetReadLimit(h.cfg.ReadLimitBytes)
 	c.ws = ws
-	c.limit = newLimiter(h.cfg, h.opts.Now)
+	c.limit = newLimiter(h.cfg, h.opts.Clock)
 	c.run(ctx)
 }
 
-func writeHTTPError(w http.ResponseWriter, r *http.Request, status int, t event.ErrorType, msg string) {
-	rid := w.Header().Get("X-Request-Id")
-	if rid == "" {
-		rid = r.Header.Get("X-Request-Id")
-	}
-	body := struct {
-		Error struct {
-			Type      event.ErrorType `json:"type"`
-			Message   string          `json:"message"`
-			RequestID string          `json:"request_id,omitempty"`
-		} `json:"error"`
-	}{}
-	body.Error.Type, body.Error.Message, body.Error.RequestID = t, msg, rid
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(body)
+// writeHTTPError answers a request that is not upgraded with the Partner
+// API envelope (gateway.WriteError).
+func writeHTTPError(w http.ResponseWriter, r *http.Request, status int, t gateway.ErrorType, msg string) {
+	gateway.WriteError(w, r, &gateway.Error{Type: t, Message: msg, HTTPStatus: status})
 }

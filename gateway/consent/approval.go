@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/veraneural/vera-gateway/gateway/clock"
 )
 
 // Config bounds a prompt. Decoded from YAML under "consent".
@@ -38,9 +40,6 @@ func (c Config) Validate() error {
 	}
 	return errors.Join(errs...)
 }
-
-// Clock is the prompt's time source.
-type Clock interface{ Now() time.Time }
 
 // Status of a prompt. Only Pending changes.
 type Status string
@@ -109,7 +108,7 @@ var ErrSettled = errors.New("consent: prompt already settled")
 // owner (the session) serialises calls.
 type Approval struct {
 	cfg      Config
-	clock    Clock
+	clock    clock.Clock
 	actionID string
 	expires  time.Time
 
@@ -125,21 +124,21 @@ type Approval struct {
 // NewApproval starts a pending prompt for actionID. expiresAt is the
 // action's own expiry; zero or later than Config.Expiry from now is capped
 // to that.
-func NewApproval(cfg Config, clock Clock, actionID string, expiresAt time.Time) (*Approval, error) {
+func NewApproval(cfg Config, clk clock.Clock, actionID string, expiresAt time.Time) (*Approval, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("consent: %w", err)
 	}
-	if clock == nil {
+	if clk == nil {
 		return nil, errors.New("consent: a clock is required")
 	}
 	if actionID == "" {
 		return nil, errors.New("consent: action id is required")
 	}
-	limit := clock.Now().Add(cfg.Expiry)
+	limit := clk.Now().Add(cfg.Expiry)
 	if expiresAt.IsZero() || expiresAt.After(limit) {
 		expiresAt = limit
 	}
-	return &Approval{cfg: cfg, clock: clock, actionID: actionID, expires: expiresAt, status: Pending, focus: FocusDecline}, nil
+	return &Approval{cfg: cfg, clock: clk, actionID: actionID, expires: expiresAt, status: Pending, focus: FocusDecline}, nil
 }
 
 // Status returns the prompt's status (after applying expiry).

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/veraneural/vera-gateway/gateway/clock/clocktest"
 	"github.com/veraneural/vera-gateway/gateway/consent"
 )
 
@@ -70,14 +71,9 @@ func FuzzClassify(f *testing.F) {
 	})
 }
 
-type fakeClock struct{ t time.Time }
-
-func (c *fakeClock) Now() time.Time          { return c.t }
-func (c *fakeClock) Advance(d time.Duration) { c.t = c.t.Add(d) }
-
-func newApproval(t *testing.T) (*consent.Approval, *fakeClock) {
+func newApproval(t *testing.T) (*consent.Approval, *clocktest.Clock) {
 	t.Helper()
-	clk := &fakeClock{t: time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)}
+	clk := clocktest.NewClock(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))
 	a, err := consent.NewApproval(consent.DefaultConfig(), clk, "act_1", time.Time{})
 	if err != nil {
 		t.Fatal(err)
@@ -100,7 +96,7 @@ func TestTapApproves(t *testing.T) {
 	if err != nil || !r.Decided || r.Status != consent.Approved {
 		t.Fatalf("tap approve = %+v, %v", r, err)
 	}
-	mustDecision(t, a, consent.Approved, consent.ViaTap, "phone", clk.t)
+	mustDecision(t, a, consent.Approved, consent.ViaTap, "phone", clk.Now())
 	// Final: a later decline changes nothing.
 	if r, err := a.Tap(false, "phone"); err != consent.ErrSettled || r.Status != consent.Approved {
 		t.Fatalf("tap after decision = %+v, %v", r, err)
@@ -154,7 +150,7 @@ func TestClearSpokenYesAndNo(t *testing.T) {
 	if r := a.Speech("yes, send it", "voice"); r.Status != consent.Approved || !r.Decided {
 		t.Fatalf("clear yes = %+v", r)
 	}
-	mustDecision(t, a, consent.Approved, consent.ViaSpeech, "voice", clk.t)
+	mustDecision(t, a, consent.Approved, consent.ViaSpeech, "voice", clk.Now())
 
 	a, _ = newApproval(t)
 	a.Spoken()
@@ -206,7 +202,7 @@ func TestSilenceNeverApproves(t *testing.T) {
 	asks := 0
 	for a.Spoken() {
 		asks++
-		if d := a.NextDeadline(); !d.Equal(clk.t.Add(cfg.AnswerWindow)) {
+		if d := a.NextDeadline(); !d.Equal(clk.Now().Add(cfg.AnswerWindow)) {
 			t.Fatalf("deadline %v", d)
 		}
 		clk.Advance(cfg.AnswerWindow)
@@ -231,7 +227,7 @@ func TestSilenceNeverApproves(t *testing.T) {
 
 func TestExpiryNeverApproves(t *testing.T) {
 	a, clk := newApproval(t)
-	start := clk.t
+	start := clk.Now()
 	a.Spoken()
 	clk.Advance(3 * time.Second)
 	a.Speech("hmm", "voice")
@@ -261,8 +257,8 @@ func TestExpiryNeverApproves(t *testing.T) {
 }
 
 func TestActionExpiryEarlierThanConfig(t *testing.T) {
-	clk := &fakeClock{t: time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)}
-	a, err := consent.NewApproval(consent.DefaultConfig(), clk, "act_1", clk.t.Add(time.Hour))
+	clk := clocktest.NewClock(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))
+	a, err := consent.NewApproval(consent.DefaultConfig(), clk, "act_1", clk.Now().Add(time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -272,8 +268,8 @@ func TestActionExpiryEarlierThanConfig(t *testing.T) {
 		t.Fatalf("tap at expiry = %+v %v", r, err)
 	}
 	// An expiry later than 24 h is capped.
-	b, _ := consent.NewApproval(consent.DefaultConfig(), clk, "act_2", clk.t.Add(48*time.Hour))
-	if d := b.NextDeadline(); !d.Equal(clk.t.Add(24 * time.Hour)) {
+	b, _ := consent.NewApproval(consent.DefaultConfig(), clk, "act_2", clk.Now().Add(48*time.Hour))
+	if d := b.NextDeadline(); !d.Equal(clk.Now().Add(24 * time.Hour)) {
 		t.Fatalf("capped deadline %v", d)
 	}
 }
@@ -285,7 +281,7 @@ func TestHangUpMidPromptNeverApproves(t *testing.T) {
 	if r := a.HangUp(); r.Status != consent.Withdrawn || !r.Decided {
 		t.Fatalf("hang-up = %+v", r)
 	}
-	mustDecision(t, a, consent.Withdrawn, consent.ViaHangUp, "", clk.t)
+	mustDecision(t, a, consent.Withdrawn, consent.ViaHangUp, "", clk.Now())
 	// The "yes" that arrives from the transcriber after the hang-up is ignored.
 	if r := a.Speech("yes send it", "voice"); r.Status != consent.Withdrawn || !r.Ignored {
 		t.Fatalf("late yes = %+v", r)

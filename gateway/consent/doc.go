@@ -24,5 +24,5 @@
 // decide.
 //
 // The package is pure: no goroutines, no I/O; time comes from an injected
-// clock and the owner calls Poll at NextDeadline.
+// clock.Clock and the owner calls Poll at NextDeadline.
 package consent

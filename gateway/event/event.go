@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/veraneural/vera-gateway/gateway"
 	"github.com/veraneural/vera-gateway/safety"
 )
 
@@ -361,19 +362,21 @@ type ActionUpdated struct {
 	Via      string `json:"via,omitempty"`
 }
 
-// ErrorType is one of the Partner API's error types.
-type ErrorType string
+// ErrorType is one of the Partner API's error types: the gateway's own
+// (gateway.ErrorType), so the event channel and the HTTP envelope share
+// one set.
+type ErrorType = gateway.ErrorType
 
-// Error types used on the event channel.
+// Error types used on the event channel, by their event-protocol names.
 const (
-	ErrInvalidRequest    ErrorType = "invalid_request"
-	ErrAuthentication    ErrorType = "authentication_error"
-	ErrPermission        ErrorType = "permission_error"
-	ErrNotFound          ErrorType = "not_found"
-	ErrConflict          ErrorType = "conflict"
-	ErrRateLimited       ErrorType = "rate_limited"
-	ErrEngineUnavailable ErrorType = "engine_unavailable"
-	ErrInternal          ErrorType = "internal_error"
+	ErrInvalidRequest    = gateway.InvalidRequest
+	ErrAuthentication    = gateway.AuthenticationError
+	ErrPermission        = gateway.PermissionError
+	ErrNotFound          = gateway.NotFound
+	ErrConflict          = gateway.Conflict
+	ErrRateLimited       = gateway.RateLimited
+	ErrEngineUnavailable = gateway.EngineUnavailable
+	ErrInternal          = gateway.InternalError
 )
 
 // Error is the error event's payload: {"error":{"type","message"}}.

@@ -16,6 +16,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/veraneural/vera-gateway/gateway"
+	"github.com/veraneural/vera-gateway/gateway/clock"
 )
 
 // Options are the inbox's collaborators.
@@ -33,8 +34,9 @@ type Options struct {
 	// Ask shows the person an admission prompt (an approve/decline action
 	// with id a.ActionID on every surface, offered once in speech). Nil
 	// leaves held messages waiting until they expire.
-	Ask    func(a Admission)
-	Now    func() time.Time
+	Ask func(a Admission)
+	// Clock; nil is the wall clock.
+	Clock  clock.Clock
 	Logger *slog.Logger
 }
 
@@ -120,9 +122,7 @@ func New(cfg Config, store Store, o Options) (*Inbox, error) {
 	if store == nil || o.Lookup == nil || o.Deliver == nil {
 		return nil, ErrMissingDeps
 	}
-	if o.Now == nil {
-		o.Now = time.Now
-	}
+	o.Clock = clock.OrReal(o.Clock)
 	in := &Inbox{cfg: cfg, store: store, o: o, log: o.Logger,
 		queues: map[string][]queued{}, reserved: map[string]int{}, inflight: map[string]time.Time{},
 		admitted: map[string]map[string]bool{}, asked: map[string]map[string]bool{}}
@@ -133,7 +133,7 @@ func New(cfg Config, store Store, o Options) (*Inbox, error) {
 	if err != nil {
 		return nil, err
 	}
-	now := o.Now()
+	now := o.Clock.Now()
 	for _, m := range msgs {
 		if now.Sub(m.QueuedAt) > cfg.HoldFor {
 			if err := store.Remove(m.Seq); err != nil {
@@ -222,7 +222,7 @@ func (in *Inbox) enqueue(sessionID, partner string, b postBody) error {
 	}
 	in.reserved[sessionID]++
 	in.mu.Unlock()
-	m, err := in.store.Add(Message{SessionID: sessionID, Partner: partner, Source: b.Source, Text: b.Text, QueuedAt: in.o.Now()})
+	m, err := in.store.Add(Message{SessionID: sessionID, Partner: partner, Source: b.Source, Text: b.Text, QueuedAt: in.o.Clock.Now()})
 	in.mu.Lock()
 	if in.reserved[sessionID]--; in.reserved[sessionID] == 0 {
 		delete(in.reserved, sessionID)
@@ -336,7 +336,7 @@ func (in *Inbox) pump(sessionID string) {
 	if _, ok := in.o.Lookup(sessionID); !ok {
 		return
 	}
-	now := in.o.Now()
+	now := in.o.Clock.Now()
 	in.mu.Lock()
 	asks := in.pendingAsks(sessionID)
 	if at, ok := in.inflight[sessionID]; ok && now.Sub(at) > in.cfg.TurnTimeout {
@@ -427,7 +427,7 @@ func (in *Inbox) pendingAsks(sessionID string) []Admission {
 // that never came back, a source nobody admitted) and returns how many. cmd
 // calls it now and then; New does it once.
 func (in *Inbox) Expire() int {
-	now := in.o.Now()
+	now := in.o.Clock.Now()
 	var drop []queued
 	in.mu.Lock()
 	for id, q := range in.queues {

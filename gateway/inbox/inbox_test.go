@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/veraneural/vera-gateway/gateway"
+	"github.com/veraneural/vera-gateway/gateway/clock/clocktest"
 	"github.com/veraneural/vera-gateway/gateway/inbox"
 )
 
@@ -31,12 +32,12 @@ type world struct {
 	delivered []string
 	asked     []inbox.Admission
 	fail      error
-	now       time.Time
+	clock     *clocktest.Clock
 }
 
 func newWorld() *world {
 	return &world{owners: map[string]string{"ses_a": "partner-a", "ses_b": "partner-b"}, busy: map[string]bool{},
-		now: time.Date(2026, 12, 1, 1, 0, 0, 0, time.UTC)}
+		clock: clocktest.NewClock(time.Date(2026, 12, 1, 1, 0, 0, 0, time.UTC))}
 }
 
 func (w *world) options() inbox.Options {
@@ -67,11 +68,7 @@ func (w *world) options() inbox.Options {
 			defer w.mu.Unlock()
 			w.asked = append(w.asked, a)
 		},
-		Now: func() time.Time {
-			w.mu.Lock()
-			defer w.mu.Unlock()
-			return w.now
-		},
+		Clock: w.clock,
 	}
 }
 
@@ -351,13 +348,9 @@ func TestHeldMessagesExpire(t *testing.T) {
 	srv := newServer(t, in)
 	w.setBusy("ses_a", true)
 	post(t, srv, keyA, "ses_a", msg("old", "acme.lookout"))
-	w.mu.Lock()
-	w.now = w.now.Add(23 * time.Hour)
-	w.mu.Unlock()
+	w.clock.Advance(23 * time.Hour)
 	post(t, srv, keyA, "ses_a", msg("new", "acme.lookout"))
-	w.mu.Lock()
-	w.now = w.now.Add(2 * time.Hour)
-	w.mu.Unlock()
+	w.clock.Advance(2 * time.Hour)
 	if n := in.Expire(); n != 1 || in.Queued("ses_a") != 1 {
 		t.Fatalf("Expire dropped %d, %d left", n, in.Queued("ses_a"))
 	}
@@ -365,9 +358,7 @@ func TestHeldMessagesExpire(t *testing.T) {
 	store.Close()
 	store = openStore(t, path)
 	defer store.Close()
-	w.mu.Lock()
-	w.now = w.now.Add(23 * time.Hour)
-	w.mu.Unlock()
+	w.clock.Advance(23 * time.Hour)
 	in, _ = inbox.New(inbox.DefaultConfig(), store, w.options())
 	if n := in.Queued("ses_a"); n != 0 {
 		t.Fatalf("%d held messages older than hold_for survived the restart", n)
@@ -428,9 +419,7 @@ func TestLostTurnFinishedDoesNotStallForever(t *testing.T) {
 	if d := w.got(); len(d) != 1 {
 		t.Fatalf("delivered %v before the turn timeout", d)
 	}
-	w.mu.Lock()
-	w.now = w.now.Add(5*time.Minute + time.Second)
-	w.mu.Unlock()
+	w.clock.Advance(5*time.Minute + time.Second)
 	in.SessionReady("ses_a")
 	if d := w.got(); len(d) != 2 {
 		t.Fatalf("after the turn timeout: %v", d)

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/veraneural/vera-gateway/gateway/clock"
 	"github.com/veraneural/vera-gateway/safety"
 )
 
@@ -48,7 +49,7 @@ type Verdict struct {
 // their own goroutines, owned by it: Stop cancels and joins them, and each
 // ends on its own within its model's timeout_ms. Safe for concurrent use.
 type Classification struct {
-	clock  Clock
+	clock  clock.Clock
 	cancel context.CancelCauseFunc // nil for the idle classification
 	done   chan struct{}
 	// reached[0] closes when the verdict reaches elevated, reached[1]

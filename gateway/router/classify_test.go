@@ -380,7 +380,7 @@ func TestClassifyBudgetAndLateDetection(t *testing.T) {
 	eventually(t, func() bool { return c.Verdict().Answered == 1 })
 	got := make(chan Verdict, 1)
 	go func() { got <- c.Wait(DefaultClassifyBudget) }()
-	clk.waitTimer(t, func(d time.Duration) bool { return d == DefaultClassifyBudget })
+	waitTimer(t, clk, func(d time.Duration) bool { return d == DefaultClassifyBudget })
 	select {
 	case v := <-got:
 		t.Fatalf("Wait returned %+v before the budget passed", v)
@@ -434,7 +434,7 @@ func TestClassifyStopsAtBudget(t *testing.T) {
 		v, err := r.Classify(tctx(t), "text", 250*time.Millisecond)
 		got <- res{v, err}
 	}()
-	clk.waitTimer(t, func(d time.Duration) bool { return d == 250*time.Millisecond })
+	waitTimer(t, clk, func(d time.Duration) bool { return d == 250*time.Millisecond })
 	clk.Advance(250 * time.Millisecond)
 	out := <-got
 	if out.err != nil || out.v.Level != safety.LevelNone || out.v.Pending != 1 {
@@ -476,7 +476,7 @@ func TestClassifierTimeoutAndBreaker(t *testing.T) {
 	cfg.Breaker.Failures = 1
 	r, clk, _ := testRouter(t, cfg, nil)
 	c := r.StartClassify(tctx(t), "text")
-	clk.waitTimer(t, func(d time.Duration) bool { return d == 1500*time.Millisecond })
+	waitTimer(t, clk, func(d time.Duration) bool { return d == 1500*time.Millisecond })
 	eventually(t, func() bool { return slow.hits() == 1 })
 	clk.Advance(1500 * time.Millisecond)
 	if v := finish(t, c); v.Level != safety.LevelNone || v.Failed != 1 {

@@ -34,7 +34,10 @@
 // with the noembedded build tag. Every response read is bounded by
 // router.max_body_bytes and content types are checked.
 //
-// Time comes from an injected Clock; credentials from an injected getenv;
+// OneshotRoute is the router's one HTTP endpoint, POST /v1/oneshot, mounted
+// on the gateway's edge (gateway.Route) with the edge's message limits.
+//
+// Time comes from an injected clock.Clock; credentials from an injected getenv;
 // metrics go to an injected prometheus.Registerer (namespace vera,
 // subsystem router). See README.md for configuration keys and metrics.
 package router

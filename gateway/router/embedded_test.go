@@ -192,7 +192,7 @@ func TestEmbeddedListenPoolBusyMovesOn(t *testing.T) {
 		_, err := r.Listen(tctx(t), ListenRequest{})
 		res <- err
 	}()
-	clk.Advance(clk.waitTimer(t, func(d time.Duration) bool { return d == 500*time.Millisecond }))
+	clk.Advance(waitTimer(t, clk, func(d time.Duration) bool { return d == 500*time.Millisecond }))
 	err = <-res
 	if got := attemptSummary(err); got != "ps:ttft" || !strings.Contains(err.Error(), "no recogniser free") {
 		t.Fatalf("second session with the pool busy: %v", err)

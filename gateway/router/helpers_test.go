@@ -7,7 +7,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -16,108 +15,23 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	"go.uber.org/goleak"
+
+	"github.com/veraneural/vera-gateway/gateway/clock/clocktest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// fakeClock is a manual Clock: timers fire only when the test advances it.
-type fakeClock struct {
-	mu      sync.Mutex
-	now     time.Time
-	timers  []*fakeTimer
-	changed chan struct{} // closed and replaced whenever a timer is added
-}
-
-type fakeTimer struct {
-	c       *fakeClock
-	at      time.Time
-	d       time.Duration
-	f       func()
-	stopped bool
-	fired   bool
-}
-
-func newFakeClock() *fakeClock {
-	return &fakeClock{now: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC), changed: make(chan struct{})}
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) AfterFunc(d time.Duration, f func()) Timer {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	t := &fakeTimer{c: c, at: c.now.Add(d), d: d, f: f}
-	c.timers = append(c.timers, t)
-	close(c.changed)
-	c.changed = make(chan struct{})
-	return t
-}
-
-func (t *fakeTimer) Stop() bool {
-	t.c.mu.Lock()
-	defer t.c.mu.Unlock()
-	was := !t.stopped && !t.fired
-	t.stopped = true
-	return was
-}
-
-// Advance moves time on and runs the timers that come due, in order.
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	var due []*fakeTimer
-	for _, t := range c.timers {
-		if !t.stopped && !t.fired && !t.at.After(c.now) {
-			t.fired = true
-			due = append(due, t)
-		}
-	}
-	c.mu.Unlock()
-	sort.Slice(due, func(i, j int) bool { return due[i].at.Before(due[j].at) })
-	for _, t := range due {
-		t.f()
-	}
-}
-
-func (c *fakeClock) pending() []time.Duration {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	var out []time.Duration
-	for _, t := range c.timers {
-		if !t.stopped && !t.fired {
-			out = append(out, t.d)
-		}
-	}
-	return out
-}
-
-// waitTimer blocks until a pending timer matching ok exists and returns
-// its duration. The wall-clock bound is a hang guard only.
-func (c *fakeClock) waitTimer(t testing.TB, ok func(time.Duration) bool) time.Duration {
+// waitTimer blocks until the router is waiting on a timer whose duration
+// matches ok and returns that duration.
+func waitTimer(t testing.TB, clk *clocktest.Clock, ok func(time.Duration) bool) time.Duration {
 	t.Helper()
-	guard := time.After(10 * time.Second)
-	for {
-		c.mu.Lock()
-		ch := c.changed
-		for _, tm := range c.timers {
-			if !tm.stopped && !tm.fired && ok(tm.d) {
-				c.mu.Unlock()
-				return tm.d
-			}
-		}
-		c.mu.Unlock()
-		select {
-		case <-ch:
-		case <-time.After(5 * time.Millisecond): // timers may also be stopped
-		case <-guard:
-			t.Fatalf("no matching timer; pending %v", c.pending())
-		}
-	}
+	return clk.WaitArmed(t, func(a clocktest.Armed) bool { return ok(a.D) }).D
 }
+
+// testStart is where every test clock starts.
+var testStart = time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+
+func newFakeClock() *clocktest.Clock { return clocktest.NewClock(testStart) }
 
 // sleepTimer matches a backoff sleep: test models use TTFT 5s and timeout
 // 60s (less what has passed), and test sleeps are shorter than either.
@@ -130,7 +44,7 @@ const (
 
 // testRouter builds a router on cfg with a fake clock, a private registry
 // and an HTTP client whose idle connections are closed at cleanup.
-func testRouter(t testing.TB, cfg Config, env map[string]string) (*Router, *fakeClock, *prometheus.Registry) {
+func testRouter(t testing.TB, cfg Config, env map[string]string) (*Router, *clocktest.Clock, *prometheus.Registry) {
 	t.Helper()
 	clk := newFakeClock()
 	reg := prometheus.NewRegistry()

@@ -5,13 +5,14 @@ import (
 	"log/slog"
 	"net/http"
 
+	"github.com/veraneural/vera-gateway/gateway/clock"
 	"github.com/veraneural/vera-gateway/safety"
 )
 
 // providerEnv is what every provider may use.
 type providerEnv struct {
 	client  *http.Client
-	clock   Clock
+	clock   clock.Clock
 	maxBody int64
 	assess  Assessor
 	log     *slog.Logger

@@ -15,6 +15,7 @@ import (
 	"github.com/cenkalti/backoff/v4"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/veraneural/vera-gateway/gateway/clock"
 	"github.com/veraneural/vera-gateway/safety"
 )
 
@@ -35,7 +36,7 @@ type Options struct {
 	// Logger; nil discards.
 	Logger *slog.Logger
 	// Clock; nil is the wall clock.
-	Clock Clock
+	Clock clock.Clock
 	// HTTPClient for the HTTP providers; nil uses a dedicated client with
 	// no overall timeout (deadlines are per attempt).
 	HTTPClient *http.Client
@@ -60,7 +61,7 @@ func defaultFallbackResources(level safety.Level) []safety.Resource {
 type Router struct {
 	cfg     Config
 	log     *slog.Logger
-	clock   Clock
+	clock   clock.Clock
 	metrics *metrics
 	models  map[string]*model
 	slots   map[string][]*model
@@ -107,7 +108,7 @@ func New(cfg Config, getenv func(string) string, opts Options) (*Router, error) 
 		r.log = slog.New(slog.DiscardHandler)
 	}
 	if r.clock == nil {
-		r.clock = wallClock{}
+		r.clock = clock.Real{}
 	}
 	client := opts.HTTPClient
 	if client == nil {
@@ -360,7 +361,7 @@ func (r *Router) run(ctx context.Context, p plan, try func(ctx context.Context, 
 			if wait == backoff.Stop || r.clock.Now().Add(wait).After(deadline) {
 				break
 			}
-			if err := sleep(ctx, r.clock, wait); err != nil {
+			if err := clock.Sleep(ctx, r.clock, wait); err != nil {
 				return nil, fmt.Errorf("router: slot %q: %w", p.slot, err)
 			}
 		}

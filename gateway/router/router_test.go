@@ -79,7 +79,7 @@ func TestRetryBackoffReusesIdempotencyKey(t *testing.T) {
 	go func() { _, err := oneshot(r, tctx(t)); res <- err }()
 	// Jitter 0: the sleeps are exactly initial, initial*multiplier.
 	for _, want := range []time.Duration{200 * time.Millisecond, 400 * time.Millisecond} {
-		d := clk.waitTimer(t, sleepTimer)
+		d := waitTimer(t, clk, sleepTimer)
 		if d != want {
 			t.Fatalf("backoff sleep %v, want %v", d, want)
 		}
@@ -107,7 +107,7 @@ func TestRetryJitterBounded(t *testing.T) {
 	r, clk, _ := testRouter(t, cfg, nil)
 	res := make(chan error, 1)
 	go func() { _, err := oneshot(r, tctx(t)); res <- err }()
-	d := clk.waitTimer(t, sleepTimer)
+	d := waitTimer(t, clk, sleepTimer)
 	if d < 100*time.Millisecond || d > 300*time.Millisecond {
 		t.Fatalf("jittered sleep %v outside 200ms ± 50%%", d)
 	}
@@ -132,7 +132,7 @@ func TestRateLimitHonoursRetryAfter(t *testing.T) {
 	r, clk, _ := testRouter(t, textConfig(openAIModel("a", a.URL)), nil)
 	res := make(chan error, 1)
 	go func() { _, err := oneshot(r, tctx(t)); res <- err }()
-	if d := clk.waitTimer(t, sleepTimer); d != 2*time.Second {
+	if d := waitTimer(t, clk, sleepTimer); d != 2*time.Second {
 		t.Fatalf("slept %v after Retry-After: 2, want 2s", d)
 	}
 	clk.Advance(2 * time.Second)
@@ -173,7 +173,7 @@ func TestRetriesExhaustedThenNextModelThenError(t *testing.T) {
 	r, clk, _ := testRouter(t, cfg, nil)
 	res := make(chan error, 1)
 	go func() { _, err := oneshot(r, tctx(t)); res <- err }()
-	clk.Advance(clk.waitTimer(t, sleepTimer))
+	clk.Advance(waitTimer(t, clk, sleepTimer))
 	err := <-res
 	var nm *NoModelError
 	if !errors.As(err, &nm) || !errors.Is(err, ErrNoModel) {
@@ -485,7 +485,7 @@ func TestModelTimeoutStopsRetries(t *testing.T) {
 	r, clk, _ := testRouter(t, cfg, nil)
 	res := make(chan error, 1)
 	go func() { _, err := oneshot(r, tctx(t)); res <- err }()
-	clk.Advance(clk.waitTimer(t, func(d time.Duration) bool { return d == 200*time.Millisecond }))
+	clk.Advance(waitTimer(t, clk, func(d time.Duration) bool { return d == 200*time.Millisecond }))
 	err := <-res
 	if got := attemptSummary(err); got != "a:unavailable,a:unavailable" {
 		t.Fatalf("attempts %s: retries must stop when the model's timeout cannot hold the next sleep", got)

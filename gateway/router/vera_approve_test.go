@@ -66,7 +66,7 @@ func TestVERAApproveRetriesAfter503WithOneKey(t *testing.T) {
 	r, clk, _ := testRouter(t, textConfig(veraModel("engine", s.URL)), veraEnv)
 	res := make(chan error, 1)
 	go func() { res <- r.ApproveAction(tctx(t), "engine", "act_9") }()
-	clk.Advance(clk.waitTimer(t, sleepTimer))
+	clk.Advance(waitTimer(t, clk, sleepTimer))
 	if err := <-res; err != nil {
 		t.Fatal(err)
 	}

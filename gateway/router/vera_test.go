@@ -157,11 +157,11 @@ func TestVERAEngineUnavailableRetriesSameKey(t *testing.T) {
 		out, err = oneshot(r, tctx(t))
 		res <- err
 	}()
-	if d := clk.waitTimer(t, sleepTimer); d != time.Second {
+	if d := waitTimer(t, clk, sleepTimer); d != time.Second {
 		t.Fatalf("slept %v after Retry-After: 1", d)
 	}
 	clk.Advance(time.Second)
-	clk.Advance(clk.waitTimer(t, sleepTimer))
+	clk.Advance(waitTimer(t, clk, sleepTimer))
 	if err := <-res; err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	cryptorand "crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
@@ -16,18 +15,12 @@ import (
 	"sync"
 
 	"github.com/gorilla/mux"
+
+	"github.com/veraneural/vera-gateway/gateway"
 )
 
 // DefaultBasePath is where the voice session resource lives.
 const DefaultBasePath = "/v1/voice/sessions"
-
-// Error types used in envelopes (the Partner API's names).
-const (
-	TypeInvalidRequest = "invalid_request"
-	TypeNotFound       = "not_found"
-	TypeUnavailable    = "unavailable"
-	TypeInternal       = "internal_error"
-)
 
 // HandlerOptions wires the signaling handler into the gateway.
 type HandlerOptions struct {
@@ -38,16 +31,19 @@ type HandlerOptions struct {
 	NewSession SessionFactory
 	// Authorize runs first on every request. It returns the principal, or
 	// ok=false after writing its own error response (401/403/429...).
-	// Nil allows everything (dev mode). Session URLs are unguessable
-	// (128-bit ids) and act as the capability for PATCH and DELETE.
-	Authorize func(w http.ResponseWriter, r *http.Request) (principal any, ok bool)
-	// WriteError writes the Partner API envelope; nil uses a local writer
-	// of {"error":{"type","message","request_id"}} with the X-Request-Id.
-	WriteError func(w http.ResponseWriter, r *http.Request, status int, typ, msg string)
+	// Nil allows everything with the zero principal (dev mode). Session
+	// URLs are unguessable (128-bit ids) and act as the capability for
+	// PATCH and DELETE.
+	Authorize func(w http.ResponseWriter, r *http.Request) (p gateway.Principal, ok bool)
 	// Logger; nil discards.
 	Logger *slog.Logger
 	// BasePath for Location headers; "" means DefaultBasePath.
 	BasePath string
+	// MaxSessions, when positive, is admission: past that many live
+	// sessions a new offer gets 503 with Retry-After (RetryAfterSeconds,
+	// at least 1) before any WebRTC work, so live sessions keep their CPU.
+	MaxSessions       int
+	RetryAfterSeconds int
 	// OnClosed, if set, is called once per started session after it ended,
 	// with its end reason and final counters (for metrics). It runs on the
 	// session's supervisor goroutine and must not block.
@@ -55,21 +51,27 @@ type HandlerOptions struct {
 }
 
 // Handler is the WHIP-style signaling endpoint and the registry of live
-// Conns. It owns every Conn it created; Close ends and joins them all.
+// Conns. It owns every Conn it created; Close ends and joins them all. A
+// Conn belongs to the partner whose principal created it: PATCH and DELETE
+// from another partner get 404, as for a session that does not exist
+// (another partner's objects do not exist for it, so never 403).
 type Handler struct {
 	eng        *Engine
 	newSession SessionFactory
-	authorize  func(http.ResponseWriter, *http.Request) (any, bool)
-	writeError func(http.ResponseWriter, *http.Request, int, string, string)
+	authorize  func(http.ResponseWriter, *http.Request) (gateway.Principal, bool)
 	log        *slog.Logger
 	base       string
 	router     *mux.Router
 	onClosed   func(string, error, Stats)
+	maxLive    int
+	retryAfter int
 
-	// mu guards conns and closed.
-	mu     sync.Mutex
-	conns  map[string]*Conn
-	closed bool
+	// mu guards conns, partner and closed.
+	mu    sync.Mutex
+	conns map[string]*Conn
+	// partner owns each live Conn, by id.
+	partner map[string]string
+	closed  bool
 }
 
 var deviceRe = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,64}$`)
@@ -82,17 +84,15 @@ func NewHandler(o HandlerOptions) (*Handler, error) {
 	}
 	h := &Handler{
 		eng: o.Engine, newSession: o.NewSession, authorize: o.Authorize,
-		writeError: o.WriteError, log: o.Logger, base: strings.TrimRight(o.BasePath, "/"), onClosed: o.OnClosed,
-		conns: make(map[string]*Conn),
+		log: o.Logger, base: strings.TrimRight(o.BasePath, "/"), onClosed: o.OnClosed,
+		maxLive: o.MaxSessions, retryAfter: max(o.RetryAfterSeconds, 1),
+		conns: make(map[string]*Conn), partner: make(map[string]string),
 	}
 	if h.log == nil {
 		h.log = discardLogger()
 	}
 	if h.base == "" {
 		h.base = DefaultBasePath
-	}
-	if h.writeError == nil {
-		h.writeError = WriteEnvelope
 	}
 	if h.newSession == nil {
 		h.newSession = func(context.Context, SessionInfo, *Conn) (Session, error) { return discardSession{}, nil }
@@ -149,9 +149,9 @@ func (h *Handler) Close(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-func (h *Handler) auth(w http.ResponseWriter, r *http.Request) (any, bool) {
+func (h *Handler) auth(w http.ResponseWriter, r *http.Request) (gateway.Principal, bool) {
 	if h.authorize == nil {
-		return nil, true
+		return gateway.Principal{}, true
 	}
 	return h.authorize(w, r)
 }
@@ -162,66 +162,80 @@ func newID() string {
 	return hex.EncodeToString(b[:])
 }
 
+// admit refuses a new offer with 503 and Retry-After once MaxSessions
+// sessions are live; it reports whether the offer may proceed.
+func (h *Handler) admit(w http.ResponseWriter, r *http.Request) bool {
+	if h.maxLive > 0 && h.Len() >= h.maxLive {
+		gateway.WriteError(w, r, &gateway.Error{Type: gateway.Unavailable, RetryAfter: h.retryAfter,
+			Message: "the gateway is at its voice session limit; retry later"})
+		return false
+	}
+	return true
+}
+
 // Create handles POST: offer in, 201 + answer out.
 func (h *Handler) Create(w http.ResponseWriter, r *http.Request) {
 	principal, ok := h.auth(w, r)
 	if !ok {
 		return
 	}
+	if !h.admit(w, r) {
+		return
+	}
 	if !contentTypeIs(r, "application/sdp") {
-		h.writeError(w, r, http.StatusUnsupportedMediaType, TypeInvalidRequest, "Content-Type must be application/sdp")
+		writeError(w, r, http.StatusUnsupportedMediaType, gateway.InvalidRequest, "Content-Type must be application/sdp")
 		return
 	}
 	device := r.URL.Query().Get("device")
 	if device != "" && !deviceRe.MatchString(device) {
-		h.writeError(w, r, http.StatusBadRequest, TypeInvalidRequest, "device: must be 1-64 characters of A-Z a-z 0-9 . _ : -")
+		writeError(w, r, http.StatusBadRequest, gateway.InvalidRequest, "device: must be 1-64 characters of A-Z a-z 0-9 . _ : -")
 		return
 	}
 	maxB := h.eng.cfg.MaxOfferBytes
 	body, err := io.ReadAll(io.LimitReader(r.Body, int64(maxB)+1))
 	if err != nil {
-		h.writeError(w, r, http.StatusBadRequest, TypeInvalidRequest, "could not read offer body")
+		writeError(w, r, http.StatusBadRequest, gateway.InvalidRequest, "could not read offer body")
 		return
 	}
 	if len(body) > maxB {
-		h.writeError(w, r, http.StatusRequestEntityTooLarge, TypeInvalidRequest, ErrOfferTooLarge.Error()+": limit is "+strconv.Itoa(maxB)+" bytes")
+		writeError(w, r, http.StatusRequestEntityTooLarge, gateway.InvalidRequest, ErrOfferTooLarge.Error()+": limit is "+strconv.Itoa(maxB)+" bytes")
 		return
 	}
 	offer, err := ParseOffer(body)
 	if err != nil {
-		h.writeError(w, r, http.StatusBadRequest, TypeInvalidRequest, err.Error())
+		writeError(w, r, http.StatusBadRequest, gateway.InvalidRequest, err.Error())
 		return
 	}
 	h.mu.Lock()
 	closed := h.closed
 	h.mu.Unlock()
 	if closed {
-		h.writeError(w, r, http.StatusServiceUnavailable, TypeUnavailable, "gateway is draining")
+		writeError(w, r, http.StatusServiceUnavailable, gateway.Unavailable, "gateway is draining")
 		return
 	}
 	id := newID()
 	c, err := newConn(h.eng, id, device, h.log)
 	if err != nil {
 		h.log.Error("rtc: new connection", "err", err)
-		h.writeError(w, r, http.StatusInternalServerError, TypeInternal, "could not create connection")
+		writeError(w, r, http.StatusInternalServerError, gateway.InternalError, "could not create connection")
 		return
 	}
 	info := SessionInfo{ID: id, Device: device, Principal: principal, Offer: offer, RemoteAddr: r.RemoteAddr}
 	sess, err := h.newSession(r.Context(), info, c)
 	if err != nil {
 		c.abort()
-		var rej *RejectError
+		var rej *gateway.Error
 		if errors.As(err, &rej) {
-			h.writeError(w, r, rej.Status, rej.Type, rej.Message)
+			gateway.WriteError(w, r, rej)
 			return
 		}
 		h.log.Error("rtc: session factory", "err", err)
-		h.writeError(w, r, http.StatusServiceUnavailable, TypeUnavailable, "session could not start")
+		writeError(w, r, http.StatusServiceUnavailable, gateway.Unavailable, "session could not start")
 		return
 	}
 	if err := c.wire(sess); err != nil {
 		c.abort()
-		h.writeError(w, r, http.StatusInternalServerError, TypeInternal, "could not set up media")
+		writeError(w, r, http.StatusInternalServerError, gateway.InternalError, "could not set up media")
 		return
 	}
 	answer, err := c.answer(r.Context(), offer.SDP)
@@ -229,21 +243,22 @@ func (h *Handler) Create(w http.ResponseWriter, r *http.Request) {
 		c.abort()
 		var oe *OfferError
 		if errors.As(err, &oe) {
-			h.writeError(w, r, http.StatusBadRequest, TypeInvalidRequest, err.Error())
+			writeError(w, r, http.StatusBadRequest, gateway.InvalidRequest, err.Error())
 			return
 		}
 		h.log.Error("rtc: answer", "err", err)
-		h.writeError(w, r, http.StatusInternalServerError, TypeInternal, "could not create answer")
+		writeError(w, r, http.StatusInternalServerError, gateway.InternalError, "could not create answer")
 		return
 	}
 	h.mu.Lock()
 	if h.closed {
 		h.mu.Unlock()
 		c.abort()
-		h.writeError(w, r, http.StatusServiceUnavailable, TypeUnavailable, "gateway is draining")
+		writeError(w, r, http.StatusServiceUnavailable, gateway.Unavailable, "gateway is draining")
 		return
 	}
 	h.conns[id] = c
+	h.partner[id] = principal.PartnerID
 	h.mu.Unlock()
 	c.start(h.forget)
 	h.log.Info("rtc: session created", "session", id, "device", device)
@@ -263,6 +278,7 @@ func (h *Handler) forget(c *Conn, reason error) {
 	h.mu.Lock()
 	if h.conns[c.id] == c {
 		delete(h.conns, c.id)
+		delete(h.partner, c.id)
 	}
 	h.mu.Unlock()
 	if h.onClosed != nil {
@@ -270,14 +286,18 @@ func (h *Handler) forget(c *Conn, reason error) {
 	}
 }
 
-func (h *Handler) lookup(w http.ResponseWriter, r *http.Request) (*Conn, bool) {
+// lookup finds the live Conn a PATCH or DELETE names, if p's partner owns it.
+func (h *Handler) lookup(w http.ResponseWriter, r *http.Request, p gateway.Principal) (*Conn, bool) {
 	id := mux.Vars(r)["id"]
 	if id == "" {
 		id = r.URL.Path[strings.LastIndexByte(r.URL.Path, '/')+1:]
 	}
-	c, ok := h.Conn(id)
+	h.mu.Lock()
+	c, ok := h.conns[id]
+	ok = ok && h.partner[id] == p.PartnerID
+	h.mu.Unlock()
 	if !ok {
-		h.writeError(w, r, http.StatusNotFound, TypeNotFound, "no such voice session")
+		writeError(w, r, http.StatusNotFound, gateway.NotFound, "no such voice session")
 	}
 	return c, ok
 }
@@ -285,41 +305,42 @@ func (h *Handler) lookup(w http.ResponseWriter, r *http.Request) (*Conn, bool) {
 // Update handles PATCH: trickle candidates (204) or ICE restart (200 with
 // the server's new fragment). A present If-Match must equal the ETag.
 func (h *Handler) Update(w http.ResponseWriter, r *http.Request) {
-	if _, ok := h.auth(w, r); !ok {
+	p, ok := h.auth(w, r)
+	if !ok {
 		return
 	}
-	c, ok := h.lookup(w, r)
+	c, ok := h.lookup(w, r, p)
 	if !ok {
 		return
 	}
 	if !contentTypeIs(r, "application/trickle-ice-sdpfrag") {
-		h.writeError(w, r, http.StatusUnsupportedMediaType, TypeInvalidRequest, "Content-Type must be application/trickle-ice-sdpfrag")
+		writeError(w, r, http.StatusUnsupportedMediaType, gateway.InvalidRequest, "Content-Type must be application/trickle-ice-sdpfrag")
 		return
 	}
 	if m := r.Header.Get("If-Match"); m != "" && m != "*" && m != c.ETag() {
-		h.writeError(w, r, http.StatusPreconditionFailed, TypeInvalidRequest, "If-Match does not match the current ICE session ETag")
+		writeError(w, r, http.StatusPreconditionFailed, gateway.InvalidRequest, "If-Match does not match the current ICE session ETag")
 		return
 	}
 	maxB := h.eng.cfg.MaxPatchBytes
 	body, err := io.ReadAll(io.LimitReader(r.Body, int64(maxB)+1))
 	if err != nil || len(body) > maxB {
-		h.writeError(w, r, http.StatusRequestEntityTooLarge, TypeInvalidRequest, "fragment too large: limit is "+strconv.Itoa(maxB)+" bytes")
+		writeError(w, r, http.StatusRequestEntityTooLarge, gateway.InvalidRequest, "fragment too large: limit is "+strconv.Itoa(maxB)+" bytes")
 		return
 	}
 	f, err := ParseFragment(body)
 	if err != nil {
-		h.writeError(w, r, http.StatusBadRequest, TypeInvalidRequest, err.Error())
+		writeError(w, r, http.StatusBadRequest, gateway.InvalidRequest, err.Error())
 		return
 	}
 	out, err := c.trickle(r.Context(), f)
 	if err != nil {
 		var oe *OfferError
 		if errors.Is(err, ErrBadFragment) || errors.As(err, &oe) {
-			h.writeError(w, r, http.StatusBadRequest, TypeInvalidRequest, err.Error())
+			writeError(w, r, http.StatusBadRequest, gateway.InvalidRequest, err.Error())
 			return
 		}
 		h.log.Error("rtc: patch", "session", c.id, "err", err)
-		h.writeError(w, r, http.StatusInternalServerError, TypeInternal, "could not apply fragment")
+		writeError(w, r, http.StatusInternalServerError, gateway.InternalError, "could not apply fragment")
 		return
 	}
 	w.Header().Set("ETag", c.ETag())
@@ -334,16 +355,17 @@ func (h *Handler) Update(w http.ResponseWriter, r *http.Request) {
 
 // Delete handles DELETE: hang up and wait for the session to end.
 func (h *Handler) Delete(w http.ResponseWriter, r *http.Request) {
-	if _, ok := h.auth(w, r); !ok {
+	p, ok := h.auth(w, r)
+	if !ok {
 		return
 	}
-	c, ok := h.lookup(w, r)
+	c, ok := h.lookup(w, r, p)
 	if !ok {
 		return
 	}
 	c.stop(ErrHangup)
 	if err := c.Close(r.Context()); err != nil {
-		h.writeError(w, r, http.StatusServiceUnavailable, TypeUnavailable, "hang-up still in progress")
+		writeError(w, r, http.StatusServiceUnavailable, gateway.Unavailable, "hang-up still in progress")
 		return
 	}
 	w.WriteHeader(http.StatusOK)
@@ -369,17 +391,10 @@ func linkHeaders(servers []ICEServer) []string {
 	return out
 }
 
-// WriteEnvelope is the default error writer: the Partner API envelope with
-// the request id from X-Request-Id (or a fresh one).
-func WriteEnvelope(w http.ResponseWriter, r *http.Request, status int, typ, msg string) {
-	rid := r.Header.Get("X-Request-Id")
-	if rid == "" {
-		rid = "req_" + newID()[:24]
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-Request-Id", rid)
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]string{"type": typ, "message": msg, "request_id": rid}})
+// writeError writes the Partner API envelope (gateway.WriteError) with
+// the status the signaling step calls for.
+func writeError(w http.ResponseWriter, r *http.Request, status int, t gateway.ErrorType, msg string) {
+	gateway.WriteError(w, r, &gateway.Error{Type: t, Message: msg, HTTPStatus: status})
 }
 
 type discardSession struct{}

@@ -3,6 +3,7 @@ package rtc_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/veraneural/vera-gateway/fixtures"
+	"github.com/veraneural/vera-gateway/gateway"
 	"github.com/veraneural/vera-gateway/gateway/rtc"
 )
 
@@ -274,12 +276,12 @@ func TestClientQuitsWithoutDelete(t *testing.T) {
 
 func TestAuthorizeGuardsEveryMethod(t *testing.T) {
 	ts := newTestServer(t, rtc.LoopbackConfig(), rtc.HandlerOptions{
-		Authorize: func(w http.ResponseWriter, r *http.Request) (any, bool) {
+		Authorize: func(w http.ResponseWriter, r *http.Request) (gateway.Principal, bool) {
 			if r.Header.Get("Authorization") != "Bearer good" {
-				rtc.WriteEnvelope(w, r, http.StatusUnauthorized, "authentication_error", "missing or bad token")
-				return nil, false
+				gateway.WriteError(w, r, gateway.Errorf(gateway.AuthenticationError, "missing or bad token"))
+				return gateway.Principal{}, false
 			}
-			return "partner-1", true
+			return gateway.Principal{PartnerID: "partner-1"}, true
 		},
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -315,6 +317,99 @@ func TestAuthorizeGuardsEveryMethod(t *testing.T) {
 	}
 	if ts.h.Len() != 1 {
 		t.Fatalf("%d sessions, want 1", ts.h.Len())
+	}
+}
+
+// TestSessionBelongsToItsPartner: another partner's PATCH or DELETE on a
+// live session is 404, as for one that does not exist, and leaves it up;
+// the owner's DELETE hangs up.
+func TestSessionBelongsToItsPartner(t *testing.T) {
+	ts := newTestServer(t, rtc.LoopbackConfig(), rtc.HandlerOptions{
+		Authorize: func(w http.ResponseWriter, r *http.Request) (gateway.Principal, bool) {
+			partner, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+			return gateway.Principal{PartnerID: partner}, true
+		},
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	c, err := fixtures.Dial(ctx, fixtures.ClientOptions{URL: ts.URL, LoopbackOnly: true, Token: "partner-a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		cctx, cc := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cc()
+		_ = c.Close(cctx)
+	}()
+	do := func(method, partner string) int {
+		req, _ := http.NewRequest(method, c.Location(), strings.NewReader("a=end-of-candidates\r\n"))
+		req.Header.Set("Content-Type", "application/trickle-ice-sdpfrag")
+		req.Header.Set("Authorization", "Bearer "+partner)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var env struct {
+			Error struct {
+				Type string `json:"type"`
+			} `json:"error"`
+		}
+		if resp.StatusCode == http.StatusNotFound {
+			if err := json.NewDecoder(resp.Body).Decode(&env); err != nil || env.Error.Type != "not_found" {
+				t.Errorf("%s 404 without a not_found envelope: %v %+v", method, err, env)
+			}
+		}
+		return resp.StatusCode
+	}
+	for _, m := range []string{http.MethodPatch, http.MethodDelete} {
+		if got := do(m, "partner-b"); got != http.StatusNotFound {
+			t.Errorf("another partner's %s = %d, want 404", m, got)
+		}
+	}
+	if ts.h.Len() != 1 {
+		t.Fatalf("%d sessions after another partner's DELETE, want 1", ts.h.Len())
+	}
+	if got := do(http.MethodDelete, "partner-a"); got != http.StatusOK {
+		t.Fatalf("owner's DELETE = %d", got)
+	}
+	if got := do(http.MethodDelete, "partner-a"); got != http.StatusNotFound {
+		t.Fatalf("DELETE after hang-up = %d, want 404", got)
+	}
+}
+
+// TestAdmissionLimit: at MaxSessions live sessions a new offer is refused
+// with 503, Retry-After and the unavailable envelope, before any WebRTC
+// work; the live session is untouched.
+func TestAdmissionLimit(t *testing.T) {
+	ts := newTestServer(t, rtc.LoopbackConfig(), rtc.HandlerOptions{MaxSessions: 1, RetryAfterSeconds: 7})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	c, err := fixtures.Dial(ctx, fixtures.ClientOptions{URL: ts.URL, LoopbackOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		cctx, cc := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cc()
+		_ = c.Close(cctx)
+	}()
+	resp, err := http.Post(ts.URL, "application/sdp", strings.NewReader("v=0\r\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var env struct {
+		Error struct {
+			Type string `json:"type"`
+		} `json:"error"`
+	}
+	_ = json.NewDecoder(resp.Body).Decode(&env)
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") != "7" || env.Error.Type != "unavailable" {
+		t.Fatalf("over the limit: %d Retry-After %q %+v", resp.StatusCode, resp.Header.Get("Retry-After"), env)
+	}
+	if ts.h.Len() != 1 {
+		t.Fatalf("%d sessions, want the live one", ts.h.Len())
 	}
 }
 

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"github.com/veraneural/vera-gateway/gateway"
 )
 
 // Reasons a Conn ends, passed to Session.Closed and returned by Conn.Err.
@@ -64,8 +66,8 @@ type Session interface {
 // SessionInfo describes a new connection to the SessionFactory.
 type SessionInfo struct {
 	ID         string
-	Device     string // from ?device=, may be empty (the hello can name it)
-	Principal  any    // whatever Authorize returned
+	Device     string            // from ?device=, may be empty (the hello can name it)
+	Principal  gateway.Principal // what Authorize returned
 	Offer      *Offer
 	RemoteAddr string
 }
@@ -73,16 +75,6 @@ type SessionInfo struct {
 // SessionFactory creates the Session for a new Conn before the answer is
 // made. It may call c.SendEvent (events queue until the data channel opens),
 // c.PumpEvents and c.Sender(). ctx is the POST request's: it ends when the
-// answer is sent, so do not keep it. Return a *RejectError to refuse with a
+// answer is sent, so do not keep it. Return a *gateway.Error to refuse with a
 // specific status.
 type SessionFactory func(ctx context.Context, info SessionInfo, c *Conn) (Session, error)
-
-// RejectError lets a SessionFactory refuse a session with a specific
-// Partner API status and type (e.g. 429 rate_limited, 503 unavailable).
-type RejectError struct {
-	Status  int
-	Type    string
-	Message string
-}
-
-func (e *RejectError) Error() string { return "rtc: session rejected: " + e.Type + ": " + e.Message }

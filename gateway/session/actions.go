@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/veraneural/vera-gateway/devices"
+	"github.com/veraneural/vera-gateway/gateway/clock"
 	"github.com/veraneural/vera-gateway/gateway/consent"
 	"github.com/veraneural/vera-gateway/gateway/event"
 )
@@ -43,7 +44,7 @@ type actionState struct {
 	status  string
 	result  string // the partner's result once reported
 	expires time.Time
-	expiry  Timer
+	expiry  clock.Timer
 	prompt  []event.CardSurface // the prompt laid out per visual surface
 }
 
@@ -56,7 +57,7 @@ type offer struct {
 	// turnID is the reply that carried the latest question: its audio
 	// holds the answer window (Emit's reply.audio_started / _stopped).
 	turnID  string
-	silence Timer
+	silence clock.Timer
 	// reask: the last utterance was no answer; ask again after its reply.
 	reask bool
 	// shown maps a surface to the prompt page on it (1-based); a surface

@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/veraneural/vera-gateway/devices"
+	"github.com/veraneural/vera-gateway/gateway/clock/clocktest"
 	"github.com/veraneural/vera-gateway/gateway/event"
 	"github.com/veraneural/vera-gateway/gateway/session"
-	"github.com/veraneural/vera-gateway/gateway/session/sessiontest"
 	"github.com/veraneural/vera-gateway/glasses"
 )
 
@@ -95,7 +95,7 @@ type rig struct {
 	st   *session.Stream
 	conv *proposer
 	dec  *decisions
-	clk  *sessiontest.Clock
+	clk  *clocktest.Clock
 	cfg  session.Config
 }
 
@@ -113,7 +113,7 @@ func newRig(t *testing.T, device string, acts ...session.Action) *rig {
 
 func newRigSafety(t *testing.T, sl session.SafetyLayer, device string, acts ...session.Action) *rig {
 	t.Helper()
-	r := &rig{t: t, conv: &proposer{acts: acts}, dec: &decisions{}, clk: sessiontest.NewClock(t0), cfg: session.DefaultConfig()}
+	r := &rig{t: t, conv: &proposer{acts: acts}, dec: &decisions{}, clk: clocktest.NewClock(t0), cfg: session.DefaultConfig()}
 	m, err := session.NewManager(r.cfg, session.Deps{Converser: r.conv, Safety: sl, Layout: session.PlainLayout{},
 		Clock: r.clk, Actions: r.dec})
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/veraneural/vera-gateway/devices"
+	"github.com/veraneural/vera-gateway/gateway/clock"
 	"github.com/veraneural/vera-gateway/gateway/consent"
 	"github.com/veraneural/vera-gateway/gateway/event"
 	"github.com/veraneural/vera-gateway/safety"
@@ -20,7 +21,7 @@ type cardAcks struct {
 
 type surfaceAcks struct {
 	pages   []bool // acked, by page index
-	timer   Timer
+	timer   clock.Timer
 	resends int
 	timeout time.Duration
 	kind    string // devices surface kind, for counters

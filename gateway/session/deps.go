@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/veraneural/vera-gateway/devices"
+	"github.com/veraneural/vera-gateway/gateway/clock"
 	"github.com/veraneural/vera-gateway/gateway/event"
 	"github.com/veraneural/vera-gateway/safety"
 )
@@ -133,7 +134,7 @@ type Decision struct {
 }
 
 // Deps are a session's collaborators. Converser, Safety and Layout are
-// required; Clock defaults to SystemClock, Logger to a discarding logger.
+// required; Clock defaults to clock.Real, Logger to a discarding logger.
 type Deps struct {
 	Converser Converser
 	Safety    SafetyLayer
@@ -141,7 +142,7 @@ type Deps struct {
 	Actions   ActionHandler
 	// Counters counts cards shown and acknowledged (nil counts nothing).
 	Counters *safety.Counters
-	Clock    Clock
+	Clock    clock.Clock
 	Logger   *slog.Logger
 	// OnOpened is called when a Manager opens or resumes a session, outside
 	// its locks (an inbox delivers held messages). Optional.

@@ -7,7 +7,7 @@
 // last seq receives every later event, runs one turn at a time (new input
 // cancels or queues behind the reply in progress, by Config.OnBusy), and
 // tracks safety-card acknowledgements per surface and page on an injected
-// clock.
+// clock.Clock (gateway/clock; tests use clocktest).
 //
 // Safety invariants kept here (BRIEF §5):
 //   - The local detector (SafetyLayer.Assess) runs on every user text before

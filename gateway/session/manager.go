@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/veraneural/vera-gateway/gateway/clock"
 	"github.com/veraneural/vera-gateway/gateway/event"
 )
 
@@ -34,7 +35,7 @@ type Manager struct {
 	closed  bool
 	byID    map[string]*Session
 	byToken map[string]*Session
-	expiry  map[*Session]Timer
+	expiry  map[*Session]clock.Timer
 }
 
 // NewManager validates cfg and deps and returns an empty manager.
@@ -46,9 +47,9 @@ func NewManager(cfg Config, deps Deps) (*Manager, error) {
 		return nil, fmt.Errorf("session: manager: %w", ErrMissingDeps)
 	}
 	if deps.Clock == nil {
-		deps.Clock = SystemClock()
+		deps.Clock = clock.Real{}
 	}
-	return &Manager{cfg: cfg, deps: deps, byID: map[string]*Session{}, byToken: map[string]*Session{}, expiry: map[*Session]Timer{}}, nil
+	return &Manager{cfg: cfg, deps: deps, byID: map[string]*Session{}, byToken: map[string]*Session{}, expiry: map[*Session]clock.Timer{}}, nil
 }
 
 // Open starts a session for owner, or resumes the one named by
@@ -136,7 +137,7 @@ func (m *Manager) detached(s *Session) {
 	if t := m.expiry[s]; t != nil {
 		t.Stop()
 	}
-	var t Timer
+	var t clock.Timer
 	t = m.deps.Clock.AfterFunc(m.cfg.ResumeWindow, func() {
 		m.mu.Lock()
 		if m.closed || m.expiry[s] != t {

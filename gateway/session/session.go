@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/veraneural/vera-gateway/devices"
+	"github.com/veraneural/vera-gateway/gateway/clock"
 	"github.com/veraneural/vera-gateway/gateway/event"
 	"github.com/veraneural/vera-gateway/safety"
 )
@@ -32,7 +33,7 @@ type Session struct {
 	cfg         Config
 	deps        Deps
 	log_        *slog.Logger
-	clock       Clock
+	clock       clock.Clock
 	onDetach    func(*Session)
 	disclosure  *safety.Disclosure
 
@@ -66,7 +67,7 @@ type Session struct {
 	audio    bool     // a voice transport is attached (speech or reply audio seen)
 	title    string
 	titled   bool // named once (automatically, or by the person) — SetTitle no longer applies
-	timers   map[Timer]struct{}
+	timers   map[clock.Timer]struct{}
 }
 
 // New creates a session for owner with the device negotiated from hello
@@ -80,7 +81,7 @@ func New(cfg Config, deps Deps, owner Owner, hello *event.Hello) (*Session, erro
 		return nil, fmt.Errorf("session: new: %w", ErrMissingDeps)
 	}
 	if deps.Clock == nil {
-		deps.Clock = SystemClock()
+		deps.Clock = clock.Real{}
 	}
 	if deps.Logger == nil {
 		deps.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -104,7 +105,7 @@ func New(cfg Config, deps Deps, owner Owner, hello *event.Hello) (*Session, erro
 		wake:    make(chan struct{}),
 		cards:   map[string]*cardAcks{},
 		actions: map[string]*actionState{},
-		timers:  map[Timer]struct{}{},
+		timers:  map[clock.Timer]struct{}{},
 	}
 	if hello == nil {
 		hello = &event.Hello{Device: cfg.DefaultDevice}
@@ -113,7 +114,7 @@ func New(cfg Config, deps Deps, owner Owner, hello *event.Hello) (*Session, erro
 		cancel()
 		return nil, err
 	}
-	s.disclosure = safety.NewDisclosure(s.clock, cfg.DisclosureEvery)
+	s.disclosure = safety.NewDisclosure(s.clock.Now, cfg.DisclosureEvery)
 	s.mu.Lock()
 	s.emitLocked(event.TypeSessionCreated, s.createdLocked(false, 1))
 	// The AI disclosure opens every session (and repeats per the schedule).
@@ -345,8 +346,8 @@ func (s *Session) Close(ctx context.Context) error {
 
 // afterFunc arms a timer whose callback is joined by Close and never runs
 // after it.
-func (s *Session) afterFuncLocked(d time.Duration, f func()) Timer {
-	var t Timer
+func (s *Session) afterFuncLocked(d time.Duration, f func()) clock.Timer {
+	var t clock.Timer
 	t = s.clock.AfterFunc(d, func() {
 		s.mu.Lock()
 		if s.closed {
@@ -363,7 +364,7 @@ func (s *Session) afterFuncLocked(d time.Duration, f func()) Timer {
 	return t
 }
 
-func (s *Session) stopTimerLocked(t Timer) {
+func (s *Session) stopTimerLocked(t clock.Timer) {
 	if t != nil {
 		t.Stop()
 		delete(s.timers, t)

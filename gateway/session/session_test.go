@@ -12,9 +12,10 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/veraneural/vera-gateway/devices"
+	"github.com/veraneural/vera-gateway/gateway/clock"
+	"github.com/veraneural/vera-gateway/gateway/clock/clocktest"
 	"github.com/veraneural/vera-gateway/gateway/event"
 	"github.com/veraneural/vera-gateway/gateway/session"
-	"github.com/veraneural/vera-gateway/gateway/session/sessiontest"
 	"github.com/veraneural/vera-gateway/glasses"
 	"github.com/veraneural/vera-gateway/safety"
 )
@@ -87,7 +88,7 @@ func (e ev) str(k string) string {
 	return s
 }
 
-func newManager(t *testing.T, cfg session.Config, conv session.Converser, sl session.SafetyLayer, clk session.Clock) *session.Manager {
+func newManager(t *testing.T, cfg session.Config, conv session.Converser, sl session.SafetyLayer, clk clock.Clock) *session.Manager {
 	t.Helper()
 	m, err := session.NewManager(cfg, session.Deps{Converser: conv, Safety: sl, Layout: session.PlainLayout{}, Clock: clk})
 	if err != nil {
@@ -354,7 +355,7 @@ func TestQueuePolicy(t *testing.T) {
 }
 
 func TestAckTimeoutResendsAndNotifies(t *testing.T) {
-	clk := sessiontest.NewClock(time.Unix(1_800_000_000, 0))
+	clk := clocktest.NewClock(time.Unix(1_800_000_000, 0))
 	var unacked []string
 	var mu sync.Mutex
 	m, err := session.NewManager(session.DefaultConfig(), session.Deps{Converser: echo(), Safety: keywordSafety{}, Layout: session.PlainLayout{}, Clock: clk,
@@ -409,7 +410,7 @@ func TestAckTimeoutResendsAndNotifies(t *testing.T) {
 }
 
 func TestResendsAreBounded(t *testing.T) {
-	clk := sessiontest.NewClock(time.Unix(1_800_000_000, 0))
+	clk := clocktest.NewClock(time.Unix(1_800_000_000, 0))
 	cfg := session.DefaultConfig()
 	cfg.AckResends = 2
 	m := newManager(t, cfg, echo(), keywordSafety{}, clk)
@@ -440,7 +441,7 @@ func TestResendsAreBounded(t *testing.T) {
 }
 
 func TestResume(t *testing.T) {
-	clk := sessiontest.NewClock(time.Unix(1_800_000_000, 0))
+	clk := clocktest.NewClock(time.Unix(1_800_000_000, 0))
 	rec := &recorder{done: make(chan string, 8)}
 	m, err := session.NewManager(session.DefaultConfig(), session.Deps{Converser: echo(), Safety: keywordSafety{}, Layout: session.PlainLayout{}, Clock: clk, Observer: rec})
 	if err != nil {
@@ -529,7 +530,7 @@ func TestSlowConsumerFailsStreamWithoutBlocking(t *testing.T) {
 }
 
 func TestActions(t *testing.T) {
-	clk := sessiontest.NewClock(time.Unix(1_800_000_000, 0))
+	clk := clocktest.NewClock(time.Unix(1_800_000_000, 0))
 	conv := &scripted{fn: func(ctx context.Context, req session.ConverseRequest, onDelta func(string)) (session.Reply, error) {
 		return session.Reply{Message: "Shall I remind you?", ProposedActions: []session.Action{
 			{ID: "act_1", Type: "reminder", Title: "Remind me at 9", ExpiresAt: clk.Now().Add(time.Hour)},
@@ -713,7 +714,7 @@ func TestLocalSafetyRealDetector(t *testing.T) {
 }
 
 func TestDisclosureRepeats(t *testing.T) {
-	clk := sessiontest.NewClock(time.Unix(1_800_000_000, 0))
+	clk := clocktest.NewClock(time.Unix(1_800_000_000, 0))
 	m := newManager(t, session.DefaultConfig(), echo(), keywordSafety{}, clk)
 	s, st, _ := m.Open(owner, nil)
 	until(t, st, event.TypeNotice)
@@ -962,7 +963,7 @@ func TestHandleJSON(t *testing.T) {
 
 // A device without render confirmation cannot ack: no timers, must speak.
 func TestNoRenderConfirmation(t *testing.T) {
-	clk := sessiontest.NewClock(time.Unix(1_800_000_000, 0))
+	clk := clocktest.NewClock(time.Unix(1_800_000_000, 0))
 	m := newManager(t, session.DefaultConfig(), echo(), keywordSafety{}, clk)
 	s, st, _ := m.Open(owner, &event.Hello{Device: devices.Mentra})
 	_ = s.Handle(context.Background(), &event.InputText{Text: "I want to end my life"})

@@ -10,13 +10,13 @@ import (
 	"regexp"
 	"runtime"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/gorilla/mux"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/veraneural/vera-gateway/gateway"
+	"github.com/veraneural/vera-gateway/gateway/clock"
 )
 
 // validName is the OpenAI function-name alphabet.
@@ -26,7 +26,7 @@ var validName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 type Registry struct {
 	cfg   Config
 	store Store
-	now   func() time.Time
+	clock clock.Clock
 	cache *schemaCache
 	// compiling holds a token per compile in progress: at most half the
 	// CPUs compile schemas at once, so a burst of PUTs cannot take the
@@ -34,19 +34,16 @@ type Registry struct {
 	compiling chan struct{}
 }
 
-// New returns a registry on store (nil: a MemoryStore) with clock now (nil:
-// time.Now).
-func New(cfg Config, store Store, now func() time.Time) (*Registry, error) {
+// New returns a registry on store (nil: a MemoryStore) with clock clk (nil:
+// the wall clock).
+func New(cfg Config, store Store, clk clock.Clock) (*Registry, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("tools: %w", err)
 	}
 	if store == nil {
 		store = NewMemoryStore()
 	}
-	if now == nil {
-		now = time.Now
-	}
-	return &Registry{cfg: cfg, store: store, now: now, cache: newSchemaCache(),
+	return &Registry{cfg: cfg, store: store, clock: clock.OrReal(clk), cache: newSchemaCache(),
 		compiling: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)/2))}, nil
 }
 
@@ -178,7 +175,7 @@ func (r *Registry) handlePut(w http.ResponseWriter, req *http.Request) {
 		gateway.WriteError(w, req, gateway.Errorf(gateway.InvalidRequest, "%v", err))
 		return
 	}
-	now := r.now().UTC()
+	now := r.clock.Now().UTC()
 	t, created, err := r.store.Put(partner, Tool{Name: name, Description: desc, InputSchema: raw, CreatedAt: now, UpdatedAt: now}, r.cfg.MaxPerPartner)
 	if errors.Is(err, ErrLimit) {
 		gateway.WriteError(w, req, gateway.Errorf(gateway.Conflict,

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/veraneural/vera-gateway/gateway"
+	"github.com/veraneural/vera-gateway/gateway/clock/clocktest"
 	"github.com/veraneural/vera-gateway/gateway/tools"
 )
 
@@ -38,7 +39,7 @@ func newEnv(t *testing.T) *env {
 		{ID: "partner-c", Secret: keyChat, Scopes: []string{gateway.ScopeConversationsWrite}},
 	}
 	cfg.Limits.RequestsPerMinute = 10_000
-	s, err := gateway.New(cfg, gateway.Options{Now: func() time.Time { return time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC) }})
+	s, err := gateway.New(cfg, gateway.Options{Clock: clocktest.NewClock(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/veraneural/vera-gateway/audio/codec"
 	"github.com/veraneural/vera-gateway/fixtures"
+	"github.com/veraneural/vera-gateway/gateway"
 	"github.com/veraneural/vera-gateway/gateway/consent"
 	"github.com/veraneural/vera-gateway/gateway/event"
 	"github.com/veraneural/vera-gateway/gateway/router"
@@ -222,7 +223,7 @@ func newConsentStack(t *testing.T, r *router.Router, local *session.LocalSafety,
 	}
 	st := &stack{metrics: NewMetrics(prometheus.NewRegistry()), sessions: mgr}
 	st.factory, err = NewFactory(testConfig(), Deps{Listener: r, Speaker: r, Sessions: mgr, Metrics: st.metrics,
-		Owner: func(any) session.Owner { return session.Owner{PartnerID: "p_test"} }})
+		Owner: func(gateway.Principal) session.Owner { return session.Owner{PartnerID: "p_test"} }})
 	if err != nil {
 		t.Fatal(err)
 	}

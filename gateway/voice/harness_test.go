@@ -16,6 +16,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/veraneural/vera-gateway/fixtures"
+	"github.com/veraneural/vera-gateway/gateway"
+	"github.com/veraneural/vera-gateway/gateway/converse"
 	"github.com/veraneural/vera-gateway/gateway/router"
 	"github.com/veraneural/vera-gateway/gateway/rtc"
 	"github.com/veraneural/vera-gateway/gateway/session"
@@ -58,32 +60,15 @@ func closeSharedRouter() {
 	}
 }
 
-// testConverser adapts the router to session.Converser, one engine thread
-// per session (what cmd/vera-gateway's converser does).
-type testConverser struct {
-	r       *router.Router
-	mu      sync.Mutex
-	threads map[string]*router.Thread
-}
-
-func (c *testConverser) Converse(ctx context.Context, req session.ConverseRequest, onDelta func(string)) (session.Reply, error) {
-	c.mu.Lock()
-	th, ok := c.threads[req.SessionID]
-	if !ok {
-		th = router.NewThread("s_" + req.SessionID)
-		c.threads[req.SessionID] = th
-	}
-	c.mu.Unlock()
-	hist := make([]router.Message, len(req.History))
-	for i, m := range req.History {
-		hist[i] = router.Message{Role: m.Role, Text: m.Text}
-	}
-	rep, err := c.r.Converse(ctx, router.ConverseRequest{Slot: router.SlotConverse, Thread: th, History: hist, Text: req.Text},
-		func(d string) error { onDelta(d); return nil })
+// newConverser is the gateway's own converser (gateway/converse) on the
+// shared router.
+func newConverser(t testing.TB, r *router.Router) *converse.Converser {
+	t.Helper()
+	c, err := converse.New(r, router.DefaultConfig(), converse.Options{})
 	if err != nil {
-		return session.Reply{}, err
+		t.Fatal(err)
 	}
-	return session.Reply{Message: rep.Message, Safety: rep.Safety, Model: rep.Model, Provider: rep.Provider}, nil
+	return c
 }
 
 // testConfig is DefaultConfig with a jitter buffer that may hold a second:
@@ -145,7 +130,7 @@ func newStack(t testing.TB, o stackOptions) *stack {
 		scfg = *o.sessCfg
 	}
 	mgr, err := session.NewManager(scfg, session.Deps{
-		Converser: &testConverser{r: r, threads: map[string]*router.Thread{}},
+		Converser: newConverser(t, r),
 		Safety:    local, Layout: layout,
 	})
 	if err != nil {
@@ -161,7 +146,7 @@ func newStack(t testing.TB, o stackOptions) *stack {
 		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
 	st.factory, err = NewFactory(cfg, Deps{Listener: r, Speaker: r, Sessions: mgr, Metrics: st.metrics, Logger: log,
-		Owner: func(any) session.Owner { return session.Owner{PartnerID: "p_test"} }})
+		Owner: func(gateway.Principal) session.Owner { return session.Owner{PartnerID: "p_test"} }})
 	if err != nil {
 		t.Fatal(err)
 	}

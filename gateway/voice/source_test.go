@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/veraneural/vera-gateway/gateway"
 	"github.com/veraneural/vera-gateway/gateway/event"
-	"github.com/veraneural/vera-gateway/gateway/router"
 	"github.com/veraneural/vera-gateway/gateway/rtc"
 	"github.com/veraneural/vera-gateway/gateway/session"
 	"github.com/veraneural/vera-gateway/safety"
@@ -163,14 +163,14 @@ func TestNewFactoryNeedsDeps(t *testing.T) {
 func TestOnUnackedSpeaksFirstResource(t *testing.T) {
 	r, local := getShared(t)
 	mgr, err := session.NewManager(session.DefaultConfig(), session.Deps{
-		Converser: &testConverser{r: r, threads: map[string]*router.Thread{}}, Safety: local, Layout: session.PlainLayout{}})
+		Converser: newConverser(t, r), Safety: local, Layout: session.PlainLayout{}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = mgr.Close(t.Context()) })
 	counters := safety.NewCounters(nil)
 	f, err := NewFactory(DefaultConfig(), Deps{Listener: r, Speaker: r, Sessions: mgr, Counters: counters,
-		Owner: func(any) session.Owner { return session.Owner{} }})
+		Owner: func(gateway.Principal) session.Owner { return session.Owner{} }})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/veraneural/vera-gateway/audio/jitter"
 	"github.com/veraneural/vera-gateway/audio/turn"
 	"github.com/veraneural/vera-gateway/audio/vad"
+	"github.com/veraneural/vera-gateway/gateway"
 	"github.com/veraneural/vera-gateway/gateway/event"
 	"github.com/veraneural/vera-gateway/gateway/router"
 	"github.com/veraneural/vera-gateway/gateway/rtc"
@@ -38,8 +39,8 @@ type Deps struct {
 	Speaker  Speaker
 	Sessions *session.Manager
 	// Owner maps the principal the signaling handler authorised to the
-	// session's owner.
-	Owner   func(principal any) session.Owner
+	// session's owner; nil owns it by the principal's partner and end user.
+	Owner   func(p gateway.Principal) session.Owner
 	Logger  *slog.Logger
 	Metrics *Metrics
 	// Counters counts safety cards whose resources were spoken (nil counts
@@ -48,7 +49,7 @@ type Deps struct {
 }
 
 // ErrMissingDeps: a required collaborator is missing.
-var ErrMissingDeps = errors.New("voice: listener, speaker, sessions and owner are required")
+var ErrMissingDeps = errors.New("voice: listener, speaker and sessions are required")
 
 // Factory creates a voice session for each WebRTC connection.
 type Factory struct {
@@ -66,8 +67,13 @@ func NewFactory(cfg Config, deps Deps) (*Factory, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("voice: config: %w", err)
 	}
-	if deps.Listener == nil || deps.Speaker == nil || deps.Sessions == nil || deps.Owner == nil {
+	if deps.Listener == nil || deps.Speaker == nil || deps.Sessions == nil {
 		return nil, ErrMissingDeps
+	}
+	if deps.Owner == nil {
+		deps.Owner = func(p gateway.Principal) session.Owner {
+			return session.Owner{PartnerID: p.PartnerID, EndUserID: p.EndUserID}
+		}
 	}
 	if deps.Logger == nil {
 		deps.Logger = slog.New(slog.DiscardHandler)
@@ -142,7 +148,7 @@ func (f *Factory) New(ctx context.Context, info rtc.SessionInfo, c *rtc.Conn) (r
 	sess, stream, err := f.deps.Sessions.Open(f.deps.Owner(info.Principal), hello)
 	if err != nil {
 		if errors.Is(err, session.ErrBadHello) {
-			return nil, &rtc.RejectError{Status: 400, Type: rtc.TypeInvalidRequest, Message: err.Error()}
+			return nil, gateway.Errorf(gateway.InvalidRequest, "%s", err.Error())
 		}
 		return nil, fmt.Errorf("voice: open session: %w", err)
 	}

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/veraneural/vera-gateway/fixtures"
+	"github.com/veraneural/vera-gateway/gateway"
 	"github.com/veraneural/vera-gateway/gateway/chat"
 	"github.com/veraneural/vera-gateway/gateway/session"
 	"github.com/veraneural/vera-gateway/gateway/web"
@@ -43,12 +44,12 @@ func (echoCompanion) Converse(ctx context.Context, req session.ConverseRequest, 
 }
 
 // devAuth accepts loopback clients without a token, as dev mode does.
-func devAuth(r *http.Request, token string) (chat.Principal, error) {
+func devAuth(r *http.Request, token string) (gateway.Principal, error) {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil || !net.ParseIP(host).IsLoopback() {
-		return chat.Principal{}, errors.New("not loopback")
+		return gateway.Principal{}, errors.New("not loopback")
 	}
-	return chat.Principal{PartnerID: "dev", EndUserID: "dev-user"}, nil
+	return gateway.Principal{PartnerID: "dev", EndUserID: "dev-user"}, nil
 }
 
 type report struct {

@@ -15,8 +15,8 @@ import (
 
 	"github.com/veraneural/vera-gateway/fixtures"
 	"github.com/veraneural/vera-gateway/gateway/chat"
+	"github.com/veraneural/vera-gateway/gateway/clock/clocktest"
 	"github.com/veraneural/vera-gateway/gateway/session"
-	"github.com/veraneural/vera-gateway/gateway/session/sessiontest"
 	"github.com/veraneural/vera-gateway/gateway/web"
 	"github.com/veraneural/vera-gateway/glasses"
 )
@@ -127,7 +127,7 @@ func TestBrowserActionPrompt(t *testing.T) {
 	rec := &actionRecorder{}
 	// Session timers (action expiry, answer windows, ack timeouts) run on
 	// a fake clock: they fire only when the test advances it.
-	clock := sessiontest.NewClock(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))
+	clock := clocktest.NewClock(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))
 	mgr, err := session.NewManager(session.DefaultConfig(), session.Deps{Converser: &remindCompanion{}, Safety: ls, Layout: gl,
 		Actions: rec, Clock: clock})
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/net/dns/dnsmessage"
 
+	"github.com/veraneural/vera-gateway/gateway/clock/clocktest"
 	"github.com/veraneural/vera-gateway/gateway/webhook"
 )
 
@@ -26,7 +27,7 @@ import (
 // delivered while slow's request hangs, and slow's own second endpoint is
 // not held up either.
 func TestAbuseSlowAndFailingPartnersDoNotDelayAnother(t *testing.T) {
-	clk := newFakeClock(time.Unix(1764550000, 0))
+	clk := clocktest.NewClock(time.Unix(1764550000, 0))
 	release := make(chan struct{})
 	var slowIn atomic.Int32
 	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -133,7 +134,7 @@ func TestAbuseInternalWebhookTargetsRefusedAtStart(t *testing.T) {
 // resolved address is refused, so the loopback server never sees a
 // request; the failure is recorded and retried as any other.
 func TestAbuseDNSRebindingRefusedAtDial(t *testing.T) {
-	clk := newFakeClock(time.Unix(1764550000, 0))
+	clk := clocktest.NewClock(time.Unix(1764550000, 0))
 	var hits atomic.Int32
 	inner := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hits.Add(1) }))
 	defer inner.Close()
@@ -150,7 +151,7 @@ func TestAbuseDNSRebindingRefusedAtDial(t *testing.T) {
 	if _, err := d.Publish("acme", turnEvent(t, clk.Now(), "p", "r")); err != nil {
 		t.Fatal(err)
 	}
-	clk.waitTimer(t, clk.Now().Add(time.Second)) // the first attempt failed and a retry is due in 1 s
+	waitTimer(t, clk, clk.Now().Add(time.Second)) // the first attempt failed and a retry is due in 1 s
 	var last webhook.Delivery
 	if err := store.Each(func(dl webhook.Delivery) error { last = dl; return nil }); err != nil {
 		t.Fatal(err)

@@ -18,6 +18,8 @@ import (
 
 	"github.com/cenkalti/backoff/v4"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/veraneural/vera-gateway/gateway/clock"
 )
 
 // Options are the dispatcher's collaborators.
@@ -28,7 +30,7 @@ type Options struct {
 	// Dev allows loopback receivers (dev mode serves loopback only);
 	// other internal addresses still need Config.AllowPrivateTargets.
 	Dev    bool
-	Clock  Clock
+	Clock  clock.Clock
 	Logger *slog.Logger
 	// Resolver resolves endpoint hosts; nil is the system's. Every address
 	// it returns is checked at the dial (see ValidateTargets).
@@ -46,7 +48,7 @@ type Options struct {
 type Dispatcher struct {
 	cfg    Config
 	store  Store
-	clock  Clock
+	clock  clock.Clock
 	log    *slog.Logger
 	client *http.Client
 	newBO  func() backoff.BackOff
@@ -88,7 +90,7 @@ func NewDispatcher(cfg Config, store Store, opts Options) (*Dispatcher, error) {
 		}
 	}
 	if d.clock == nil {
-		d.clock = SystemClock()
+		d.clock = clock.Real{}
 	}
 	if d.log == nil {
 		d.log = slog.New(slog.DiscardHandler)
@@ -240,12 +242,11 @@ func (d *Dispatcher) work(q *queue) {
 			continue
 		}
 		var (
-			timer Timer
+			timer clock.Timer
 			fire  <-chan time.Time
 		)
 		if wait > 0 {
-			timer = d.clock.NewTimer(wait)
-			fire = timer.C()
+			timer, fire = d.clock.NewTimer(wait)
 		}
 		select {
 		case <-d.ctx.Done():

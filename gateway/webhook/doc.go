@@ -24,5 +24,5 @@
 //
 // Goroutines: one sender per configured endpoint, each with at most one
 // request in flight, all owned by the Dispatcher and joined by Close. Time
-// comes from an injected Clock.
+// comes from an injected clock.Clock.
 package webhook

@@ -22,7 +22,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/goleak"
 
-	"github.com/veraneural/vera-gateway/gateway"
+	"github.com/veraneural/vera-gateway/gateway/clock"
+	"github.com/veraneural/vera-gateway/gateway/clock/clocktest"
 	"github.com/veraneural/vera-gateway/gateway/webhook"
 )
 
@@ -30,96 +31,10 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 const secret = "whsec_test_0123456789abcdef"
 
-// fakeClock moves only when told; NewTimer announces itself so a test can
-// wait for the dispatcher to be idle on a timer.
-type fakeClock struct {
-	mu     sync.Mutex
-	now    time.Time
-	timers []*fakeTimer
-	added  chan struct{}
-}
-
-type fakeTimer struct {
-	c       chan time.Time
-	at      time.Time
-	clk     *fakeClock
-	stopped bool
-}
-
-func newFakeClock(t0 time.Time) *fakeClock {
-	return &fakeClock{now: t0, added: make(chan struct{}, 1)}
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) NewTimer(d time.Duration) webhook.Timer {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	t := &fakeTimer{c: make(chan time.Time, 1), at: c.now.Add(d), clk: c}
-	if d <= 0 {
-		t.c <- c.now
-		return t
-	}
-	c.timers = append(c.timers, t)
-	select {
-	case c.added <- struct{}{}:
-	default:
-	}
-	return t
-}
-
-func (t *fakeTimer) C() <-chan time.Time { return t.c }
-
-func (t *fakeTimer) Stop() bool {
-	t.clk.mu.Lock()
-	defer t.clk.mu.Unlock()
-	was := !t.stopped
-	t.stopped = true
-	return was
-}
-
-// Advance moves the clock and fires every timer now due.
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-	kept := c.timers[:0]
-	for _, t := range c.timers {
-		switch {
-		case t.stopped:
-		case !t.at.After(c.now):
-			t.stopped = true
-			t.c <- c.now
-		default:
-			kept = append(kept, t)
-		}
-	}
-	c.timers = kept
-}
-
-// waitTimer blocks until a live timer is due at exactly at.
-func (c *fakeClock) waitTimer(t *testing.T, at time.Time) {
+// waitTimer blocks until the dispatcher waits on a timer due at exactly at.
+func waitTimer(t *testing.T, clk *clocktest.Clock, at time.Time) {
 	t.Helper()
-	guard := time.After(10 * time.Second) // hang guard only
-	for {
-		c.mu.Lock()
-		for _, tm := range c.timers {
-			if !tm.stopped && tm.at.Equal(at) {
-				c.mu.Unlock()
-				return
-			}
-		}
-		c.mu.Unlock()
-		select {
-		case <-c.added:
-		case <-guard:
-			t.Fatalf("no timer due at %v", at)
-		}
-	}
+	clk.WaitArmed(t, func(a clocktest.Armed) bool { return a.At.Equal(at) })
 }
 
 type hit struct {
@@ -130,7 +45,7 @@ type hit struct {
 
 // receiverServer answers with statuses in order (the last one repeats) and
 // reports every request.
-func receiverServer(t *testing.T, clk webhook.Clock, statuses ...int) (*httptest.Server, chan hit) {
+func receiverServer(t *testing.T, clk clock.Clock, statuses ...int) (*httptest.Server, chan hit) {
 	t.Helper()
 	hits := make(chan hit, 16)
 	var mu sync.Mutex
@@ -165,7 +80,7 @@ func testConfig() webhook.Config {
 	return c
 }
 
-func newDispatcher(t *testing.T, store webhook.Store, clk webhook.Clock, eps ...webhook.Endpoint) *webhook.Dispatcher {
+func newDispatcher(t *testing.T, store webhook.Store, clk clock.Clock, eps ...webhook.Endpoint) *webhook.Dispatcher {
 	t.Helper()
 	d, err := webhook.NewDispatcher(testConfig(), store, webhook.Options{
 		Endpoints: map[string][]webhook.Endpoint{"acme": eps}, Clock: clk})
@@ -235,7 +150,7 @@ func parseSig(t *testing.T, h string) (string, string) {
 }
 
 func TestSignatureMatchesOpenSSL(t *testing.T) {
-	clk := newFakeClock(time.Unix(1764550000, 0))
+	clk := clocktest.NewClock(time.Unix(1764550000, 0))
 	srv, hits := receiverServer(t, clk, http.StatusNoContent)
 	d := newDispatcher(t, openStore(t, filepath.Join(t.TempDir(), "q.db")), clk,
 		webhook.Endpoint{URL: srv.URL, Secret: secret})
@@ -275,7 +190,7 @@ func TestSignatureMatchesOpenSSL(t *testing.T) {
 
 func TestRetriesAfter1s10s60sThenFailed(t *testing.T) {
 	t0 := time.Unix(1764550000, 0)
-	clk := newFakeClock(t0)
+	clk := clocktest.NewClock(t0)
 	srv, hits := receiverServer(t, clk, http.StatusInternalServerError)
 	store := openStore(t, filepath.Join(t.TempDir(), "q.db"))
 	defer store.Close()
@@ -294,7 +209,7 @@ func TestRetriesAfter1s10s60sThenFailed(t *testing.T) {
 	got = append(got, recv(t, hits))
 	for _, wait := range []time.Duration{time.Second, 10 * time.Second, time.Minute} {
 		next := clk.Now().Add(wait)
-		clk.waitTimer(t, next)
+		waitTimer(t, clk, next)
 		clk.Advance(wait)
 		got = append(got, recv(t, hits))
 	}
@@ -388,7 +303,7 @@ func waitPending(t *testing.T, s *webhook.BoltStore, n int) {
 }
 
 func TestRetrySucceedsOnSecondAttempt(t *testing.T) {
-	clk := newFakeClock(time.Unix(1764550000, 0))
+	clk := clocktest.NewClock(time.Unix(1764550000, 0))
 	srv, hits := receiverServer(t, clk, http.StatusServiceUnavailable, http.StatusOK)
 	store := openStore(t, filepath.Join(t.TempDir(), "q.db"))
 	defer store.Close()
@@ -399,7 +314,7 @@ func TestRetrySucceedsOnSecondAttempt(t *testing.T) {
 		t.Fatal(err)
 	}
 	first := recv(t, hits)
-	clk.waitTimer(t, clk.Now().Add(time.Second))
+	waitTimer(t, clk, clk.Now().Add(time.Second))
 	clk.Advance(time.Second)
 	second := recv(t, hits)
 	if first.header.Get(webhook.HeaderEventID) != second.header.Get(webhook.HeaderEventID) {
@@ -414,7 +329,7 @@ func TestRetrySucceedsOnSecondAttempt(t *testing.T) {
 func TestQueueSurvivesReopen(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "q.db")
 	t0 := time.Unix(1764550000, 0)
-	clk := newFakeClock(t0)
+	clk := clocktest.NewClock(t0)
 	srv, hits := receiverServer(t, clk, http.StatusBadGateway, http.StatusOK)
 	ep := webhook.Endpoint{URL: srv.URL, Secret: secret}
 
@@ -425,7 +340,7 @@ func TestQueueSurvivesReopen(t *testing.T) {
 		t.Fatal(err)
 	}
 	recv(t, hits)
-	clk.waitTimer(t, t0.Add(time.Second)) // the failure is recorded
+	waitTimer(t, clk, t0.Add(time.Second)) // the failure is recorded
 	closeDispatcher(t, d)
 	if err := store.Close(); err != nil {
 		t.Fatal(err)
@@ -438,7 +353,7 @@ func TestQueueSurvivesReopen(t *testing.T) {
 	if n, _ := store.Pending(); n != 1 {
 		t.Fatalf("pending after reopen = %d, want 1", n)
 	}
-	clk2 := newFakeClock(t0.Add(30 * time.Second))
+	clk2 := clocktest.NewClock(t0.Add(30 * time.Second))
 	d = newDispatcher(t, store, clk2, ep)
 	defer closeDispatcher(t, d)
 	h := recv(t, hits)
@@ -531,7 +446,7 @@ func TestScheduleIsExactly1s10s60s(t *testing.T) {
 }
 
 func TestPublishRoutesBySubscriptionAndPartner(t *testing.T) {
-	clk := newFakeClock(time.Unix(1764550000, 0))
+	clk := clocktest.NewClock(time.Unix(1764550000, 0))
 	srv, hits := receiverServer(t, clk, http.StatusOK)
 	store := openStore(t, filepath.Join(t.TempDir(), "q.db"))
 	defer store.Close()
@@ -567,7 +482,7 @@ func TestPublishRoutesBySubscriptionAndPartner(t *testing.T) {
 func TestPublishAfterCloseFails(t *testing.T) {
 	store := openStore(t, filepath.Join(t.TempDir(), "q.db"))
 	defer store.Close()
-	d := newDispatcher(t, store, newFakeClock(time.Unix(0, 0)), webhook.Endpoint{URL: "https://127.0.0.1:1/x", Secret: secret})
+	d := newDispatcher(t, store, clocktest.NewClock(time.Unix(0, 0)), webhook.Endpoint{URL: "https://127.0.0.1:1/x", Secret: secret})
 	closeDispatcher(t, d)
 	if _, err := d.Publish("acme", turnEvent(t, time.Unix(0, 0), "", "")); !errors.Is(err, webhook.ErrClosed) {
 		t.Fatalf("Publish after Close = %v", err)
@@ -635,7 +550,7 @@ func TestConfigValidate(t *testing.T) {
 // TestReceiverExample runs the docs' receiver against real deliveries.
 func TestReceiverExample(t *testing.T) {
 	t0 := time.Unix(1764550000, 0)
-	clk := newFakeClock(t0)
+	clk := clocktest.NewClock(t0)
 	var mu sync.Mutex
 	var handled []string
 	rc := &receiver{secret: secret, now: clk.Now, seen: map[string]time.Time{}, handle: func(typ string, body []byte) {
@@ -715,7 +630,7 @@ func TestDocsExampleIsVerbatim(t *testing.T) {
 }
 
 func TestTurnReporterCountsAndShapes(t *testing.T) {
-	clk := newFakeClock(time.Unix(1764550000, 0))
+	clk := clocktest.NewClock(time.Unix(1764550000, 0))
 	srv, hits := receiverServer(t, clk, http.StatusOK)
 	store := openStore(t, filepath.Join(t.TempDir(), "q.db"))
 	defer store.Close()
@@ -768,23 +683,4 @@ func TestTurnReporterCountsAndShapes(t *testing.T) {
 		t.Errorf("turns after Forget = %d", ev.Data.Turns)
 	}
 	waitPending(t, store, 0)
-}
-
-// TestGatewayConfigValidatesKeyWebhooks: auth.keys[].webhooks is checked by
-// the gateway's config, naming the key; partner keys never get plain http.
-func TestGatewayConfigValidatesKeyWebhooks(t *testing.T) {
-	cfg := gateway.DefaultConfig()
-	cfg.Listen = "0.0.0.0:8080"
-	cfg.Auth.Keys = []gateway.KeyConfig{{ID: "acme", Secret: "vera_sk_acme_0123456789", Scopes: gateway.AllScopes,
-		Webhooks: []webhook.Endpoint{{URL: "https://partner.example/vera/events", Secret: secret}}}}
-	if err := cfg.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	cfg.Auth.Keys[0].Webhooks = append(cfg.Auth.Keys[0].Webhooks, webhook.Endpoint{URL: "http://partner.example/h", SecretEnv: "VERA_WH_UNSET"})
-	err := cfg.Validate()
-	for _, want := range []string{"auth.keys[0].webhooks[1].url", "auth.keys[0].webhooks[1].secret_env"} {
-		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("Validate() = %v, want it to name %s", err, want)
-		}
-	}
 }

@@ -12,16 +12,17 @@ import (
 	"github.com/veraneural/vera-gateway/gateway"
 )
 
-// TestVoiceSessionBelongsToItsPartner: another partner's PATCH or DELETE
+// TestVoiceSessionBelongsToItsPartner: through the wired gateway (keys, rtc
+// and voice), another partner's PATCH or DELETE
 // on a live voice session is 404, the owner's DELETE hangs up.
 func TestVoiceSessionBelongsToItsPartner(t *testing.T) {
 	const keyA, keyB = "vera_sk_owner_a_0123456789abcdef", "vera_sk_owner_b_0123456789abcdef"
 	cfg := testFileConfig()
-	cfg.Auth.Keys = []gateway.KeyConfig{
-		{ID: "a", Secret: keyA, Scopes: []string{gateway.ScopeSessionsWrite}},
-		{ID: "b", Secret: keyB, Scopes: []string{gateway.ScopeSessionsWrite}},
+	cfg.Auth.Keys = []keyConfig{
+		{KeyConfig: gateway.KeyConfig{ID: "a", Secret: keyA, Scopes: []string{gateway.ScopeSessionsWrite}}},
+		{KeyConfig: gateway.KeyConfig{ID: "b", Secret: keyB, Scopes: []string{gateway.ScopeSessionsWrite}}},
 	}
-	a, srv := startApp(t, cfg)
+	_, srv := startApp(t, cfg)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	c, err := fixtures.Dial(ctx, fixtures.ClientOptions{URL: srv.URL + "/v1/voice/sessions", Token: keyA, LoopbackOnly: true})
@@ -64,7 +65,8 @@ func TestVoiceSessionBelongsToItsPartner(t *testing.T) {
 
 	// Admission: at the limit a new session is refused with 503 and
 	// Retry-After, before any WebRTC work.
-	a.admission.MaxVoiceSessions = 1
+	cfg.Admission.MaxVoiceSessions = 1
+	_, srv = startApp(t, cfg)
 	c2, err := fixtures.Dial(ctx, fixtures.ClientOptions{URL: srv.URL + "/v1/voice/sessions", Token: keyA, LoopbackOnly: true})
 	if err != nil {
 		t.Fatal(err)

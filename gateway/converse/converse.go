@@ -1,85 +1,121 @@
-package main
+package converse
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/veraneural/vera-gateway/gateway/clock"
 	"github.com/veraneural/vera-gateway/gateway/router"
 	"github.com/veraneural/vera-gateway/gateway/session"
 	"github.com/veraneural/vera-gateway/gateway/tools"
 	"github.com/veraneural/vera-gateway/safety"
 )
 
-// maxThreads bounds the engine conversation ids kept for live sessions.
-const maxThreads = 100_000
+const (
+	// maxThreads bounds the engine conversation ids kept for live sessions.
+	maxThreads = 100_000
+	// maxOrigins bounds the engine actions remembered for approval.
+	maxOrigins = 100_000
+	// MaxProposedActions is the Partner API's limit per reply.
+	MaxProposedActions = 3
+	// ActionTTL is how long a proposed action without its own expiry may
+	// be approved.
+	ActionTTL = 24 * time.Hour
+)
 
-// converser adapts the model router to the session's Converser: it maps the
-// turn to the converse slot, keeps one engine thread per session (so the
-// VERA engine sees one conversation, not one per turn) and maps the reply.
-type converser struct {
-	r *router.Router
-	// validate checks a proposed action's input against the partner's tool
-	// schema (tools.Registry.Validate); nil checks nothing.
-	validate func(partner, name string, input json.RawMessage) error
-	log      *slog.Logger
-	// violations counts replies that broke the engine contract (more than
-	// maxProposedActions actions, inputs that fail their schema).
+// Tools is the partner tool registry as the Converser uses it
+// (*tools.Registry).
+type Tools interface {
+	// Validate checks a proposed action's input against the partner's tool
+	// schema; tools.ErrUnknownTool for an action that names none of them.
+	Validate(partner, name string, input json.RawMessage) error
+	// OpenAI returns the partner's tools for providers that take them.
+	OpenAI(partner string) []tools.OpenAITool
+}
+
+// Options are the Converser's optional collaborators.
+type Options struct {
+	// Tools checks proposed inputs and offers tools; nil checks and offers
+	// nothing.
+	Tools Tools
+	// Registerer receives vera_actions_contract_violations_total; nil
+	// registers nothing.
+	Registerer prometheus.Registerer
+	// Logger; nil discards.
+	Logger *slog.Logger
+	// Clock stamps action expiry; nil is the wall clock.
+	Clock clock.Clock
+}
+
+// Converser implements session.Converser on the model router. Safe for
+// concurrent use.
+type Converser struct {
+	r          *router.Router
+	tools      Tools
+	log        *slog.Logger
+	clock      clock.Clock
 	violations *prometheus.CounterVec
-	// streamSafe: no model of the converse slot has a safety channel (only
-	// the VERA engine does), so the engine's assessment is known to be
-	// empty before the first delta and the session may stream the reply
-	// instead of holding it until the end. With a VERA model in the slot
-	// the reply is held, so the engine's resources are never late.
+	// streamSafe: no model of the converse slot has a safety channel, so
+	// the engine's assessment is known to be empty before the first delta.
 	streamSafe bool
-
-	// tools returns the partner's tools for providers that take them
-	// (tools.Registry.OpenAI); nil offers none.
-	tools func(partner string) []tools.OpenAITool
 
 	mu      sync.Mutex // mu guards threads, order, origins and originOrder
 	threads map[string]*router.Thread
 	order   []string
 	// origins are the VERA engine models that proposed live actions, by
-	// action id: only the engine that proposed an action can carry it out
-	// once the person approves. Bounded FIFO (actions expire in 24 h).
-	origins     map[string]actionOrigin
+	// action id. Bounded FIFO (actions expire in 24 h).
+	origins     map[string]origin
 	originOrder []string
 }
 
-// actionOrigin is the engine model that proposed an action, in a session.
-type actionOrigin struct {
+// origin is the engine model that proposed an action, in a session.
+type origin struct {
 	sessionID, model string
 }
 
-// maxOrigins bounds the engine actions remembered for approval.
-const maxOrigins = 100_000
+var _ session.Converser = (*Converser)(nil)
 
-// maxProposedActions is the Partner API's limit per reply.
-const maxProposedActions = 3
+// New returns a Converser on r, whose config cfg tells which provider each
+// converse model has.
+func New(r *router.Router, cfg router.Config, opts Options) (*Converser, error) {
+	c := &Converser{r: r, tools: opts.Tools, log: opts.Logger, clock: clock.OrReal(opts.Clock), streamSafe: streamSafe(r, cfg),
+		threads: map[string]*router.Thread{}, origins: map[string]origin{}, violations: newViolations()}
+	if c.log == nil {
+		c.log = slog.New(slog.DiscardHandler)
+	}
+	if opts.Registerer != nil {
+		if err := opts.Registerer.Register(c.violations); err != nil {
+			return nil, fmt.Errorf("converse: metrics: %w", err)
+		}
+	}
+	return c, nil
+}
 
-// actionTTL is how long a proposed action may be approved.
-const actionTTL = 24 * time.Hour
-
-func newConverser(r *router.Router, cfg router.Config) *converser {
+// streamSafe reports whether no model of r's converse slot is a VERA engine
+// (or unknown to cfg).
+func streamSafe(r *router.Router, cfg router.Config) bool {
 	providers := map[string]string{}
 	for _, m := range cfg.Resolved().Models {
 		providers[m.Name] = m.Provider
 	}
-	safe := true
 	for _, name := range r.Slots()[router.SlotConverse] {
 		if p, ok := providers[name]; !ok || p == router.ProviderVERA {
-			safe = false
+			return false
 		}
 	}
-	return &converser{r: r, streamSafe: safe, threads: map[string]*router.Thread{}, origins: map[string]actionOrigin{},
-		log: slog.New(slog.DiscardHandler), violations: newViolations()}
+	return true
 }
+
+// StreamsEarly reports whether replies stream before the engine's safety is
+// known (no model of the converse slot can send any).
+func (c *Converser) StreamsEarly() bool { return c.streamSafe }
 
 func newViolations() *prometheus.CounterVec {
 	return prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "vera", Subsystem: "actions",
@@ -87,7 +123,7 @@ func newViolations() *prometheus.CounterVec {
 		[]string{"kind"})
 }
 
-func (c *converser) thread(sessionID, endUser string) *router.Thread {
+func (c *Converser) thread(sessionID, endUser string) *router.Thread {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if t, ok := c.threads[sessionID]; ok {
@@ -103,8 +139,8 @@ func (c *converser) thread(sessionID, endUser string) *router.Thread {
 	return t
 }
 
-// forget drops a closed session's engine thread.
-func (c *converser) forget(sessionID string) {
+// Forget drops a closed session's engine thread (session.Deps.OnClosed).
+func (c *Converser) Forget(sessionID string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if _, ok := c.threads[sessionID]; !ok {
@@ -120,7 +156,7 @@ func (c *converser) forget(sessionID string) {
 }
 
 // Converse implements session.Converser.
-func (c *converser) Converse(ctx context.Context, req session.ConverseRequest, onDelta func(string)) (session.Reply, error) {
+func (c *Converser) Converse(ctx context.Context, req session.ConverseRequest, onDelta func(string)) (session.Reply, error) {
 	hist := make([]router.Message, len(req.History))
 	for i, m := range req.History {
 		hist[i] = router.Message{Role: m.Role, Text: m.Text}
@@ -155,11 +191,11 @@ func (c *converser) Converse(ctx context.Context, req session.ConverseRequest, o
 }
 
 // offered maps the partner's tools to the router's form.
-func (c *converser) offered(partner string) []router.Tool {
+func (c *Converser) offered(partner string) []router.Tool {
 	if c.tools == nil {
 		return nil
 	}
-	ts := c.tools(partner)
+	ts := c.tools.OpenAI(partner)
 	out := make([]router.Tool, len(ts))
 	for i, t := range ts {
 		out[i] = router.Tool{Name: t.Function.Name, Description: t.Function.Description, Parameters: t.Function.Parameters}
@@ -168,7 +204,7 @@ func (c *converser) offered(partner string) []router.Tool {
 }
 
 // remember records that model (a VERA engine) proposed acts in sessionID.
-func (c *converser) remember(sessionID, model string, acts []session.Action) {
+func (c *Converser) remember(sessionID, model string, acts []session.Action) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, a := range acts {
@@ -179,15 +215,15 @@ func (c *converser) remember(sessionID, model string, acts []session.Action) {
 			}
 			c.originOrder = append(c.originOrder, a.ID)
 		}
-		c.origins[a.ID] = actionOrigin{sessionID: sessionID, model: model}
+		c.origins[a.ID] = origin{sessionID: sessionID, model: model}
 	}
 }
 
-// approveUpstream tells the VERA engine that proposed action actionID in
+// ApproveUpstream tells the VERA engine that proposed action actionID in
 // sessionID that the person approved it (Router.ApproveAction: retried,
 // one Idempotency-Key per action). It reports false, doing nothing, for
 // actions no engine proposed (tool calls, inbox admissions).
-func (c *converser) approveUpstream(ctx context.Context, sessionID, actionID string) (bool, error) {
+func (c *Converser) ApproveUpstream(ctx context.Context, sessionID, actionID string) (bool, error) {
 	c.mu.Lock()
 	o, ok := c.origins[actionID]
 	if ok && o.sessionID == sessionID {
@@ -205,18 +241,18 @@ func (c *converser) approveUpstream(ctx context.Context, sessionID, actionID str
 // actions keeps what the person may be asked to approve: at most three per
 // reply (the engine contract; more are dropped, counted and logged), and
 // only inputs that match the partner's tool schema when the action names
-// one of its tools. Actions without an expiry expire after 24 h.
-func (c *converser) actions(partner string, rep router.Reply) []session.Action {
+// one of its tools. Actions without an expiry expire after ActionTTL.
+func (c *Converser) actions(partner string, rep router.Reply) []session.Action {
 	acts := rep.ProposedActions
-	if len(acts) > maxProposedActions {
+	if len(acts) > MaxProposedActions {
 		c.log.Warn("engine proposed too many actions; keeping the first three", "count", len(acts), "model", rep.Model)
-		c.violations.WithLabelValues("too_many").Add(float64(len(acts) - maxProposedActions))
-		acts = acts[:maxProposedActions]
+		c.violations.WithLabelValues("too_many").Add(float64(len(acts) - MaxProposedActions))
+		acts = acts[:MaxProposedActions]
 	}
 	var out []session.Action
 	for _, a := range acts {
-		if c.validate != nil {
-			if err := c.validate(partner, a.Type, a.Input); err != nil && !errors.Is(err, tools.ErrUnknownTool) {
+		if c.tools != nil {
+			if err := c.tools.Validate(partner, a.Type, a.Input); err != nil && !errors.Is(err, tools.ErrUnknownTool) {
 				// The error names the JSON path, never the input's values.
 				c.log.Warn("proposed action dropped: input does not match its tool schema", "action", a.ID, "tool", a.Type, "err", err)
 				c.violations.WithLabelValues("schema").Inc()
@@ -225,7 +261,7 @@ func (c *converser) actions(partner string, rep router.Reply) []session.Action {
 		}
 		exp := a.ExpiresAt
 		if exp.IsZero() {
-			exp = time.Now().Add(actionTTL)
+			exp = c.clock.Now().Add(ActionTTL)
 		}
 		out = append(out, session.Action{ID: a.ID, Type: a.Type, Title: a.Title, Summary: a.Summary, Input: a.Input, ExpiresAt: exp})
 	}
