@@ -222,7 +222,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	if err != nil {
-		fmt.Fprintln(stderr, "vera-replay:", err)
+		fmt.Fprintf(stderr, "vera-replay: %v (-h for help)\n", err)
 		return 64
 	}
 	if o.serveFakes != "" {

@@ -35,7 +35,7 @@ var segmentOrder = []string{"end_of_turn", "transcription", "llm_ttft", "tts_ttf
 
 func (g *gatewayLatency) segments(total float64) map[string]float64 {
 	return map[string]float64{"end_of_turn": g.EndOfTurnMS, "transcription": g.TranscriptionMS, "llm_ttft": g.LLMTTFTMS,
-		"tts_ttfb": g.TTSTTFBMS, "first_packet": g.FirstPacketMS, "network": round3(total - g.TotalMS)}
+		"tts_ttfb": g.TTSTTFBMS, "first_packet": g.FirstPacketMS, "network": round3(total-g.TotalMS) + 0} // + 0: no "-0"
 }
 
 // turnRecord is what the client saw of one detected turn.
