@@ -281,8 +281,15 @@ func (lr *loadRun) runSession(ctx context.Context, idx int, ready func(), hangup
 			t.Stop()
 		}
 	}
-	// Then the answers still due, bounded by -answer-wait.
-	if o.answerWait > 0 && !turnsResolved(c.Events()) {
+	// Then the answers still due, bounded by -answer-wait (not for a soak's
+	// churn: that hang-up is a person leaving).
+	churned := false
+	select {
+	case <-hangup:
+		churned = true
+	default:
+	}
+	if o.answerWait > 0 && !churned && !turnsResolved(c.Events()) {
 		actx, acancel := context.WithTimeout(ctx, o.answerWait)
 		_, _ = c.WaitEvent(actx, func(fixtures.Event) bool { return turnsResolved(c.Events()) })
 		acancel()
