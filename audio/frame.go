@@ -3,10 +3,16 @@ package audio
 import (
 	"errors"
 	"fmt"
+	"math"
+	"time"
 
 	goaudio "github.com/go-audio/audio"
 )
 
+// The units of the audio path. Internal audio runs on one sample clock at
+// SampleRate; the network side is on Opus's 48 kHz clock (RTP timestamps,
+// Ogg granule positions), which only the jitter buffer, the codec and the
+// Ogg files see.
 const (
 	// SampleRate is the internal sample rate in Hz.
 	SampleRate = 16000
@@ -16,6 +22,15 @@ const (
 	Frame20 = SampleRate / 50
 	// BitDepth is the internal sample width in bits.
 	BitDepth = 16
+	// FrameMs is the media frame in milliseconds: one RTP packet, one Opus
+	// frame, one jitter-buffer pull.
+	FrameMs = 20
+	// OpusRate is Opus's clock in Hz: RTP timestamps (RFC 7587), Ogg
+	// granule positions (RFC 7845) and the encoder's input on the way out.
+	OpusRate = 48000
+	// OpusFrame20 is one 20 ms frame on OpusRate's clock: the RTP timestamp
+	// step of a packet.
+	OpusFrame20 = OpusRate / 50
 )
 
 var (
@@ -30,6 +45,17 @@ var Format16k = &goaudio.Format{NumChannels: 1, SampleRate: SampleRate}
 
 // SamplesPerMs returns the number of samples in ms milliseconds at rate Hz.
 func SamplesPerMs(rate, ms int) int { return rate * ms / 1000 }
+
+// SampleTime is d on the sample clock: whole samples at SampleRate,
+// rounded down.
+func SampleTime(d time.Duration) int64 { return int64(d * SampleRate / time.Second) }
+
+// SampleDuration is the wall-clock length of n samples at SampleRate.
+func SampleDuration(n int64) time.Duration { return time.Duration(n) * time.Second / SampleRate }
+
+// OpusTicks is d on Opus's 48 kHz clock, rounded down (RTP arrival times
+// for the jitter buffer).
+func OpusTicks(d time.Duration) int64 { return int64(d * OpusRate / time.Second) }
 
 // ToIntBuffer copies pcm into dst, reusing dst.Data when it has capacity, and
 // sets dst's format to 16 kHz mono 16-bit. It allocates only when dst.Data is
@@ -67,6 +93,17 @@ func FromIntBuffer(dst []int16, src *goaudio.IntBuffer) (int, error) {
 		dst[i] = clip16(v)
 	}
 	return len(src.Data), nil
+}
+
+// PowerDBFS is the mean power of pcm in dB relative to full scale (a
+// full-scale square wave is 0 dBFS; digital silence is -120).
+func PowerDBFS(pcm []int16) float32 {
+	var e float64
+	for _, v := range pcm {
+		e += float64(v) * float64(v)
+	}
+	e /= float64(len(pcm)) * 32768 * 32768
+	return float32(10 * math.Log10(e+1e-12))
 }
 
 func clip16(v int) int16 {

@@ -6,6 +6,8 @@ import (
 	"slices"
 
 	"github.com/hraban/opus"
+
+	"github.com/veraneural/vera-gateway/audio"
 )
 
 var (
@@ -28,13 +30,15 @@ var (
 const MaxPacketBytes = 1500
 
 // FrameMs is the frame duration this package decodes and encodes.
-const FrameMs = 20
+const FrameMs = audio.FrameMs
 
 // Config configures a stream's codec.
 type Config struct {
-	// DecodeRate is the decoder output rate: 16000 (internal) or 48000.
+	// DecodeRate is the decoder output rate: audio.SampleRate (internal) or
+	// audio.OpusRate.
 	DecodeRate int `yaml:"decode_rate"`
-	// EncodeRate is the encoder input rate: 48000 (default) or 16000.
+	// EncodeRate is the encoder input rate: audio.OpusRate (default) or
+	// audio.SampleRate.
 	EncodeRate int `yaml:"encode_rate"`
 	// Bitrate in bit/s (6000..510000).
 	Bitrate int `yaml:"bitrate"`
@@ -56,7 +60,7 @@ type Config struct {
 // with FEC (10 % expected loss), no DTX, full band.
 func DefaultConfig() Config {
 	return Config{
-		DecodeRate: 16000, EncodeRate: 48000, Bitrate: 24000, Complexity: 5,
+		DecodeRate: audio.SampleRate, EncodeRate: audio.OpusRate, Bitrate: 24000, Complexity: 5,
 		FEC: true, PacketLossPercent: 10, MaxBandwidth: "fullband",
 	}
 }
@@ -69,10 +73,10 @@ var bandwidths = map[string]opus.Bandwidth{
 // Validate reports the first invalid key.
 func (c Config) Validate() error {
 	switch {
-	case c.DecodeRate != 16000 && c.DecodeRate != 48000:
-		return fmt.Errorf("audio.codec.decode_rate: must be 16000 or 48000, got %d: %w", c.DecodeRate, ErrConfig)
-	case c.EncodeRate != 16000 && c.EncodeRate != 48000:
-		return fmt.Errorf("audio.codec.encode_rate: must be 16000 or 48000, got %d: %w", c.EncodeRate, ErrConfig)
+	case c.DecodeRate != audio.SampleRate && c.DecodeRate != audio.OpusRate:
+		return fmt.Errorf("audio.codec.decode_rate: must be %d or %d, got %d: %w", audio.SampleRate, audio.OpusRate, c.DecodeRate, ErrConfig)
+	case c.EncodeRate != audio.SampleRate && c.EncodeRate != audio.OpusRate:
+		return fmt.Errorf("audio.codec.encode_rate: must be %d or %d, got %d: %w", audio.SampleRate, audio.OpusRate, c.EncodeRate, ErrConfig)
 	case c.Bitrate < 6000 || c.Bitrate > 510000:
 		return fmt.Errorf("audio.codec.bitrate: must be in [6000,510000], got %d: %w", c.Bitrate, ErrConfig)
 	case c.Complexity < 0 || c.Complexity > 10:

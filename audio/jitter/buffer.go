@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/veraneural/vera-gateway/audio"
 	"github.com/veraneural/vera-gateway/audio/codec"
 )
 
@@ -28,7 +29,7 @@ type Decoder interface {
 
 // Config configures a Buffer.
 type Config struct {
-	// ClockRate is the RTP clock rate (48000 for Opus).
+	// ClockRate is the RTP clock rate (audio.OpusRate for Opus).
 	ClockRate int `yaml:"clock_rate"`
 	// TargetDelayMs is the initial (and, when not Adaptive, fixed) playout delay.
 	TargetDelayMs int `yaml:"target_delay_ms"`
@@ -54,7 +55,7 @@ type Config struct {
 // DefaultConfig returns an adaptive target within [20, 300] ms (60 ms until
 // the first packets are measured) that shrinks back over 1 s windows.
 func DefaultConfig() Config {
-	return Config{ClockRate: 48000, TargetDelayMs: 60, MinDelayMs: 20, MaxDelayMs: 300,
+	return Config{ClockRate: audio.OpusRate, TargetDelayMs: 60, MinDelayMs: 20, MaxDelayMs: 300,
 		Adaptive: true, Slots: 64, MaxConcealFrames: 5, ShrinkWindowMs: 1000}
 }
 

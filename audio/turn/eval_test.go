@@ -23,9 +23,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/veraneural/vera-gateway/audio/pipeline"
 	"github.com/veraneural/vera-gateway/audio/turn"
 	"github.com/veraneural/vera-gateway/audio/vad"
 	"github.com/veraneural/vera-gateway/audio/wavio"
+	"github.com/veraneural/vera-gateway/fixtures"
 )
 
 const rate = turn.SampleRate
@@ -49,39 +51,6 @@ type clip struct {
 
 const ambiguousMs = 150
 
-// repoRoot walks up from the test's directory to go.mod.
-func repoRoot(t testing.TB) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		up := filepath.Dir(dir)
-		if up == dir {
-			t.Fatal("no go.mod above the test directory")
-		}
-		dir = up
-	}
-}
-
-// sharedAudio is <repo>/../shared/fixtures/audio or $VERA_SHARED_DIR/fixtures/audio;
-// it skips when absent.
-func sharedAudio(t testing.TB) string {
-	t.Helper()
-	dir := filepath.Join(repoRoot(t), "..", "shared", "fixtures", "audio")
-	if d := os.Getenv("VERA_SHARED_DIR"); d != "" {
-		dir = filepath.Join(d, "fixtures", "audio")
-	}
-	if _, err := os.Stat(filepath.Join(dir, "SOURCES.md")); err != nil {
-		t.Skipf("shared speech fixtures absent (%v): set VERA_SHARED_DIR or check out ../shared", err)
-	}
-	return dir
-}
-
 // turnsFrom merges label segments over gaps shorter than silence.
 func turnsFrom(segs []span, silence int64) (turns []span, optAft, optIn []bool) {
 	amb := int64(ambiguousMs * rate / 1000)
@@ -104,7 +73,7 @@ func turnsFrom(segs []span, silence int64) (turns []span, optAft, optIn []bool) 
 
 // realClips loads every shared clip with segments.json.
 func realClips(t testing.TB, silence int64) []clip {
-	dir := sharedAudio(t)
+	dir := fixtures.SharedAudioDir(t)
 	files, err := filepath.Glob(filepath.Join(dir, "*.segments.json"))
 	if err != nil || len(files) == 0 {
 		t.Skipf("no *.segments.json in %s", dir)
@@ -279,7 +248,7 @@ func noiseSource(t testing.TB, name string) []int16 {
 		}
 		return n
 	}
-	pcm, err := wavio.ReadWAVFile(filepath.Join(sharedAudio(t), name+".16k.wav"), rate)
+	pcm, err := wavio.ReadWAVFile(filepath.Join(fixtures.SharedAudioDir(t), name+".16k.wav"), rate)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -327,34 +296,24 @@ type detected struct {
 	start, end, at int64 // SpeechStart, SpeechEnd (back-dated), decision time
 }
 
-// detectTurns runs VAD + detector over pcm in 10 ms frames, as the gateway's
-// inbound path does.
+// detectTurns runs pcm through the inbound pipeline's analysis (VAD and
+// detector, no echo guard) in 10 ms frames, as the gateway's inbound path
+// does after decoding.
 func detectTurns(t testing.TB, pcm []int16, vc vad.Config, tc turn.Config) []detected {
 	t.Helper()
-	v, err := vad.New(vc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := turn.New(tc)
+	cfg := pipeline.DefaultConfig()
+	cfg.VAD, cfg.Turn, cfg.EchoGuard = vc, tc, false
+	in, err := pipeline.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var out []detected
 	for k := 0; (k+1)*vad.FrameSamples <= len(pcm); k++ {
-		f := pcm[k*vad.FrameSamples : (k+1)*vad.FrameSamples]
-		p, feat, err := v.ProcessFeatures(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		evs, err := d.ProcessRaw(f, p, feat.Raw)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, e := range evs {
+		in.Analyse(pcm[k*vad.FrameSamples:(k+1)*vad.FrameSamples], int64(k*vad.FrameSamples), false, func(e *turn.Event) {
 			if e.Type == turn.SpeechStopped {
 				out = append(out, detected{e.SpeechStart, e.SpeechEnd, e.At})
 			}
-		}
+		})
 	}
 	return out
 }

@@ -16,16 +16,18 @@ import (
 	"sort"
 	"testing"
 
+	"github.com/veraneural/vera-gateway/audio"
 	"github.com/veraneural/vera-gateway/audio/codec"
 	"github.com/veraneural/vera-gateway/audio/jitter"
+	"github.com/veraneural/vera-gateway/audio/pipeline"
 	"github.com/veraneural/vera-gateway/audio/turn"
 	"github.com/veraneural/vera-gateway/audio/vad"
 )
 
 const (
-	frame16  = 320 // 20 ms at 16 kHz
-	ticks20  = 960 // 20 ms at 48 kHz (RTP clock)
-	ticksPer = 3   // 48 kHz ticks per 16 kHz sample
+	frame16  = audio.Frame20                     // 20 ms at 16 kHz
+	ticks20  = audio.OpusFrame20                 // 20 ms at 48 kHz (RTP clock)
+	ticksPer = audio.OpusRate / audio.SampleRate // 48 kHz ticks per 16 kHz sample
 )
 
 // network is a seeded impairment: uniform [0, jitterMs) delay per packet,
@@ -59,7 +61,7 @@ type arrival struct {
 func encodeCanvas(tb testing.TB, pcm []int16) [][]byte {
 	tb.Helper()
 	cfg := codec.DefaultConfig()
-	cfg.EncodeRate = 16000
+	cfg.EncodeRate = audio.SampleRate
 	enc, err := codec.NewEncoder(cfg)
 	if err != nil {
 		tb.Fatal(err)
@@ -96,62 +98,42 @@ func arrivals(n int, nw network, seed uint64) []arrival {
 	return out
 }
 
-// runLive plays the packets through jitter buffer, decoder, VAD and detector
-// and returns the detected turns in canvas sample time: start and end are
-// mapped from the detector's sample clock to the sender's by the playout
-// offset at the decision, at is the decision's wall time.
+// runLive plays the packets through the inbound pipeline (jitter buffer,
+// decoder, VAD and detector) and returns the detected turns in canvas
+// sample time: start and end are mapped from the detector's sample clock to
+// the sender's by the playout offset at the decision, at is the decision's
+// wall time.
 func runLive(tb testing.TB, pkts [][]byte, arr []arrival, v liveVariant, phase int64) []detected {
 	tb.Helper()
-	dec, err := codec.NewDecoder(codec.DefaultConfig())
+	cfg := pipeline.DefaultConfig()
+	cfg.Jitter, cfg.VAD, cfg.Turn, cfg.EchoGuard = v.jit, v.vad, v.turn, false
+	in, err := pipeline.New(cfg)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	jb, err := jitter.New(v.jit, dec)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	vd, err := vad.New(v.vad)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	det, err := turn.New(v.turn)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	pcm := make([]int16, frame16)
 	var out []detected
 	ai := 0
 	end := int64(len(pkts)+50) * ticks20
 	for pull := phase; pull < end; pull += ticks20 {
 		for ai < len(arr) && arr[ai].at <= pull {
 			k := arr[ai].k
-			if err := jb.Push(uint16(k), uint32(k*ticks20), pkts[k], arr[ai].at); err != nil {
+			if err := in.Push(uint16(k), uint32(k*ticks20), pkts[k], arr[ai].at); err != nil {
 				tb.Fatal(err)
 			}
 			ai++
 		}
-		if _, err := jb.Pull(pcm); err != nil {
+		pcm, _, err := in.Pull()
+		if err != nil {
 			tb.Fatal(err)
 		}
-		for h := range 2 {
-			f := pcm[h*vad.FrameSamples : (h+1)*vad.FrameSamples]
-			p, feat, err := vd.ProcessFeatures(f)
-			if err != nil {
-				tb.Fatal(err)
+		at := pull / ticksPer // the pull's wall time in 16 kHz samples
+		in.Analyse(pcm, at, false, func(e *turn.Event) {
+			if e.Type != turn.SpeechStopped {
+				return
 			}
-			evs, err := det.ProcessRaw(f, p, feat.Raw)
-			if err != nil {
-				tb.Fatal(err)
-			}
-			for _, e := range evs {
-				if e.Type != turn.SpeechStopped {
-					continue
-				}
-				at := pull / ticksPer // the pull's wall time in 16 kHz samples
-				off := at - det.Now()
-				out = append(out, detected{start: e.SpeechStart + off, end: e.SpeechEnd + off, at: at})
-			}
-		}
+			off := at - in.Now()
+			out = append(out, detected{start: e.SpeechStart + off, end: e.SpeechEnd + off, at: at})
+		})
 	}
 	return out
 }

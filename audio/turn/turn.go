@@ -3,10 +3,12 @@ package turn
 import (
 	"errors"
 	"fmt"
+
+	"github.com/veraneural/vera-gateway/audio"
 )
 
-// SampleRate is the detector's sample clock in Hz.
-const SampleRate = 16000
+// SampleRate is the detector's sample clock in Hz (audio.SampleRate).
+const SampleRate = audio.SampleRate
 
 var (
 	// ErrConfig is returned for an invalid Config.

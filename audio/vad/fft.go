@@ -1,13 +1,17 @@
 package vad
 
-import "math"
+import (
+	"math"
+
+	"github.com/veraneural/vera-gateway/audio"
+)
 
 // fftN is the analysis length: 256 samples (16 ms) at 16 kHz, bins of 62.5 Hz.
 const (
 	fftN     = 256
 	fftHalf  = fftN / 2 // complex FFT length used for the real transform
 	fftBins  = fftHalf + 1
-	binWidth = 16000.0 / fftN
+	binWidth = audio.SampleRate * 1.0 / fftN // untyped float: 62.5
 )
 
 // realFFT computes the power spectrum of a real 256-sample block with a

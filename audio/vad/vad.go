@@ -4,10 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"math"
+
+	"github.com/veraneural/vera-gateway/audio"
 )
 
-// FrameSamples is the VAD's frame: 10 ms at 16 kHz.
-const FrameSamples = 160
+// FrameSamples is the VAD's frame: 10 ms at audio.SampleRate.
+const FrameSamples = audio.Frame10
 
 var (
 	// ErrConfig is returned for an invalid Config.
@@ -220,7 +222,7 @@ func New(cfg Config) (*VAD, error) {
 		v.minLog[b] = float32(math.Log2(float64(v.bandHi[b]-v.bandLo[b]) * 1e-10 * fftN))
 	}
 	// Windowed-sinc low-pass at 800 Hz for decimation to 2 kHz.
-	fc := 800.0 / 16000
+	fc := 800.0 / audio.SampleRate
 	var sum float64
 	for i := range firTaps {
 		t := float64(i) - float64(firTaps-1)/2

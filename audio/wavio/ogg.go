@@ -1,14 +1,11 @@
 package wavio
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-
-	"github.com/pion/rtp"
-	"github.com/pion/webrtc/v4/pkg/media/oggreader"
-	"github.com/pion/webrtc/v4/pkg/media/oggwriter"
 )
 
 // OggInfo is the OpusHead of an Ogg Opus stream.
@@ -21,39 +18,40 @@ type OggInfo struct {
 // maxOggPackets bounds what ReadOgg keeps (about 40 minutes of 20 ms packets).
 const maxOggPackets = 1 << 17
 
-// ReadOgg reads an Ogg Opus stream of wantChannels channels and returns its
-// audio pages' payloads. Each page is taken as one Opus packet, which is how
-// pion's oggwriter (and so WriteOgg) lays files out.
+// ReadOgg reads a whole Ogg Opus file of wantChannels channels and returns
+// its audio packets, checksums verified (OggReader does the reading).
 func ReadOgg(r io.Reader, wantChannels int) ([][]byte, OggInfo, error) {
-	rd, head, err := oggreader.NewWith(r)
-	if err != nil {
-		return nil, OggInfo{}, fmt.Errorf("wavio: not an Ogg Opus stream (want %d channel(s)): %v: %w", wantChannels, err, ErrInvalid)
-	}
-	info := OggInfo{Channels: int(head.Channels), PreSkip: int(head.PreSkip), SampleRate: int(head.SampleRate)}
-	if info.Channels != wantChannels {
-		return nil, info, fmt.Errorf("wavio: Ogg Opus has %d channel(s), want %d: %w", info.Channels, wantChannels, ErrFormat)
-	}
+	rd := NewOggReader(r, true)
 	var pkts [][]byte
 	for {
-		payload, ph, err := rd.ParseNextPage()
-		if errors.Is(err, io.EOF) {
-			break
+		p, err := rd.ReadPacket()
+		info, headOK := rd.Head()
+		if err != nil && !errors.Is(err, io.EOF) {
+			what := fmt.Sprintf("ogg packet %d", len(pkts))
+			if !headOK {
+				what = fmt.Sprintf("not an Ogg Opus stream (want %d channel(s))", wantChannels)
+			}
+			if errors.Is(err, ErrInvalid) {
+				return nil, info, fmt.Errorf("wavio: %s: %w", what, err)
+			}
+			return nil, info, fmt.Errorf("wavio: %s: %v: %w", what, err, ErrInvalid)
 		}
-		if err != nil {
-			return nil, info, fmt.Errorf("wavio: ogg page %d: %v: %w", len(pkts), err, ErrInvalid)
+		if len(pkts) == 0 { // the headers have just been read
+			if !headOK {
+				return nil, info, fmt.Errorf("wavio: not an Ogg Opus stream (no complete OpusHead, want %d channel(s)): %w", wantChannels, ErrInvalid)
+			}
+			if info.Channels != wantChannels {
+				return nil, info, fmt.Errorf("wavio: Ogg Opus has %d channel(s), want %d: %w", info.Channels, wantChannels, ErrFormat)
+			}
 		}
-		if t, ok := ph.HeaderType(payload); ok && (t == oggreader.HeaderOpusTags || t == oggreader.HeaderOpusID) {
-			continue
-		}
-		if len(payload) == 0 {
-			continue // e.g. the empty end-of-stream page
+		if err != nil { // io.EOF
+			return pkts, info, nil
 		}
 		if len(pkts) >= maxOggPackets {
 			return nil, info, fmt.Errorf("wavio: more than %d Ogg packets: %w", maxOggPackets, ErrInvalid)
 		}
-		pkts = append(pkts, append([]byte(nil), payload...))
+		pkts = append(pkts, p)
 	}
-	return pkts, info, nil
 }
 
 // ReadOggFile opens path and calls ReadOgg.
@@ -70,26 +68,37 @@ func ReadOggFile(path string, wantChannels int) ([][]byte, OggInfo, error) {
 	return p, info, nil
 }
 
-// WriteOggFile writes mono Opus packets of frameSamples48k samples each (960
-// for 20 ms) to path as Ogg Opus at 48 kHz, one packet per page, with the
-// end-of-stream flag set (pion patches it on Close for files).
-func WriteOggFile(path string, pkts [][]byte, frameSamples48k int) error {
-	if frameSamples48k <= 0 {
-		return fmt.Errorf("wavio: frame of %d samples: %w", frameSamples48k, ErrFormat)
-	}
-	w, err := oggwriter.New(path, 48000, 1)
+// WriteOggFile writes mono Opus packets to path as Ogg Opus, one packet
+// per page (OggWriter, serial 1, DefaultPreSkip), the granule positions
+// following each packet's own duration.
+func WriteOggFile(path string, pkts [][]byte) error {
+	f, err := os.Create(path)
 	if err != nil {
-		return fmt.Errorf("wavio: create ogg: %w", err)
+		return fmt.Errorf("wavio: %w", err)
 	}
-	for i, p := range pkts {
-		pkt := &rtp.Packet{Header: rtp.Header{Version: 2, PayloadType: 111, SequenceNumber: uint16(i), Timestamp: uint32(i * frameSamples48k)}, Payload: p}
-		if err := w.WriteRTP(pkt); err != nil {
-			w.Close()
-			return fmt.Errorf("wavio: write ogg packet %d: %w", i, err)
-		}
+	bw := bufio.NewWriter(f)
+	err = writeOgg(bw, pkts)
+	if err == nil {
+		err = bw.Flush()
 	}
-	if err := w.Close(); err != nil {
-		return fmt.Errorf("wavio: close ogg: %w", err)
+	if cerr := f.Close(); err == nil && cerr != nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
 	}
 	return nil
+}
+
+func writeOgg(w io.Writer, pkts [][]byte) error {
+	o, err := NewOggWriter(w, OggHead{Serial: 1, Channels: 1, PreSkip: DefaultPreSkip, Vendor: "vera-gateway wavio"})
+	if err != nil {
+		return err
+	}
+	for i, p := range pkts {
+		if err := o.WritePacket(p); err != nil {
+			return fmt.Errorf("wavio: ogg packet %d: %w", i, err)
+		}
+	}
+	return o.Close()
 }

@@ -80,34 +80,3 @@ func TestWAVWrongChannelsAndDepth(t *testing.T) {
 		t.Errorf("valid hand-made header rejected: %v", err)
 	}
 }
-
-func TestOggRoundTrip(t *testing.T) {
-	dir := t.TempDir()
-	// Minimal valid Opus packets: SILK WB 20 ms TOC with a few payload bytes.
-	pkts := [][]byte{{0x48, 1, 2, 3}, {0x48, 4, 5}, {0x48, 6, 7, 8, 9}}
-	p := filepath.Join(dir, "a.ogg")
-	if err := WriteOggFile(p, pkts, 960); err != nil {
-		t.Fatal(err)
-	}
-	got, info, err := ReadOggFile(p, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if info.Channels != 1 || len(got) != len(pkts) {
-		t.Fatalf("info %+v, %d packets", info, len(got))
-	}
-	for i := range pkts {
-		if !bytes.Equal(got[i], pkts[i]) {
-			t.Fatalf("packet %d: %x != %x", i, got[i], pkts[i])
-		}
-	}
-	if _, _, err := ReadOggFile(p, 2); !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), "want 2") {
-		t.Fatalf("channel mismatch: %v", err)
-	}
-	if _, _, err := ReadOgg(bytes.NewReader([]byte("RIFFxxxxWAVE")), 1); !errors.Is(err, ErrInvalid) {
-		t.Fatalf("non-ogg: %v", err)
-	}
-	if err := WriteOggFile(p, pkts, 0); !errors.Is(err, ErrFormat) {
-		t.Fatalf("frame 0: %v", err)
-	}
-}

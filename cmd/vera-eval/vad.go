@@ -15,6 +15,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/veraneural/vera-gateway/audio"
+	"github.com/veraneural/vera-gateway/audio/pipeline"
 	"github.com/veraneural/vera-gateway/audio/turn"
 	"github.com/veraneural/vera-gateway/audio/vad"
 	"github.com/veraneural/vera-gateway/audio/wavio"
@@ -27,10 +29,11 @@ func init() {
 	})
 }
 
+// The scoring grid is the VAD's: 10 ms frames at the internal rate.
 const (
-	frameMs      = 10
-	frameSamples = 160
-	sampleRate   = 16000
+	frameSamples = audio.Frame10
+	sampleRate   = audio.SampleRate
+	frameMs      = 1000 * frameSamples / sampleRate
 )
 
 // segment is one reference speech region in milliseconds.
@@ -446,12 +449,13 @@ func evaluate(dir string, clips []clip, conds []condition, f vadFlags) (vadRepor
 	return rep, nil
 }
 
-// endOfSpeech runs VAD + turn detector (BRIEF §7 defaults) over the clean
-// clips and measures |detected true end of speech − reference segment end| for
-// every reference end followed by at least silence_duration_ms of non-speech
-// (or the end of the clip): those are the ends a turn detector should find.
-// A reference end with no SpeechStopped within 1 s is counted as missed.
-// It also measures, for every reference start preceded by at least
+// endOfSpeech runs the inbound pipeline's analysis (VAD and turn
+// detector, BRIEF §7 defaults, no echo guard) over the clean clips and
+// measures |detected true end of speech − reference segment end| for every
+// reference end followed by at least silence_duration_ms of non-speech (or
+// the end of the clip): those are the ends a turn detector should find. A
+// reference end with no SpeechStopped within 1 s is counted as missed. It
+// also measures, for every reference start preceded by at least
 // silence_duration_ms of non-speech, how long after it SpeechStarted fired.
 func endOfSpeech(clips []clip) (eosStats, eosStats, error) {
 	cfg := turn.DefaultConfig()
@@ -459,29 +463,9 @@ func endOfSpeech(clips []clip) (eosStats, eosStats, error) {
 	var st, sos eosStats
 	var signed, signedDelay float64
 	for _, cl := range clips {
-		var feats []vad.Features
-		probs, err := vadProbs(cl.pcm, &feats)
+		ends, starts, err := detectClip(cl.pcm, cfg)
 		if err != nil {
 			return st, sos, err
-		}
-		det, err := turn.New(cfg)
-		if err != nil {
-			return st, sos, err
-		}
-		var ends, starts []float64
-		for i, p := range probs {
-			evs, err := det.ProcessRaw(cl.pcm[i*frameSamples:(i+1)*frameSamples], p, feats[i].Raw)
-			if err != nil {
-				return st, sos, err
-			}
-			for _, e := range evs {
-				switch e.Type {
-				case turn.SpeechStopped:
-					ends = append(ends, float64(e.SpeechEnd)*1000/sampleRate)
-				case turn.SpeechStarted:
-					starts = append(starts, float64(e.At)*1000/sampleRate)
-				}
-			}
 		}
 		for i, s := range cl.segs {
 			if i > 0 && s.StartMs-cl.segs[i-1].EndMs < cfg.SilenceDurationMs {
@@ -498,18 +482,6 @@ func endOfSpeech(clips []clip) (eosStats, eosStats, error) {
 			}
 			if !found {
 				sos.Missed++
-			}
-		}
-		if det.Speaking() { // clip ended mid-turn: the hangover never ran out
-			// Flush with silence so the detector can close the turn.
-			silence := make([]int16, frameSamples)
-			for range cfg.SilenceDurationMs / frameMs {
-				evs, _ := det.Process(silence, 0)
-				for _, e := range evs {
-					if e.Type == turn.SpeechStopped {
-						ends = append(ends, float64(e.SpeechEnd)*1000/sampleRate)
-					}
-				}
 			}
 		}
 		clipMs := len(cl.pcm) * 1000 / sampleRate
@@ -551,6 +523,32 @@ func endOfSpeech(clips []clip) (eosStats, eosStats, error) {
 		sos.MeanErr = signedDelay / float64(len(delays))
 	}
 	return st, sos, nil
+}
+
+// detectClip runs pcm through the pipeline in 10 ms frames and returns the
+// detected ends of speech (SpeechStopped's SpeechEnd) and the decision
+// times of SpeechStarted, in ms. A clip that ends mid-turn is closed as if
+// silence followed.
+func detectClip(pcm []int16, tc turn.Config) (ends, starts []float64, err error) {
+	pc := pipeline.DefaultConfig()
+	pc.VAD, pc.Turn, pc.EchoGuard = vadConfig, tc, false
+	in, err := pipeline.New(pc)
+	if err != nil {
+		return nil, nil, err
+	}
+	collect := func(e *turn.Event) {
+		switch e.Type {
+		case turn.SpeechStopped:
+			ends = append(ends, float64(e.SpeechEnd)*1000/sampleRate)
+		case turn.SpeechStarted:
+			starts = append(starts, float64(e.At)*1000/sampleRate)
+		}
+	}
+	for i := 0; (i+1)*frameSamples <= len(pcm); i++ {
+		in.Analyse(pcm[i*frameSamples:(i+1)*frameSamples], int64(i*frameSamples), false, collect)
+	}
+	in.EndOfStream(collect)
+	return ends, starts, nil
 }
 
 // percentile uses linear interpolation between closest ranks.

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/veraneural/vera-gateway/audio/wavio"
+	"github.com/veraneural/vera-gateway/fixtures"
 )
 
 func TestFrameLabels(t *testing.T) {
@@ -238,7 +239,7 @@ func TestVADCommandOnSyntheticDir(t *testing.T) {
 // TestSharedFixtures guards the tuned VAD against regressions on the shared
 // labelled set (clean condition) when it is present.
 func TestSharedFixtures(t *testing.T) {
-	dir := sharedAudioDir(t)
+	dir := fixtures.SharedAudioDir(t)
 	var out, errb bytes.Buffer
 	if err := runVAD([]string{"-json", "-snr", "", dir}, &out, &errb); err != nil {
 		t.Fatalf("%v: %s", err, errb.String())
@@ -250,25 +251,5 @@ func TestSharedFixtures(t *testing.T) {
 	c := rep.Conditions[0]
 	if c.F1 < 0.94 || c.FAR > 0.3 {
 		t.Fatalf("clean shared set: F1 %.3f FAR %.3f (tuned: 0.967 / 0.171)", c.F1, c.FAR)
-	}
-}
-
-func sharedAudioDir(t *testing.T) string {
-	t.Helper()
-	if d := os.Getenv("VERA_SHARED_DIR"); d != "" {
-		return filepath.Join(d, "fixtures", "audio")
-	}
-	wd, _ := os.Getwd()
-	for d := wd; ; d = filepath.Dir(d) {
-		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-			p := filepath.Join(d, "..", "shared", "fixtures", "audio")
-			if _, err := os.Stat(p); err != nil {
-				t.Skipf("shared audio fixtures not found at %s (set VERA_SHARED_DIR)", p)
-			}
-			return p
-		}
-		if filepath.Dir(d) == d {
-			t.Skip("no go.mod above the test directory")
-		}
 	}
 }

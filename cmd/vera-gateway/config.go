@@ -228,6 +228,9 @@ func loadConfig(path, listen string, getenv func(string) string) (fileConfig, []
 			return cfg, nil, fmt.Errorf("auth.token_secret_env: environment variable %s is empty or unset", cfg.Auth.TokenSecretEnv)
 		}
 	}
+	if cfg.RTC.TURN.SecretEnv != "" {
+		cfg.RTC.TURN.Secret = getenv(cfg.RTC.TURN.SecretEnv) // rtc.Validate names an empty one
+	}
 	if cfg.DevMode() && cfg.RTC.UDPAddress == "" {
 		// Dev mode serves loopback clients only; its media stays there too.
 		cfg.RTC.UDPAddress = "127.0.0.1"

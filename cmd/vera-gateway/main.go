@@ -111,8 +111,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		go func() { serveErr <- debugSrv.Serve(dln) }()
 		log.Info("debug listener", "addr", dln.Addr().String())
 	}
+	rtcTCP := "off"
+	if ad := a.engine.TCPAddr(); ad != nil {
+		rtcTCP = ad.String()
+	}
 	log.Info("vera-gateway listening", "addr", ln.Addr().String(), "dev_mode", cfg.DevMode(), "env_overrides", used,
-		"web_client", "http://"+ln.Addr().String()+"/")
+		"web_client", "http://"+ln.Addr().String()+"/", "rtc_udp", a.engine.LocalAddrs(), "rtc_tcp", rtcTCP)
 
 	select {
 	case err := <-serveErr:

@@ -16,9 +16,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/pion/rtp"
-	"github.com/pion/webrtc/v4/pkg/media/oggwriter"
-
+	"github.com/veraneural/vera-gateway/audio/wavio"
 	"github.com/veraneural/vera-gateway/fixtures"
 )
 
@@ -146,16 +144,15 @@ func (f *fakeProviders) synth(text string) (*fakeSpeech, error) {
 	return sp, nil
 }
 
-// oggOpus wraps 20 ms packets in an Ogg Opus stream (pion's writer).
+// oggOpus wraps 20 ms packets in an Ogg Opus stream (audio/wavio).
 func oggOpus(pkts [][]byte) ([]byte, error) {
 	var buf bytes.Buffer
-	ow, err := oggwriter.NewWith(&buf, fakeRate, 1)
+	ow, err := wavio.NewOggWriter(&buf, wavio.OggHead{Serial: 1, Channels: 1, PreSkip: wavio.DefaultPreSkip, InputRate: fakeRate, Vendor: "vera-replay fakes"})
 	if err != nil {
 		return nil, err
 	}
-	for i, p := range pkts {
-		pkt := &rtp.Packet{Header: rtp.Header{Version: 2, SequenceNumber: uint16(i), Timestamp: uint32(i) * 960}, Payload: p}
-		if err := ow.WriteRTP(pkt); err != nil {
+	for _, p := range pkts {
+		if err := ow.WritePacket(p); err != nil {
 			return nil, err
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/veraneural/vera-gateway/audio/wavio"
 	"github.com/veraneural/vera-gateway/fixtures"
 	"github.com/veraneural/vera-gateway/gateway/router"
 )
@@ -112,7 +113,7 @@ func TestFakesThroughRouter(t *testing.T) {
 		t.Errorf("pcm speech %v, want %v", got, want)
 	}
 	if _, err := r.Speak(ctx, router.SpeakRequest{Slot: "speak-opus", Text: text}, func(c router.AudioChunk) error {
-		if d, err := fixtures.OpusPacketDuration(c.Opus); c.Codec != router.CodecOpus || err != nil || d != fixtures.FrameDuration {
+		if d, err := wavio.OpusDuration(c.Opus); c.Codec != router.CodecOpus || err != nil || d != fixtures.FrameDuration {
 			t.Fatalf("chunk %s, %v %v", c.Codec, d, err)
 		}
 		opus++

@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/veraneural/vera-gateway/fixtures"
 )
 
 // serverPayloads maps every server event type to its payload type.
@@ -34,30 +36,12 @@ var serverPayloads = map[Type]func() any{
 	TypeError:             func() any { return new(Error) },
 }
 
-func repoRoot(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the test directory")
-		}
-		dir = parent
-	}
-}
-
 // TestDocsExamples keeps docs/events.md true: every event type has a
 // section, every client example decodes strictly, and every server example
 // carries the envelope and decodes into its payload type with no unknown
 // field.
 func TestDocsExamples(t *testing.T) {
-	doc, err := os.ReadFile(filepath.Join(repoRoot(t), "docs", "events.md"))
+	doc, err := os.ReadFile(filepath.Join(fixtures.RepoRoot(t), "docs", "events.md"))
 	if err != nil {
 		t.Fatal(err)
 	}

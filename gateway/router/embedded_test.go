@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/go-audio/wav"
+
+	"github.com/veraneural/vera-gateway/fixtures"
 )
 
 func embeddedRouter(t *testing.T) *Router {
@@ -31,7 +33,7 @@ func embeddedRouter(t *testing.T) *Router {
 
 func readClip(t *testing.T, name string) []int16 {
 	t.Helper()
-	f, err := os.Open(filepath.Join(repoRoot(t), "testdata", "router", name))
+	f, err := os.Open(filepath.Join(fixtures.RepoRoot(t), "testdata", "router", name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,13 +115,9 @@ func TestEmbeddedKeywordSpotting(t *testing.T) {
 	if _, err := os.Stat(DefaultConfig().Sphinx.HMM); err != nil {
 		t.Skipf("pocketsphinx-en-us not installed (%v)", err)
 	}
-	dir := os.Getenv("VERA_SHARED_DIR")
-	if dir == "" {
-		dir = filepath.Join(repoRoot(t), "..", "shared")
-	}
-	clip := filepath.Join(dir, "fixtures", "audio", "en_cmu_goforward.16k.wav")
+	clip := filepath.Join(fixtures.SharedAudioDir(t), "en_cmu_goforward.16k.wav")
 	if _, err := os.Stat(clip); err != nil {
-		t.Skipf("shared fixture absent (%v); set VERA_SHARED_DIR", err)
+		t.Skipf("shared fixture absent (%v)", err)
 	}
 	kws := filepath.Join(t.TempDir(), "kws.txt")
 	if err := os.WriteFile(kws, []byte("go forward /1e-20/\nhurt myself /1e-20/\n"), 0o600); err != nil {

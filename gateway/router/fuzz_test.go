@@ -49,7 +49,7 @@ func FuzzOgg(f *testing.F) {
 	f.Add([]byte("OggS"))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		total := 0
-		_ = newOggPackets(bytes.NewReader(in)).run(func(p []byte) error {
+		_ = oggPackets(bytes.NewReader(in), func(p []byte) error {
 			total += len(p)
 			if total > len(in) {
 				t.Fatalf("emitted %d bytes from %d", total, len(in))

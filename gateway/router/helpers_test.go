@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -144,21 +142,6 @@ func attemptSummary(err error) string {
 
 func oneshot(r *Router, ctx context.Context) (OneshotResponse, error) {
 	return r.Oneshot(ctx, OneshotRequest{Assignment: SlotSnappy, SystemPrompt: "Name this in five words.", Messages: []Message{{Role: RoleUser, Text: "plot a course for the shiny buttons"}}, MaxTokens: 32})
-}
-
-func repoRoot(t testing.TB) string {
-	t.Helper()
-	dir, _ := os.Getwd()
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("go.mod not found")
-		}
-		dir = parent
-	}
 }
 
 // metricValue reads a counter or gauge.

@@ -9,7 +9,8 @@ import (
 	"io"
 	"strings"
 
-	"github.com/veraneural/vera-gateway/gateway/router/espeak"
+	"github.com/veraneural/vera-gateway/audio/resample"
+	"github.com/veraneural/vera-gateway/audio/wavio"
 )
 
 // openAISpeechRate is the sample rate of OpenAI's response_format=pcm.
@@ -62,7 +63,7 @@ func (p *openAI) speak(ctx context.Context, c *call, req SpeakRequest, emit func
 			return context.Cause(ctx)
 		case errors.Is(err, errAbandoned):
 			return err
-		case errors.Is(err, errOgg):
+		case errors.Is(err, wavio.ErrInvalid):
 			return perr(KindProtocol, "speech: %w", err)
 		}
 		var ce *callbackError
@@ -80,7 +81,7 @@ func (p *openAI) speak(ctx context.Context, c *call, req SpeakRequest, emit func
 		if err := wantType(resp, "audio/ogg", "audio/opus", "application/ogg", "application/octet-stream"); err != nil {
 			return err
 		}
-		return wrap(newOggPackets(body).run(func(pkt []byte) error {
+		return wrap(oggPackets(body, func(pkt []byte) error {
 			if !c.first() {
 				return errAbandoned
 			}
@@ -145,7 +146,7 @@ func skipWAVHeader(r *bufio.Reader) (int, error) {
 
 // streamPCM resamples s16le mono PCM from inRate to outRate as it arrives.
 func streamPCM(r io.Reader, inRate, outRate int, c *call, emit func(AudioChunk) error) error {
-	rs, err := espeak.NewResampler(inRate, outRate)
+	rs, err := resample.New(inRate, outRate)
 	if err != nil {
 		return perr(KindProtocol, "speech: %w", err)
 	}

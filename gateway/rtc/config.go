@@ -4,18 +4,41 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/url"
 	"strings"
 	"time"
+
+	"github.com/pion/stun/v4"
 )
 
 // ICEServer is a STUN/TURN server offered to clients in the answer's Link
 // headers (WHIP style). The gateway itself does not use it.
 type ICEServer struct {
-	URLs       []string `yaml:"urls"`
-	Username   string   `yaml:"username"`
-	Credential string   `yaml:"credential"`
+	URLs       []string `yaml:"urls" json:"urls"`
+	Username   string   `yaml:"username" json:"username,omitempty"`
+	Credential string   `yaml:"credential" json:"credential,omitempty"`
 }
+
+// TURNConfig mints short-lived TURN credentials for each answer in the TURN
+// REST API convention coturn implements with use-auth-secret: username
+// "<expiry unix seconds>:<opaque>", password base64(HMAC-SHA1(secret,
+// username)). The secret never leaves the gateway. No URLs = off.
+type TURNConfig struct {
+	// URLs are turn: or turns: URLs (RFC 7065), e.g.
+	// "turn:turn.example.com:3478?transport=udp".
+	URLs []string `yaml:"urls"`
+	// SecretEnv names the environment variable holding coturn's
+	// static-auth-secret; cmd reads it into Secret.
+	SecretEnv string `yaml:"secret_env"`
+	// Secret is the shared secret (never in the file, never printed).
+	Secret string `yaml:"-"`
+	// TTLSeconds is how long a minted credential stays valid. coturn checks
+	// the expiry when a client allocates (and on every new allocation, e.g.
+	// after an ICE restart), not during a running allocation.
+	TTLSeconds int `yaml:"ttl_seconds"`
+}
+
+// Enabled reports whether TURN credentials are minted.
+func (t TURNConfig) Enabled() bool { return len(t.URLs) > 0 }
 
 // Config is the WebRTC transport configuration (yaml key "rtc").
 type Config struct {
@@ -45,8 +68,19 @@ type Config struct {
 	Interfaces []string `yaml:"interfaces"`
 	// UDP6 also gathers IPv6 candidates.
 	UDP6 bool `yaml:"udp6"`
-	// ICEServers are returned to clients as Link headers with the answer.
+	// TCPPort, when non-zero, is the single TCP port of passive ICE-TCP
+	// candidates (ICE TCP mux), for clients whose network blocks UDP. It
+	// binds UDPAddress ("" = all interfaces). 0 = off.
+	TCPPort int `yaml:"tcp_port"`
+	// TCPMaxConns bounds open ICE-TCP connections (each costs a goroutine
+	// and buffers until its first STUN request or its session ends); past
+	// it new connections are closed at once.
+	TCPMaxConns int `yaml:"tcp_max_conns"`
+	// ICEServers (static STUN/TURN entries) are returned to clients as Link
+	// headers with the answer, before any TURN entry minted from TURN.
 	ICEServers []ICEServer `yaml:"ice_servers"`
+	// TURN mints per-answer TURN credentials (coturn use-auth-secret).
+	TURN TURNConfig `yaml:"turn"`
 	// MaxOfferBytes bounds the SDP offer body; larger offers get 413.
 	MaxOfferBytes int `yaml:"max_offer_bytes"`
 	// MaxPatchBytes bounds a trickle-ice-sdpfrag body.
@@ -79,6 +113,8 @@ func DefaultConfig() Config {
 	return Config{
 		UDPPort:                7882,
 		UDPReadBuffer:          4 << 20,
+		TCPMaxConns:            4096,
+		TURN:                   TURNConfig{TTLSeconds: 3600},
 		MaxOfferBytes:          32 << 10,
 		MaxPatchBytes:          16 << 10,
 		GatherTimeout:          2 * time.Second,
@@ -135,22 +171,14 @@ func (c Config) Validate() error {
 			return cfgErr(fmt.Sprintf("public_ips[%d]", i), "not an IP address: %q", ip)
 		}
 	}
-	for i, s := range c.ICEServers {
-		if len(s.URLs) == 0 {
-			return cfgErr(fmt.Sprintf("ice_servers[%d].urls", i), "must not be empty")
-		}
-		for _, u := range s.URLs {
-			pu, err := url.Parse(u)
-			if err != nil || !(pu.Scheme == "stun" || pu.Scheme == "stuns" || pu.Scheme == "turn" || pu.Scheme == "turns") {
-				return cfgErr(fmt.Sprintf("ice_servers[%d].urls", i), "want stun:, stuns:, turn: or turns: URL, got %q", u)
-			}
-			if strings.ContainsAny(u, "<>\"\r\n") {
-				return cfgErr(fmt.Sprintf("ice_servers[%d].urls", i), "illegal character in %q", u)
-			}
-		}
-		if strings.ContainsAny(s.Username+s.Credential, "\"\r\n") {
-			return cfgErr(fmt.Sprintf("ice_servers[%d]", i), "username/credential must not contain quotes or newlines")
-		}
+	if c.TCPPort < 0 || c.TCPPort > 65535 {
+		return cfgErr("tcp_port", "must be in [0,65535] (0 = off), got %d", c.TCPPort)
+	}
+	if c.TCPMaxConns < 1 || c.TCPMaxConns > 1<<20 {
+		return cfgErr("tcp_max_conns", "must be in [1, 1048576], got %d", c.TCPMaxConns)
+	}
+	if err := c.validateICE(); err != nil {
+		return err
 	}
 	if c.MaxOfferBytes < 1024 || c.MaxOfferBytes > 1<<20 {
 		return cfgErr("max_offer_bytes", "must be in [1024, 1048576], got %d", c.MaxOfferBytes)
@@ -186,6 +214,77 @@ func (c Config) Validate() error {
 	}
 	if c.EncoderComplexity < 0 || c.EncoderComplexity > 10 {
 		return cfgErr("encoder_complexity", "must be in [0,10], got %d", c.EncoderComplexity)
+	}
+	return nil
+}
+
+// Bounds of rtc.turn.ttl_seconds: a client must have time to gather and
+// allocate; the TURN REST draft recommends one day as the longest.
+const (
+	MinTURNTTLSeconds = 60
+	MaxTURNTTLSeconds = 86400
+	// MinTURNSecretLen: anyone who learns the secret can mint credentials.
+	MinTURNSecretLen = 16
+)
+
+// validateICE checks ice_servers and turn.
+func (c Config) validateICE() error {
+	for i, s := range c.ICEServers {
+		key := fmt.Sprintf("ice_servers[%d].urls", i)
+		if len(s.URLs) == 0 {
+			return cfgErr(key, "must not be empty")
+		}
+		for _, u := range s.URLs {
+			if err := checkICEURL(u, false); err != nil {
+				return cfgErr(key, "%v", err)
+			}
+		}
+		if strings.ContainsAny(s.Username+s.Credential, "\"\\\r\n") {
+			return cfgErr(fmt.Sprintf("ice_servers[%d]", i), "username/credential must not contain quotes, backslashes or newlines")
+		}
+	}
+	t := c.TURN
+	if !t.Enabled() {
+		if t.SecretEnv != "" || t.Secret != "" {
+			return cfgErr("turn.urls", "must list at least one turn: or turns: URL when turn.secret_env is set")
+		}
+		return nil
+	}
+	for i, u := range t.URLs {
+		if err := checkICEURL(u, true); err != nil {
+			return cfgErr(fmt.Sprintf("turn.urls[%d]", i), "%v", err)
+		}
+	}
+	if t.TTLSeconds < MinTURNTTLSeconds || t.TTLSeconds > MaxTURNTTLSeconds {
+		return cfgErr("turn.ttl_seconds", "must be in [%d, %d], got %d", MinTURNTTLSeconds, MaxTURNTTLSeconds, t.TTLSeconds)
+	}
+	switch {
+	case t.Secret == "" && t.SecretEnv == "":
+		return cfgErr("turn.secret_env", "required: name the environment variable that holds the TURN server's shared secret (coturn static-auth-secret)")
+	case t.Secret == "":
+		return cfgErr("turn.secret_env", "environment variable %s is empty or unset", t.SecretEnv)
+	case len(t.Secret) < MinTURNSecretLen:
+		return cfgErr("turn.secret_env", "the secret in %s is %d bytes; use at least %d (anyone who guesses it can use the relay)", t.SecretEnv, len(t.Secret), MinTURNSecretLen)
+	}
+	return nil
+}
+
+// checkICEURL parses u as a STUN/TURN URL (RFC 7064/7065, the parser pion
+// clients use); turnOnly refuses stun:/stuns:. Characters that would break
+// a Link header are refused too.
+func checkICEURL(u string, turnOnly bool) error {
+	if strings.ContainsAny(u, "<>\"\\ \t\r\n,;") {
+		return fmt.Errorf("illegal character in %q", u)
+	}
+	uri, err := stun.ParseURI(u)
+	if err != nil {
+		if turnOnly {
+			return fmt.Errorf("want turn:host[:port][?transport=udp|tcp] or turns:…, got %q (%v)", u, err)
+		}
+		return fmt.Errorf("want a stun:, stuns:, turn: or turns: URL, got %q (%v)", u, err)
+	}
+	if turnOnly && uri.Scheme != stun.SchemeTypeTURN && uri.Scheme != stun.SchemeTypeTURNS {
+		return fmt.Errorf("want a turn: or turns: URL (STUN needs no credentials: list it in ice_servers), got %q", u)
 	}
 	return nil
 }

@@ -51,6 +51,7 @@ type Conn struct {
 	dcLow     chan struct{} // the events channel drained below dcLowWater
 	ready     chan struct{}
 	readyOnce sync.Once
+	path      atomic.Pointer[Path] // the selected candidate pair, nil before
 
 	// sigMu serialises signaling (answer, trickle, restart).
 	sigMu       sync.Mutex
@@ -100,7 +101,34 @@ func newConn(e *Engine, id, device string, log *slog.Logger) (*Conn, error) {
 	}
 	c.sendCtx, c.sendStop = context.WithCancel(context.Background())
 	c.touch()
+	pc.SCTP().Transport().ICETransport().OnSelectedCandidatePairChange(func(p *webrtc.ICECandidatePair) {
+		if p == nil || p.Local == nil || p.Remote == nil {
+			return
+		}
+		path := Path{Protocol: p.Local.Protocol.String(), Local: p.Local.Typ.String(), Remote: p.Remote.Typ.String()}
+		c.path.Store(&path)
+		c.log.Info("rtc: ICE path", "protocol", path.Protocol, "local", path.Local, "remote", path.Remote)
+	})
 	return c, nil
+}
+
+// Path is the ICE candidate pair a session's media takes: the transport
+// protocol between the gateway and the next hop ("udp", or "tcp" over the
+// ICE-TCP port) and both candidate types ("host", "srflx", "prflx",
+// "relay"). A client behind TURN shows Remote "relay" (or "prflx" when its
+// relayed address reached the gateway before its candidate did).
+type Path struct {
+	Protocol string
+	Local    string
+	Remote   string
+}
+
+// Path returns the currently selected pair; ok is false before ICE chose one.
+func (c *Conn) Path() (Path, bool) {
+	if p := c.path.Load(); p != nil {
+		return *p, true
+	}
+	return Path{}, false
 }
 
 // ID is the session id (the last segment of the Location).

@@ -9,6 +9,7 @@ import (
 	"net"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/pion/ice/v4"
 	"github.com/pion/interceptor"
@@ -32,36 +33,98 @@ var OpusCodec = webrtc.RTPCodecCapability{
 	SDPFmtpLine: OpusFmtp,
 }
 
-// Engine owns the shared pion settings and the UDP socket every session
-// uses. It is safe for concurrent use; Close it after all Conns are closed.
+// Engine owns the shared pion settings and the sockets every session uses
+// (one UDP port, and optionally one TCP port). It is safe for concurrent
+// use; Close it after all Conns are closed.
 type Engine struct {
-	cfg  Config
-	log  *slog.Logger
-	se   webrtc.SettingEngine
-	mux  ice.UDPMux // nil in port-range mode
-	conn net.PacketConn
+	cfg    Config
+	log    *slog.Logger
+	se     webrtc.SettingEngine
+	mux    ice.UDPMux // nil in port-range mode
+	conn   net.PacketConn
+	tcpMux ice.TCPMux // nil unless ICE-TCP is on
+	tcpLn  net.Listener
+	turn   *turnMinter // nil unless rtc.turn is set
+	now    func() time.Time
 
 	closeOnce sync.Once
 	closeErr  error
 }
 
-// NewEngine validates cfg and, in mux mode, binds the shared UDP port.
-func NewEngine(cfg Config, log *slog.Logger) (*Engine, error) {
-	if err := cfg.Validate(); err != nil {
+// EngineOption adjusts an Engine beyond its Config (tests, embedding).
+type EngineOption func(*engineOptions)
+
+type engineOptions struct {
+	now   func() time.Time
+	tcpLn net.Listener
+}
+
+// WithClock sets the clock TURN credentials are minted against (default
+// time.Now).
+func WithClock(now func() time.Time) EngineOption {
+	return func(o *engineOptions) { o.now = now }
+}
+
+// WithTCPListener serves ICE-TCP on ln (already bound, e.g. on port 0 in
+// tests, or handed over by a supervisor) instead of binding tcp_port. The
+// Engine owns ln from then on and closes it, even when NewEngine fails.
+func WithTCPListener(ln net.Listener) EngineOption {
+	return func(o *engineOptions) { o.tcpLn = ln }
+}
+
+// NewEngine validates cfg and, in mux mode, binds the shared UDP port, and
+// the TCP port when tcp_port (or WithTCPListener) is set.
+func NewEngine(cfg Config, log *slog.Logger, opts ...EngineOption) (*Engine, error) {
+	var o engineOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	fail := func(err error) (*Engine, error) {
+		if o.tcpLn != nil {
+			_ = o.tcpLn.Close()
+		}
 		return nil, err
+	}
+	if err := cfg.Validate(); err != nil {
+		return fail(err)
 	}
 	if log == nil {
 		log = discardLogger()
 	}
-	e := &Engine{cfg: cfg, log: log}
+	e := &Engine{cfg: cfg, log: log, now: o.now}
+	if e.now == nil {
+		e.now = time.Now
+	}
+	if cfg.TURN.Enabled() {
+		e.turn = newTURNMinter(cfg.TURN)
+	}
+	se, ifFilter, ipFilter, err := newSettingEngine(cfg, log)
+	if err != nil {
+		return fail(err)
+	}
+	if err := e.listenUDP(&se, ifFilter, ipFilter); err != nil {
+		return fail(err)
+	}
+	tcp := cfg.TCPPort != 0 || o.tcpLn != nil
+	if tcp {
+		err := e.listenTCP(&se, o.tcpLn)
+		o.tcpLn = nil // owned by e now
+		if err != nil {
+			_ = e.Close()
+			return nil, err
+		}
+	}
+	se.SetNetworkTypes(networkTypes(cfg.UDP6, tcp))
+	e.se = se
+	return e, nil
+}
+
+// newSettingEngine applies the candidate hygiene shared by every session
+// and returns the gathering filters (nil when unrestricted).
+func newSettingEngine(cfg Config, log *slog.Logger) (webrtc.SettingEngine, func(string) bool, func(net.IP) bool, error) {
 	se := webrtc.SettingEngine{LoggerFactory: slogFactory{log: log}}
 	se.SetICEMulticastDNSMode(ice.MulticastDNSModeDisabled)
 	se.SetICETimeouts(cfg.ICEDisconnectedTimeout, cfg.ICEFailedTimeout, cfg.ICEKeepalive)
-	nets := []webrtc.NetworkType{webrtc.NetworkTypeUDP4}
-	if cfg.UDP6 {
-		nets = append(nets, webrtc.NetworkTypeUDP6)
-	}
-	se.SetNetworkTypes(nets)
 	if cfg.IncludeLoopback || cfg.LoopbackOnly {
 		se.SetIncludeLoopbackCandidate(true)
 	}
@@ -88,14 +151,23 @@ func NewEngine(cfg Config, log *slog.Logger) (*Engine, error) {
 			Mode:            webrtc.ICEAddressRewriteReplace,
 		}
 		if err := se.SetICEAddressRewriteRules(rule); err != nil {
-			return nil, fmt.Errorf("rtc: public_ips: %w", err)
+			return se, nil, nil, fmt.Errorf("rtc: public_ips: %w", err)
 		}
 	}
+	return se, ifFilter, ipFilter, nil
+}
+
+// listenUDP binds the shared UDP port (mux mode) or sets the per-session
+// port range.
+func (e *Engine) listenUDP(se *webrtc.SettingEngine, ifFilter func(string) bool, ipFilter func(net.IP) bool) error {
+	cfg, log := e.cfg, e.log
 	if cfg.PortMin != 0 {
 		if err := se.SetEphemeralUDPPortRange(uint16(cfg.PortMin), uint16(cfg.PortMax)); err != nil {
-			return nil, fmt.Errorf("rtc: port range: %w", err)
+			return fmt.Errorf("rtc: port range: %w", err)
 		}
-	} else if cfg.UDPAddress == "" {
+		return nil
+	}
+	if cfg.UDPAddress == "" {
 		// All interfaces: one socket per local address on the same port,
 		// chosen by the same filters as gathering (a single socket bound to
 		// 0.0.0.0 would advertise every address, filters or not).
@@ -117,31 +189,44 @@ func NewEngine(cfg Config, log *slog.Logger) (*Engine, error) {
 		}
 		mux, err := ice.NewMultiUDPMuxFromPort(cfg.UDPPort, opts...)
 		if err != nil {
-			return nil, fmt.Errorf("rtc: listen udp port %d: %w", cfg.UDPPort, err)
+			return fmt.Errorf("rtc: listen udp port %d: %w", cfg.UDPPort, err)
 		}
 		e.mux = mux
 		se.SetICEUDPMux(mux)
-	} else {
-		addr := &net.UDPAddr{IP: net.ParseIP(cfg.UDPAddress), Port: cfg.UDPPort}
-		network := "udp4"
-		if cfg.UDP6 {
-			network = "udp"
-		}
-		conn, err := net.ListenUDP(network, addr)
-		if err != nil {
-			return nil, fmt.Errorf("rtc: listen udp %s: %w", addr, err)
-		}
-		if cfg.UDPReadBuffer > 0 {
-			if err := conn.SetReadBuffer(cfg.UDPReadBuffer); err != nil {
-				log.Warn("rtc: udp read buffer", "bytes", cfg.UDPReadBuffer, "err", err)
-			}
-		}
-		e.conn = conn
-		e.mux = webrtc.NewICEUDPMux(slogFactory{log: log}.NewLogger("udpmux"), conn)
-		se.SetICEUDPMux(e.mux)
+		return nil
 	}
-	e.se = se
-	return e, nil
+	addr := &net.UDPAddr{IP: net.ParseIP(cfg.UDPAddress), Port: cfg.UDPPort}
+	network := "udp4"
+	if cfg.UDP6 {
+		network = "udp"
+	}
+	conn, err := net.ListenUDP(network, addr)
+	if err != nil {
+		return fmt.Errorf("rtc: listen udp %s: %w", addr, err)
+	}
+	if cfg.UDPReadBuffer > 0 {
+		if err := conn.SetReadBuffer(cfg.UDPReadBuffer); err != nil {
+			log.Warn("rtc: udp read buffer", "bytes", cfg.UDPReadBuffer, "err", err)
+		}
+	}
+	e.conn = conn
+	e.mux = webrtc.NewICEUDPMux(slogFactory{log: log}.NewLogger("udpmux"), conn)
+	se.SetICEUDPMux(e.mux)
+	return nil
+}
+
+func networkTypes(udp6, tcp bool) []webrtc.NetworkType {
+	nets := []webrtc.NetworkType{webrtc.NetworkTypeUDP4}
+	if udp6 {
+		nets = append(nets, webrtc.NetworkTypeUDP6)
+	}
+	if tcp {
+		nets = append(nets, webrtc.NetworkTypeTCP4)
+		if udp6 {
+			nets = append(nets, webrtc.NetworkTypeTCP6)
+		}
+	}
+	return nets
 }
 
 func isLoopbackInterface(name string) bool {
@@ -190,11 +275,15 @@ func (e *Engine) NewPeerConnection() (*webrtc.PeerConnection, error) {
 	return pc, nil
 }
 
-// Close releases the shared UDP socket. Conns still using it fail.
+// Close releases the shared UDP socket and the TCP listener (joining the
+// TCP mux's goroutines). Conns still using them fail.
 func (e *Engine) Close() error {
 	e.closeOnce.Do(func() {
+		if e.tcpMux != nil {
+			e.closeErr = errors.Join(e.closeErr, e.tcpMux.Close())
+		}
 		if e.mux != nil {
-			e.closeErr = errors.Join(e.mux.Close())
+			e.closeErr = errors.Join(e.closeErr, e.mux.Close())
 		}
 		if e.conn != nil {
 			if err := e.conn.Close(); err != nil && !errors.Is(err, net.ErrClosed) {

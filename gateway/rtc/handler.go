@@ -264,7 +264,7 @@ func (h *Handler) Create(w http.ResponseWriter, r *http.Request) {
 	h.log.Info("rtc: session created", "session", id, "device", device)
 
 	hdr := w.Header()
-	for _, l := range linkHeaders(h.eng.cfg.ICEServers) {
+	for _, l := range linkHeaders(h.eng.ICEServers(id)) {
 		hdr.Add("Link", l)
 	}
 	hdr.Set("Content-Type", "application/sdp")
@@ -376,7 +376,8 @@ func contentTypeIs(r *http.Request, want string) bool {
 	return err == nil && strings.EqualFold(mt, want)
 }
 
-// linkHeaders renders ICE servers as WHIP Link headers (RFC 9725 §4.6).
+// linkHeaders renders ICE servers as WHIP Link headers (RFC 9725 §4.6), one
+// per URL, each with its server's credential.
 func linkHeaders(servers []ICEServer) []string {
 	var out []string
 	for _, s := range servers {

@@ -20,8 +20,12 @@ func (f slogFactory) NewLogger(scope string) logging.LeveledLogger {
 type pionLogger struct{ log *slog.Logger }
 
 // closeNoise are pion warnings logged on every normal hang-up (reads racing
-// the close of their own transport); they go out at debug, not warn.
-var closeNoise = []string{"closed pipe", "already closed", "use of closed network connection", "ErrClosedPipe"}
+// the close of their own transport), and the ICE-TCP mux's complaints about
+// what a remote sent to the open TCP port (a port scan, a load balancer's
+// TCP health check, an idle socket closed after the first-STUN timeout):
+// they describe the peer, not a fault here, so they go out at debug.
+var closeNoise = []string{"closed pipe", "already closed", "use of closed network connection", "ErrClosedPipe",
+	"Error reading first packet", "Not a STUN message", "Failed to handle decode ICE", "No Username attribute in STUN message"}
 
 func (l pionLogger) emit(level slog.Level, msg string) {
 	for _, n := range closeNoise {

@@ -16,7 +16,15 @@ func TestPionLoggerBridgeAtWarn(t *testing.T) {
 	l.Warnf("warn %d", 3)
 	l.Error("error 4")
 	l.Warnf("Failed to read from candidate udp4 host 127.0.0.1:1: %s", "io: read/write on closed pipe")
+	l.Warnf("Error reading first packet from %s: %s", "127.0.0.1:5", "read tcp: i/o timeout")
+	l.Warnf("Not a STUN message from %s to %s", "127.0.0.1:5", "127.0.0.1:7881")
 	out := buf.String()
+	if strings.Contains(out, "level=WARN msg=pion pion=ice detail=\"Error reading first") || strings.Contains(out, "level=WARN msg=pion pion=ice detail=\"Not a STUN") {
+		t.Fatalf("ICE-TCP port noise logged at warn:\n%s", out)
+	}
+	if !strings.Contains(out, "level=DEBUG msg=pion pion=ice detail=\"Not a STUN") {
+		t.Fatalf("ICE-TCP port noise not demoted to debug:\n%s", out)
+	}
 	if strings.Contains(out, "level=WARN msg=pion pion=ice detail=\"Failed to read") {
 		t.Fatalf("hang-up noise logged at warn:\n%s", out)
 	}

@@ -105,13 +105,9 @@ func TestImpairedStreamOnTheWire(t *testing.T) {
 }
 
 func TestRealSpeechSurvivesTransport(t *testing.T) {
-	dir := os.Getenv("VERA_SHARED_DIR")
-	if dir == "" {
-		dir = filepath.Join(repoRoot(t), "..", "shared")
-	}
-	path := filepath.Join(dir, "fixtures", "audio", "en_cmu_goforward.16k.wav")
+	path := filepath.Join(fixtures.SharedAudioDir(t), "en_cmu_goforward.16k.wav")
 	if _, err := os.Stat(path); err != nil {
-		t.Skipf("shared fixture absent (%v); set VERA_SHARED_DIR", err)
+		t.Skipf("shared fixture absent (%v)", err)
 	}
 	a, err := fixtures.LoadWAV(path)
 	if err != nil {
@@ -156,7 +152,7 @@ func (p *pcmClip) ReadFrame(dst []int16) (int, error) {
 }
 
 func TestOutboundPCMPlayout(t *testing.T) {
-	a, err := fixtures.LoadWAV(filepath.Join(repoRoot(t), "testdata", "rtc", "hello16k.wav"))
+	a, err := fixtures.LoadWAV(filepath.Join(fixtures.RepoRoot(t), "testdata", "rtc", "hello16k.wav"))
 	if err != nil {
 		t.Fatal(err)
 	}

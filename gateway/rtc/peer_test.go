@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -18,29 +17,10 @@ import (
 	"github.com/veraneural/vera-gateway/gateway/rtc"
 )
 
-// repoRoot walks up from the test's directory to the one holding go.mod.
-func repoRoot(t testing.TB) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("go.mod not found")
-		}
-		dir = parent
-	}
-}
-
 // speechStream is the committed espeak-ng fixture as a 20 ms Opus stream.
 func speechStream(t testing.TB) *fixtures.Stream {
 	t.Helper()
-	a, err := fixtures.LoadWAV(filepath.Join(repoRoot(t), "testdata", "rtc", "hello16k.wav"))
+	a, err := fixtures.LoadWAV(filepath.Join(fixtures.RepoRoot(t), "testdata", "rtc", "hello16k.wav"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,9 +127,9 @@ func (ts *testServer) session(id string) *decodeSession {
 	return ts.byID[id]
 }
 
-func newTestServer(t testing.TB, cfg rtc.Config, opts rtc.HandlerOptions) *testServer {
+func newTestServer(t testing.TB, cfg rtc.Config, opts rtc.HandlerOptions, engOpts ...rtc.EngineOption) *testServer {
 	t.Helper()
-	eng, err := rtc.NewEngine(cfg, nil)
+	eng, err := rtc.NewEngine(cfg, nil, engOpts...)
 	if err != nil {
 		t.Fatal(err)
 	}

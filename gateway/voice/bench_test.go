@@ -8,10 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/veraneural/vera-gateway/audio"
 	"github.com/veraneural/vera-gateway/audio/codec"
-	"github.com/veraneural/vera-gateway/audio/jitter"
 	"github.com/veraneural/vera-gateway/audio/turn"
-	"github.com/veraneural/vera-gateway/audio/vad"
 	"github.com/veraneural/vera-gateway/fixtures"
 	"github.com/veraneural/vera-gateway/gateway/rtc"
 )
@@ -34,33 +33,15 @@ func BenchmarkMediaFrame(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			pk := benchPackets(b)
 			cfg := DefaultConfig()
-			dec, err := codec.NewDecoder(cfg.Codec)
+			cfg.EchoGuard = guard
+			in, err := newInbound(cfg)
 			if err != nil {
 				b.Fatal(err)
 			}
-			jb, err := jitter.New(cfg.Jitter, dec)
-			if err != nil {
-				b.Fatal(err)
-			}
-			v, err := vad.New(cfg.VAD)
-			if err != nil {
-				b.Fatal(err)
-			}
-			det, err := turn.New(cfg.Turn)
-			if err != nil {
-				b.Fatal(err)
-			}
-			g := newEchoGuard()
-			var eg *echoGuard
-			if guard {
-				eg = g
-			}
-			in := newInbound(v, det, cfg.Turn.ExitThreshold, eg)
 			ref := make([]int16, rtc.PCMFrame)
 			for i := range ref {
 				ref[i] = int16(3000 * math.Sin(float64(i)/5))
 			}
-			var pcm [rtc.PCMFrame]int16
 			emit := func(*turn.Event) {}
 			k := int64(0)
 			b.ReportAllocs()
@@ -68,17 +49,18 @@ func BenchmarkMediaFrame(b *testing.B) {
 				p := pk[int(k)%len(pk)]
 				lap := k / int64(len(pk))
 				seq := p.Seq + uint16(lap*int64(len(pk)))
-				ts := p.Timestamp + uint32(lap*int64(len(pk))*960)
-				if err := jb.Push(seq, ts, p.Payload, k*960); err != nil {
+				ts := p.Timestamp + uint32(lap*int64(len(pk))*audio.OpusFrame20)
+				if err := in.Push(seq, ts, p.Payload, k*audio.OpusFrame20); err != nil {
 					b.Fatal(err)
 				}
-				if _, err := jb.Pull(pcm[:]); err != nil {
+				pcm, _, err := in.Pull()
+				if err != nil {
 					b.Fatal(err)
 				}
 				if c.playing {
-					g.addRef(2*k+1, ref)
+					in.Reference(k*audio.Frame20+audio.Frame10, ref)
 				}
-				in.analyse(pcm[:], c.playing, 2*k, emit)
+				in.Analyse(pcm, k*audio.Frame20, c.playing, emit)
 				k++
 			}
 		})
@@ -111,7 +93,7 @@ func speechEnd(a *fixtures.Audio) time.Duration {
 	n := a.Rate / 100
 	last := 0
 	for i := 0; i+n <= len(a.Samples); i += n {
-		if logEnergy(a.Samples[i:i+n]) > -45 {
+		if audio.PowerDBFS(a.Samples[i:i+n]) > -45 {
 			last = i + n
 		}
 	}
@@ -177,18 +159,14 @@ func BenchmarkEndOfTurnDelayOffline(b *testing.B) {
 		for _, f := range files {
 			clip := fixture(b, f)
 			a := concat(b, clip, fixtures.Silence(16000, 1500*time.Millisecond))
-			v, err := vad.New(cfg.VAD)
+			cfg.EchoGuard = false
+			in, err := newInbound(cfg)
 			if err != nil {
 				b.Fatal(err)
 			}
-			det, err := turn.New(cfg.Turn)
-			if err != nil {
-				b.Fatal(err)
-			}
-			in := newInbound(v, det, cfg.Turn.ExitThreshold, nil)
 			stop := int64(-1)
 			for k := 0; (k+1)*rtc.PCMFrame <= len(a.Samples) && stop < 0; k++ {
-				in.analyse(a.Samples[k*rtc.PCMFrame:(k+1)*rtc.PCMFrame], false, int64(2*k), func(ev *turn.Event) {
+				in.Analyse(a.Samples[k*rtc.PCMFrame:(k+1)*rtc.PCMFrame], int64(k*rtc.PCMFrame), false, func(ev *turn.Event) {
 					if ev.Type == turn.SpeechStopped && stop < 0 {
 						stop = ev.At
 					}

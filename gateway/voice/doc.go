@@ -2,10 +2,10 @@
 // (gateway/rtc) to a conversation session (gateway/session) through the
 // audio pipeline and the model router.
 //
-// Inbound, per connection: RTP → jitter buffer → Opus decode at 16 kHz →
-// VAD per 10 ms → echo guard → turn detector (on sample time) → streaming
-// listen during speech → at end of turn the transcript starts a session
-// turn. The listen session is opened and fed off the media loop, so a
+// Inbound, per connection: RTP → audio/pipeline (jitter buffer → Opus
+// decode at 16 kHz → VAD per 10 ms → echo guard → turn detector → prefix
+// ring, on one sample clock) → streaming listen during speech → at end of
+// turn the transcript starts a session turn. The listen session is opened and fed off the media loop, so a
 // recogniser that is slow to start or to decode never stalls the jitter
 // buffer. Outbound: the session's events go to the "events" data channel in
 // order; reply text is spoken sentence by sentence through the speak slot and

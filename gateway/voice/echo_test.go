@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/veraneural/vera-gateway/audio"
 	"github.com/veraneural/vera-gateway/audio/turn"
-	"github.com/veraneural/vera-gateway/audio/vad"
 	"github.com/veraneural/vera-gateway/gateway/router"
 	"github.com/veraneural/vera-gateway/gateway/rtc"
 )
@@ -57,20 +57,11 @@ const lead = 16000 / 2 // 500 ms of input before playout starts
 func (m echoMix) run(t testing.TB, guard bool) echoRun {
 	t.Helper()
 	cfg := DefaultConfig()
-	v, err := vad.New(cfg.VAD)
+	cfg.EchoGuard = guard
+	in, err := newInbound(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	det, err := turn.New(cfg.Turn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := newEchoGuard()
-	var eg *echoGuard
-	if guard {
-		eg = g
-	}
-	in := newInbound(v, det, cfg.Turn.ExitThreshold, eg)
 	frame := rtc.PCMFrame
 	playFrames := (len(m.out) + frame - 1) / frame
 	total := lead + playFrames*frame + 16000 // one second of tail
@@ -101,9 +92,9 @@ func (m echoMix) run(t testing.TB, guard bool) echoRun {
 		if playing {
 			clear(ref)
 			copy(ref, m.out[min(o*frame, len(m.out)):min((o+1)*frame, len(m.out))])
-			g.addRef(int64(2*k+1), ref)
+			in.Reference(int64(k*frame+audio.Frame10), ref) // its last 10 ms: the frame's second half
 		}
-		in.analyse(input[k*frame:(k+1)*frame], playing, int64(2*k), func(ev *turn.Event) {
+		in.Analyse(input[k*frame:(k+1)*frame], int64(k*frame), playing, func(ev *turn.Event) {
 			switch ev.Type {
 			case turn.OverlapSpeech:
 				res.overlaps++
@@ -112,7 +103,7 @@ func (m echoMix) run(t testing.TB, guard bool) echoRun {
 			}
 		})
 	}
-	res.echoRuns = in.echoRuns
+	res.echoRuns = in.EchoRuns()
 	return res
 }
 

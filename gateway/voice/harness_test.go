@@ -106,6 +106,10 @@ type stackOptions struct {
 	cfg         *Config
 	onUnacked   func(s *session.Session, card any, surface string)
 	sessCfg     *session.Config
+	// rtcCfg replaces rtc.LoopbackConfig; engineOpts go to rtc.NewEngine
+	// (an ICE-TCP listener, a clock for TURN credentials).
+	rtcCfg     *rtc.Config
+	engineOpts []rtc.EngineOption
 }
 
 func newStack(t testing.TB, o stackOptions) *stack {
@@ -150,7 +154,11 @@ func newStack(t testing.TB, o stackOptions) *stack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng, err := rtc.NewEngine(rtc.LoopbackConfig(), nil)
+	rcfg := rtc.LoopbackConfig()
+	if o.rtcCfg != nil {
+		rcfg = *o.rtcCfg
+	}
+	eng, err := rtc.NewEngine(rcfg, nil, o.engineOpts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,33 +202,6 @@ func (st *stack) bargeIns(outcome string) float64 {
 	return m.GetCounter().GetValue()
 }
 
-// repoRoot walks up from the test's directory to the one holding go.mod.
-func repoRoot(t testing.TB) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		up := filepath.Dir(dir)
-		if up == dir {
-			t.Fatal("no go.mod above the test directory")
-		}
-		dir = up
-	}
-}
-
-// sharedAudioDir is <repo>/../shared/fixtures/audio, or $VERA_SHARED_DIR/fixtures/audio.
-func sharedAudioDir(t testing.TB) string {
-	if d := os.Getenv("VERA_SHARED_DIR"); d != "" {
-		return filepath.Join(d, "fixtures", "audio")
-	}
-	return filepath.Join(repoRoot(t), "..", "shared", "fixtures", "audio")
-}
-
 func loadWAV(t testing.TB, path string) *fixtures.Audio {
 	t.Helper()
 	a, err := fixtures.LoadWAV(path)
@@ -233,7 +214,7 @@ func loadWAV(t testing.TB, path string) *fixtures.Audio {
 // fixture loads testdata/voice/name.
 func fixture(t testing.TB, name string) *fixtures.Audio {
 	t.Helper()
-	return loadWAV(t, filepath.Join(repoRoot(t), "testdata", "voice", name))
+	return loadWAV(t, filepath.Join(fixtures.RepoRoot(t), "testdata", "voice", name))
 }
 
 func concat(t testing.TB, parts ...*fixtures.Audio) *fixtures.Audio {

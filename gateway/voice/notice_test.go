@@ -336,15 +336,7 @@ func TestNoticeSpokenFromCache(t *testing.T) {
 	st.mu.Lock()
 	v := st.voices[1]
 	st.mu.Unlock()
-	v.echo.mu.Lock()
-	loud := 0
-	for _, e := range v.echo.ref {
-		if e > echoSilenceDb {
-			loud++
-		}
-	}
-	v.echo.mu.Unlock()
-	if loud < 20 {
+	if loud := v.in.EchoReferenceSlots(); loud < 20 {
 		t.Fatalf("echo reference has %d sounding slots, want the notice's", loud)
 	}
 }

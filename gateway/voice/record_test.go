@@ -23,6 +23,26 @@ import (
 	"github.com/veraneural/vera-gateway/audio/wavio"
 )
 
+// oggHeaderBytes is an Ogg page header's fixed part (RFC 3533 §6).
+const oggHeaderBytes = 27
+
+// bitwiseCRC is the Ogg page checksum computed bit by bit, independent of
+// the writer's table.
+func bitwiseCRC(b []byte) uint32 {
+	var crc uint32
+	for _, c := range b {
+		crc ^= uint32(c) << 24
+		for range 8 {
+			if crc&0x80000000 != 0 {
+				crc = crc<<1 ^ 0x04c11db7
+			} else {
+				crc <<= 1
+			}
+		}
+	}
+	return crc
+}
+
 // oggPage is one parsed page of a recorded file.
 type oggPage struct {
 	flags   byte
@@ -63,7 +83,7 @@ func parseOgg(b []byte) ([]oggPage, error) {
 		pg := append([]byte(nil), b[off:end]...)
 		want := binary.LittleEndian.Uint32(pg[22:])
 		binary.LittleEndian.PutUint32(pg[22:], 0)
-		if got := oggCRC(0, pg); got != want {
+		if got := bitwiseCRC(pg); got != want {
 			return nil, fmt.Errorf("page %d: crc %08x, want %08x", len(pages), got, want)
 		}
 		p := oggPage{flags: b[off+5], granule: binary.LittleEndian.Uint64(b[off+6:]), serial: binary.LittleEndian.Uint32(b[off+14:]),
@@ -101,7 +121,7 @@ func audioPages(t *testing.T, pages []oggPage) [][]byte {
 		if len(p.packet) == 0 && i == len(pages)-3 {
 			continue // an empty EOS page
 		}
-		d, err := opusSamples48k(p.packet)
+		d, err := wavio.OpusSamples(p.packet)
 		if err != nil {
 			t.Fatalf("audio page %d: %v", i, err)
 		}
@@ -238,7 +258,7 @@ func TestRecordingWritesValidFiles(t *testing.T) {
 	// The project's own reader takes the file, and every packet decodes
 	// (gap packets as concealment).
 	got, info, err := wavio.ReadOggFile(filepath.Join(dir, RecordInbound), 1)
-	if err != nil || len(got) != len(want) || info.PreSkip != oggPreSkip {
+	if err != nil || len(got) != len(want) || info.PreSkip != wavio.DefaultPreSkip {
 		t.Fatalf("wavio.ReadOgg: %d packets, %+v, %v", len(got), info, err)
 	}
 	dcfg := codec.DefaultConfig()
@@ -382,25 +402,6 @@ func TestConfigRecordDir(t *testing.T) {
 		}
 		if err != nil && !strings.Contains(err.Error(), "record_dir") {
 			t.Errorf("error does not name the key: %v", err)
-		}
-	}
-}
-
-func TestOpusSamples48k(t *testing.T) {
-	for _, c := range []struct {
-		p    []byte
-		want int
-	}{
-		{[]byte{gapPacket}, 960}, {[]byte{1 << 3}, 960}, {[]byte{3 << 3}, 2880}, {[]byte{16 << 3}, 120},
-		{[]byte{13<<3 | 1, 0}, 1920}, {[]byte{31<<3 | 3, 6}, 5760},
-	} {
-		if got, err := opusSamples48k(c.p); err != nil || got != c.want {
-			t.Errorf("%x: %d, %v; want %d", c.p, got, err, c.want)
-		}
-	}
-	for _, p := range [][]byte{nil, {31<<3 | 3}, {31<<3 | 3, 0}, {31<<3 | 3, 7}} {
-		if _, err := opusSamples48k(p); !errors.Is(err, errBadOpus) {
-			t.Errorf("%x: %v, want errBadOpus", p, err)
 		}
 	}
 }

@@ -104,7 +104,7 @@ func eventStreams(seq []string) map[string][]string {
 }
 
 func recordedRoot(t testing.TB) string {
-	return filepath.Join(repoRoot(t), "testdata", "recorded")
+	return filepath.Join(fixtures.RepoRoot(t), "testdata", "recorded")
 }
 
 // oggSegments loads a recorded inbound.ogg as the streams to send: the
@@ -123,7 +123,7 @@ func oggSegments(t testing.TB, path string) []*fixtures.Stream {
 			cur = nil
 			continue
 		}
-		if d, err := opusSamples48k(p); err != nil || d != 960 {
+		if d, err := wavio.OpusSamples(p); err != nil || d != 960 {
 			t.Fatalf("%s packet %d: %d samples, %v (want 20 ms packets)", path, i, d, err)
 		}
 		if cur == nil {

@@ -72,7 +72,7 @@ func TestImpairedNetworkSameTurns(t *testing.T) {
 // TestRealSpeechTranscript: a human recording from the shared fixtures is
 // transcribed exactly through the whole live path.
 func TestRealSpeechTranscript(t *testing.T) {
-	dir := sharedAudioDir(t)
+	dir := fixtures.SharedAudioDir(t)
 	path := filepath.Join(dir, "en_cmu_goforward.16k.wav")
 	a, err := fixtures.LoadWAV(path)
 	if err != nil {

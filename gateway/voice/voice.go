@@ -11,10 +11,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/veraneural/vera-gateway/audio/codec"
-	"github.com/veraneural/vera-gateway/audio/jitter"
+	"github.com/veraneural/vera-gateway/audio"
+	"github.com/veraneural/vera-gateway/audio/pipeline"
 	"github.com/veraneural/vera-gateway/audio/turn"
-	"github.com/veraneural/vera-gateway/audio/vad"
 	"github.com/veraneural/vera-gateway/gateway"
 	"github.com/veraneural/vera-gateway/gateway/event"
 	"github.com/veraneural/vera-gateway/gateway/router"
@@ -125,21 +124,9 @@ func (f *Factory) countSpoken(level string, rs []safety.Resource) {
 
 // New implements rtc.SessionFactory.
 func (f *Factory) New(ctx context.Context, info rtc.SessionInfo, c *rtc.Conn) (rtc.Session, error) {
-	dec, err := codec.NewDecoder(f.cfg.Codec)
+	in, err := newInbound(f.cfg)
 	if err != nil {
-		return nil, fmt.Errorf("voice: decoder: %w", err)
-	}
-	jb, err := jitter.New(f.cfg.Jitter, dec)
-	if err != nil {
-		return nil, fmt.Errorf("voice: jitter: %w", err)
-	}
-	v, err := vad.New(f.cfg.VAD)
-	if err != nil {
-		return nil, fmt.Errorf("voice: vad: %w", err)
-	}
-	det, err := turn.New(f.cfg.Turn)
-	if err != nil {
-		return nil, fmt.Errorf("voice: turn: %w", err)
+		return nil, err
 	}
 	var hello *event.Hello // nil: the default profile until the client's hello names one
 	if info.Device != "" {
@@ -157,18 +144,16 @@ func (f *Factory) New(ctx context.Context, info rtc.SessionInfo, c *rtc.Conn) (r
 		cfg: f.cfg, deps: f.deps, conn: c, stream: stream, swapCh: make(chan *session.Stream, 1),
 		log: f.deps.Logger.With("session", sess.ID()), m: f.deps.Metrics,
 		ctx: vctx, cancel: cancel, origin: time.Now(),
-		jb: jb, det: det, echo: newEchoGuard(), pausedAt: -1,
+		in: in, pausedAt: -1,
 		speakCh: make(chan speakItem, f.cfg.SpeakQueue),
 		turns:   map[string]*turnTiming{}, cancelled: map[string]bool{},
 	}
+	s.echo = &echoTap{in: in, origin: s.origin} // one media clock for both sides of the echo guard
 	s.sess.Store(sess)
 	s.startRecording(sess.ID())
-	var guard *echoGuard
 	if f.cfg.EchoGuard {
-		guard = s.echo
 		c.Sender().SetTap(s.echo.reference)
 	}
-	s.in = newInbound(v, det, f.cfg.Turn.ExitThreshold, guard)
 	s.factory = f
 	f.mu.Lock()
 	f.live[sess.ID()] = s
@@ -203,15 +188,13 @@ type voiceSession struct {
 	origin   time.Time
 	rec      *recording // record mode; nil when off
 
-	inMu sync.Mutex // inMu guards jb: OnRTP pushes from the read loop, the media loop pulls
-	jb   *jitter.Buffer
+	// in is the listening path: OnRTP pushes from the read loop, the
+	// media loop pulls and analyses, the sender's tap feeds its echo guard.
+	in   *pipeline.Inbound
+	echo *echoTap
 
 	// Owned by the media loop.
-	in         *inbound
-	det        *turn.Detector
-	echo       *echoGuard
-	echoSeen   int // in.echoRuns already counted
-	prefix     prefixRing
+	echoSeen   int     // in.EchoRuns already counted
 	feed       *feeder // the turn in progress
 	turnN      int
 	turnID     string
@@ -254,11 +237,8 @@ type speakItem struct {
 // OnRTP implements rtc.AudioSink.
 func (s *voiceSession) OnRTP(p rtc.Packet) {
 	s.rec.inbound(p.SequenceNumber, p.Timestamp, p.Payload)
-	arrival := int64(p.Arrival.Sub(s.origin) * 48000 / time.Second)
-	s.inMu.Lock()
-	err := s.jb.Push(p.SequenceNumber, p.Timestamp, p.Payload, arrival)
-	s.inMu.Unlock()
-	if err != nil {
+	arrival := audio.OpusTicks(p.Arrival.Sub(s.origin))
+	if err := s.in.Push(p.SequenceNumber, p.Timestamp, p.Payload, arrival); err != nil {
 		s.log.Debug("voice: packet dropped", "err", err)
 	}
 }
@@ -390,7 +370,9 @@ func (s *voiceSession) mediaLoop() {
 	// After a stall the loop catches up on as many frames as the jitter
 	// buffer can hold; older ones have been dropped by it already.
 	catchUp := int64(s.cfg.Jitter.MaxDelayMs/20) + 5
-	base := int64(clock.Sub(s.echo.origin) / (10 * time.Millisecond))
+	// Frames sit on the media clock in samples since origin, the loop's
+	// start rounded down to the echo guard's 10 ms grid.
+	base := audio.SampleTime(clock.Sub(s.origin)) / audio.Frame10 * audio.Frame10
 	var done int64 // frames processed since clock
 	for {
 		select {
@@ -410,38 +392,31 @@ func (s *voiceSession) mediaLoop() {
 			done = int64(time.Since(clock)/rtc.FrameDuration) - due
 		}
 		for ; due > 0; due-- {
-			// The frame's echo slot is its place on the media clock.
-			s.frame(base + 2*done)
+			s.frame(base + done*audio.Frame20)
 			done++
 		}
 	}
 }
 
-// frame processes one 20 ms frame.
-func (s *voiceSession) frame(slot int64) {
-	var pcm [rtc.PCMFrame]int16
-	{
-		start := time.Now()
-		s.inMu.Lock()
-		_, err := s.jb.Pull(pcm[:])
-		s.inMu.Unlock()
-		if err != nil {
-			s.log.Warn("voice: jitter pull", "err", err)
-			return
-		}
-		s.in.analyse(pcm[:], s.conn.Sender().Active(), slot, s.onTurnEvent)
-		if n := s.in.echoRuns; n > s.echoSeen {
-			s.m.BargeIns.WithLabelValues("echo").Add(float64(n - s.echoSeen))
-			s.echoSeen = n
-		}
-		s.prefix.push(pcm[:])
-		if s.feed != nil {
-			s.feed.write(pcm[:])
-			s.maybePartial()
-		}
-		s.checkBargeIn()
-		s.m.Frame.Observe(time.Since(start).Seconds())
+// frame processes one 20 ms frame at sample time at on the media clock.
+func (s *voiceSession) frame(at int64) {
+	start := time.Now()
+	pcm, _, err := s.in.Pull()
+	if err != nil {
+		s.log.Warn("voice: jitter pull", "err", err)
+		return
 	}
+	s.in.Analyse(pcm, at, s.conn.Sender().Active(), s.onTurnEvent)
+	if n := s.in.EchoRuns(); n > s.echoSeen {
+		s.m.BargeIns.WithLabelValues("echo").Add(float64(n - s.echoSeen))
+		s.echoSeen = n
+	}
+	if s.feed != nil {
+		s.feed.write(pcm)
+		s.maybePartial()
+	}
+	s.checkBargeIn()
+	s.m.Frame.Observe(time.Since(start).Seconds())
 }
 
 func (s *voiceSession) onTurnEvent(ev *turn.Event) {
@@ -454,7 +429,7 @@ func (s *voiceSession) onTurnEvent(ev *turn.Event) {
 		s.feed = newFeeder(s.ctx, s.deps.Listener, router.ListenRequest{Language: s.cfg.Language})
 		s.lastPart, s.partAt = "", ev.At
 		// The recogniser gets the speech from its padded start.
-		for _, f := range s.prefix.since(s.det.Now() - ev.AudioStart) {
+		for _, f := range s.in.Prefix(s.in.Now() - ev.AudioStart) {
 			s.feed.write(f)
 		}
 	case turn.OverlapSpeech:
@@ -528,7 +503,7 @@ func (s *voiceSession) nothingHeard(id, reason string) {
 // maybePartial sends transcript.partial when the hypothesis changed, at
 // most every PartialEveryMs; words during a barge-in confirm it.
 func (s *voiceSession) maybePartial() {
-	now := s.det.Now()
+	now := s.in.Now()
 	if now-s.partAt < int64(s.cfg.PartialEveryMs)*16 {
 		return
 	}
@@ -575,7 +550,7 @@ func (s *voiceSession) pauseForBargeIn(at int64) {
 // transcribe).
 func (s *voiceSession) checkBargeIn() {
 	s.bargeMu.Lock()
-	resume := s.pausedAt >= 0 && s.det.Now()-s.pausedAt >= int64(s.cfg.ResumeAfterMs)*16 && s.lastPart == ""
+	resume := s.pausedAt >= 0 && s.in.Now()-s.pausedAt >= int64(s.cfg.ResumeAfterMs)*16 && s.lastPart == ""
 	if resume {
 		s.pausedAt, s.bargeTurn = -1, ""
 	}
@@ -845,33 +820,4 @@ func (s *voiceSession) sourceFor(turnID string, ph *phrase) *speechSource {
 		s.conn.Sender().PlayPCM(src, done)
 	}
 	return src
-}
-
-// prefixRing keeps the last frames so the recogniser gets the prefix
-// padding that came before the turn was detected.
-type prefixRing struct {
-	frames [32][rtc.PCMFrame]int16
-	n      int // frames pushed so far
-}
-
-func (r *prefixRing) push(f []int16) {
-	copy(r.frames[r.n%len(r.frames)][:], f)
-	r.n++
-}
-
-// since returns the frames covering the last samples samples (before the
-// current frame), oldest first, at most the ring's length.
-func (r *prefixRing) since(samples int64) [][]int16 {
-	k := int((samples + rtc.PCMFrame - 1) / rtc.PCMFrame)
-	if k > r.n {
-		k = r.n
-	}
-	if k > len(r.frames) {
-		k = len(r.frames)
-	}
-	out := make([][]int16, 0, k)
-	for i := r.n - k; i < r.n; i++ {
-		out = append(out, r.frames[i%len(r.frames)][:])
-	}
-	return out
 }

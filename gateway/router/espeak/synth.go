@@ -13,6 +13,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/veraneural/vera-gateway/audio/resample"
 )
 
 // Sentinel errors.
@@ -142,7 +144,7 @@ func stream(r *bufio.Reader, rate int, emit func([]int16) error) error {
 	if inRate == 0 {
 		return fmt.Errorf("%w: data before fmt", ErrOutput)
 	}
-	rs, err := NewResampler(inRate, rate)
+	rs, err := resample.New(inRate, rate)
 	if err != nil {
 		return err
 	}

@@ -4,12 +4,13 @@ package sphinx
 
 import (
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/veraneural/vera-gateway/fixtures"
 )
 
 // The spotter's evaluation corpus: sentences spoken by espeak-ng at test
@@ -180,11 +181,8 @@ func corpus(t testing.TB, texts []string, crisis bool, voices []voice, conds []c
 // ../shared/fixtures/audio (none when absent).
 func sharedSpeech(t testing.TB) []clip {
 	t.Helper()
-	dir := os.Getenv("VERA_SHARED_DIR")
-	if dir == "" {
-		dir = filepath.Join(repoRoot(t), "..", "shared")
-	}
-	files, _ := filepath.Glob(filepath.Join(dir, "fixtures", "audio", "en_*.16k.wav"))
+	dir, _ := fixtures.LookupSharedAudioDir(t)
+	files, _ := filepath.Glob(filepath.Join(dir, "en_*.16k.wav"))
 	var out []clip
 	for _, f := range files {
 		name := strings.TrimSuffix(filepath.Base(f), ".16k.wav")

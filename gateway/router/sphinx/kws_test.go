@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/veraneural/vera-gateway/fixtures"
 )
 
 func TestKeyphraseSpotting(t *testing.T) {
@@ -32,13 +34,9 @@ func TestKeyphraseSpotting(t *testing.T) {
 	defer p.Release(d)
 	// espeak's synthetic voice is below the spotting threshold on this
 	// acoustic model; spotting is checked on real speech.
-	dir := os.Getenv("VERA_SHARED_DIR")
-	if dir == "" {
-		dir = filepath.Join(repoRoot(t), "..", "shared")
-	}
-	clip := filepath.Join(dir, "fixtures", "audio", "en_cmu_goforward.16k.wav")
+	clip := filepath.Join(fixtures.SharedAudioDir(t), "en_cmu_goforward.16k.wav")
 	if _, err := os.Stat(clip); err != nil {
-		t.Skipf("shared fixture absent (%v); set VERA_SHARED_DIR", err)
+		t.Skipf("shared fixture absent (%v)", err)
 	}
 	pcm := readWAV16k(t, clip)
 	spot := func(search string) string {

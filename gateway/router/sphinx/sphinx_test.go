@@ -13,6 +13,8 @@ import (
 
 	"github.com/go-audio/wav"
 	"go.uber.org/goleak"
+
+	"github.com/veraneural/vera-gateway/fixtures"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -38,21 +40,6 @@ func readWAV16k(t testing.TB, path string) []int16 {
 		out[i] = int16(v)
 	}
 	return out
-}
-
-func repoRoot(t testing.TB) string {
-	t.Helper()
-	dir, _ := os.Getwd()
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("go.mod not found above the test directory")
-		}
-		dir = parent
-	}
 }
 
 // transcribe feeds pcm in 20 ms frames, as the voice pipeline does, and
@@ -105,7 +92,7 @@ func TestTranscribesProjectClip(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.file, func(t *testing.T) {
-			pcm := readWAV16k(t, filepath.Join(repoRoot(t), "testdata", "router", tc.file))
+			pcm := readWAV16k(t, filepath.Join(fixtures.RepoRoot(t), "testdata", "router", tc.file))
 			d, err := p.Acquire(context.Background())
 			if err != nil {
 				t.Fatal(err)
@@ -125,13 +112,9 @@ func TestTranscribesProjectClip(t *testing.T) {
 }
 
 func TestTranscribesSharedClip(t *testing.T) {
-	dir := os.Getenv("VERA_SHARED_DIR")
-	if dir == "" {
-		dir = filepath.Join(repoRoot(t), "..", "shared")
-	}
-	path := filepath.Join(dir, "fixtures", "audio", "en_cmu_goforward.16k.wav")
+	path := filepath.Join(fixtures.SharedAudioDir(t), "en_cmu_goforward.16k.wav")
 	if _, err := os.Stat(path); err != nil {
-		t.Skipf("shared fixture absent (%v); set VERA_SHARED_DIR", err)
+		t.Skipf("shared fixture absent (%v)", err)
 	}
 	p := newTestPool(t, 1)
 	d, err := p.Acquire(context.Background())
@@ -149,7 +132,7 @@ func TestTranscribesSharedClip(t *testing.T) {
 
 func TestDecoderReusedAcrossUtterances(t *testing.T) {
 	p := newTestPool(t, 1)
-	pcm := readWAV16k(t, filepath.Join(repoRoot(t), "testdata", "router", "goforward.16k.wav"))
+	pcm := readWAV16k(t, filepath.Join(fixtures.RepoRoot(t), "testdata", "router", "goforward.16k.wav"))
 	d1, err := p.Acquire(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -222,7 +205,7 @@ func BenchmarkTranscribe2s(b *testing.B) {
 		b.Skip(err)
 	}
 	defer p.Close()
-	pcm := readWAV16k(b, filepath.Join(repoRoot(b), "testdata", "router", "goforward.16k.wav"))
+	pcm := readWAV16k(b, filepath.Join(fixtures.RepoRoot(b), "testdata", "router", "goforward.16k.wav"))
 	d, _ := p.Acquire(context.Background())
 	defer p.Release(d)
 	b.ReportAllocs()

@@ -1,6 +1,7 @@
-package espeak
+package resample
 
 import (
+	"errors"
 	"fmt"
 	"math"
 )
@@ -23,10 +24,16 @@ type Resampler struct {
 	flushed  bool
 }
 
-// NewResampler makes a converter from inRate to outRate (Hz).
-func NewResampler(inRate, outRate int) (*Resampler, error) {
-	if inRate <= 0 || outRate <= 0 || inRate > 384000 || outRate > 384000 {
-		return nil, fmt.Errorf("espeak: resample %d -> %d Hz: rates must be in (0,384000]", inRate, outRate)
+// ErrRate is returned for a rate outside (0, MaxRate].
+var ErrRate = errors.New("resample: unsupported rate")
+
+// MaxRate bounds both rates (Hz).
+const MaxRate = 384000
+
+// New makes a converter from inRate to outRate (Hz).
+func New(inRate, outRate int) (*Resampler, error) {
+	if inRate <= 0 || outRate <= 0 || inRate > MaxRate || outRate > MaxRate {
+		return nil, fmt.Errorf("resample: %d -> %d Hz: rates must be in (0,%d]: %w", inRate, outRate, MaxRate, ErrRate)
 	}
 	g := gcd(inRate, outRate)
 	r := &Resampler{up: outRate / g, down: inRate / g}
