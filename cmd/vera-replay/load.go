@@ -231,6 +231,32 @@ func (lr *loadRun) runSession(ctx context.Context, idx int, ready func(), hangup
 		}
 	}()
 
+	turns, sent := lr.play(pctx, c, idx)
+	ice := c.ICEState()
+	lr.awaitEnd(ctx, c, turns, hangup)
+	events, audio := c.Events(), c.Received()
+	herr := closeClient()
+	from := time.Unix(0, lr.windowStart.Load())
+	st := analyse(turns, events, audio, o.window, o.mergeGap, from)
+	st.addTurns(turnRecords(events, audio), from)
+	st.sent = sent
+	out := sessionOutcome{stats: st}
+	switch {
+	case ice == webrtc.ICEConnectionStateFailed || ice == webrtc.ICEConnectionStateClosed:
+		out.err = "ICE " + ice.String() + " mid-session"
+	case herr != nil:
+		out.err = "hang-up: " + failReason(herr, ice)
+	}
+	if out.err != "" {
+		lr.failed.Add(1)
+	}
+	return out
+}
+
+// play loops the session's clips until pctx ends and returns the turns
+// played to their last frame and the packets sent.
+func (lr *loadRun) play(pctx context.Context, c *fixtures.Client, idx int) ([]spokenTurn, int) {
+	o := lr.o
 	var turns []spokenTurn
 	var sent int
 	var seqOff uint16
@@ -269,8 +295,14 @@ func (lr *loadRun) runSession(ctx context.Context, idx int, ready func(), hangup
 			break
 		}
 	}
-	ice := c.ICEState()
-	// Give the last turn its window before hanging up.
+	return turns, sent
+}
+
+// awaitEnd gives the last turn its -eot-window, then waits up to
+// -answer-wait for every detected turn's outcome — unless a soak's churn
+// hung the session up: that is a person leaving.
+func (lr *loadRun) awaitEnd(ctx context.Context, c *fixtures.Client, turns []spokenTurn, hangup <-chan struct{}) {
+	o := lr.o
 	if n := len(turns); n > 0 {
 		if wait := time.Until(turns[n-1].end.Add(o.window)); wait > 0 && wait <= o.window {
 			t := time.NewTimer(wait)
@@ -281,36 +313,16 @@ func (lr *loadRun) runSession(ctx context.Context, idx int, ready func(), hangup
 			t.Stop()
 		}
 	}
-	// Then the answers still due, bounded by -answer-wait (not for a soak's
-	// churn: that hang-up is a person leaving).
-	churned := false
 	select {
 	case <-hangup:
-		churned = true
+		return
 	default:
 	}
-	if o.answerWait > 0 && !churned && !turnsResolved(c.Events()) {
+	if o.answerWait > 0 && !turnsResolved(c.Events()) {
 		actx, acancel := context.WithTimeout(ctx, o.answerWait)
 		_, _ = c.WaitEvent(actx, func(fixtures.Event) bool { return turnsResolved(c.Events()) })
 		acancel()
 	}
-	events, audio := c.Events(), c.Received()
-	herr := closeClient()
-	from := time.Unix(0, lr.windowStart.Load())
-	st := analyse(turns, events, audio, o.window, o.mergeGap, from)
-	st.addTurns(turnRecords(events, audio), from)
-	st.sent = sent
-	out := sessionOutcome{stats: st}
-	switch {
-	case ice == webrtc.ICEConnectionStateFailed || ice == webrtc.ICEConnectionStateClosed:
-		out.err = "ICE " + ice.String() + " mid-session"
-	case herr != nil:
-		out.err = "hang-up: " + failReason(herr, ice)
-	}
-	if out.err != "" {
-		lr.failed.Add(1)
-	}
-	return out
 }
 
 func cpuSeconds() float64 {
@@ -360,10 +372,6 @@ func runLoad(ctx context.Context, o options, stdout, stderr io.Writer, progress 
 	started := time.Now()
 	slots := make([]*slot, o.sessions)
 	var wg sync.WaitGroup
-	var readyWG sync.WaitGroup
-	readyWG.Add(o.sessions)
-	every := time.Duration(float64(time.Second) / o.ramp)
-	tick := time.NewTicker(every)
 	upd := time.NewTicker(time.Second)
 	defer upd.Stop()
 	refresh := func(phase string) {
@@ -373,31 +381,7 @@ func runLoad(ctx context.Context, o options, stdout, stderr io.Writer, progress 
 		bar.Describe(fmt.Sprintf("%-6s up %d failed %d turns %d", phase, lr.connected.Load(), lr.failed.Load(), lr.turns.Load()))
 		_ = bar.Set64(int64(time.Since(started) / time.Second))
 	}
-ramp:
-	for i := range o.sessions {
-		if i > 0 {
-			select {
-			case <-tick.C:
-			case <-upd.C:
-				refresh("ramp")
-				<-tick.C
-			case <-ctx.Done():
-				for range o.sessions - i {
-					readyWG.Done()
-				}
-				break ramp
-			}
-		}
-		slots[i] = newSlot()
-		wg.Go(func() { slots[i].run(ctx, lr, i, readyWG.Done) })
-	}
-	tick.Stop()
-	allReady := make(chan struct{})
-	go func() { readyWG.Wait(); close(allReady) }()
-	select {
-	case <-allReady:
-	case <-ctx.Done():
-	}
+	lr.startSessions(ctx, slots, &wg, upd.C, refresh)
 	if o.warmup > 0 {
 		wt := time.NewTimer(o.warmup)
 	warm:
@@ -470,31 +454,11 @@ wait:
 		}
 	}
 	rep := buildReport(o, outcomes, m0, m1, errors.Join(mStartErr, m0err, m1err))
-	rep.SetupMs = histMs(mStart, m1, setupHist)
-	rep.GatewaySetupFailed = delta(mStart, m1, setupFailed)
-	rep.FramesEncoded = delta(mStart, m1, playoutFrames+`{source="encoded"}`)
-	rep.FramesCached = delta(mStart, m1, playoutFrames+`{source="cached"}`)
-	rep.FramesEncodedWindow = delta(m0, m1, playoutFrames+`{source="encoded"}`)
-	rep.FramesCachedWindow = delta(m0, m1, playoutFrames+`{source="cached"}`)
-	rep.ListenWaitMs = histMs(m0, m1, listenWaitHist)
-	if f0 != nil && f1 != nil {
-		rep.FakesCPUSeconds = ptr(f1.cpu - f0.cpu)
-	}
+	rep.addSeries(mStart, m0, m1, f0, f1)
 	if soak != nil {
 		rep.Soak = soak.finish(ctx, hc, murl, mStart, m1, int(lr.replaced.Load()))
 	}
-	rep.ClientCPUSeconds = round3(cpuSeconds() - cpu0)
-	rep.ClientCPUWindow = round3(cpuW1 - cpuW0)
-	if m0 != nil && m1 != nil {
-		rep.WindowSeconds = round3(m1.at.Sub(m0.at).Seconds())
-	}
-	if rep.WindowSeconds > 0 && rep.SessionsOK > 0 {
-		rep.ClientCPUPctPerSess = round3(100 * rep.ClientCPUWindow / rep.WindowSeconds / float64(rep.SessionsOK))
-		if rep.GatewayCPUSeconds != nil {
-			v := round3(100 * *rep.GatewayCPUSeconds / rep.WindowSeconds / float64(rep.SessionsOK))
-			rep.GatewayCPUPctPerSess = &v
-		}
-	}
+	rep.addCPU(cpuSeconds()-cpu0, cpuW1-cpuW0, m0, m1)
 	if o.jsonOut {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
@@ -506,6 +470,40 @@ wait:
 		return 1
 	}
 	return 0
+}
+
+// startSessions starts the sessions at -ramp per second, each in its slot
+// on wg, and returns once every one is up or has failed (or ctx ended).
+func (lr *loadRun) startSessions(ctx context.Context, slots []*slot, wg *sync.WaitGroup, upd <-chan time.Time, refresh func(string)) {
+	n := len(slots)
+	var readyWG sync.WaitGroup
+	readyWG.Add(n)
+	tick := time.NewTicker(time.Duration(float64(time.Second) / lr.o.ramp))
+	defer tick.Stop()
+ramp:
+	for i := range n {
+		if i > 0 {
+			select {
+			case <-tick.C:
+			case <-upd:
+				refresh("ramp")
+				<-tick.C
+			case <-ctx.Done():
+				for range n - i {
+					readyWG.Done()
+				}
+				break ramp
+			}
+		}
+		slots[i] = newSlot()
+		wg.Go(func() { slots[i].run(ctx, lr, i, readyWG.Done) })
+	}
+	allReady := make(chan struct{})
+	go func() { readyWG.Wait(); close(allReady) }() // ends when every session is ready or failed
+	select {
+	case <-allReady:
+	case <-ctx.Done():
+	}
 }
 
 // outcomeLine is "12 answered, 1 nothing heard" in a fixed order.
@@ -520,6 +518,39 @@ func outcomeLine(n map[string]int) string {
 		return "no turns"
 	}
 	return strings.Join(parts, ", ")
+}
+
+// addSeries fills the gateway's capacity series: over the whole run
+// (mStart → m1) setup and playout frames, over the window (m0 → m1) the
+// rest; f0/f1 are the fake providers' reads (nil: none).
+func (rep *loadReport) addSeries(mStart, m0, m1, f0, f1 *scrape) {
+	rep.SetupMs = histMs(mStart, m1, setupHist)
+	rep.GatewaySetupFailed = delta(mStart, m1, setupFailed)
+	rep.FramesEncoded = delta(mStart, m1, playoutFrames+`{source="encoded"}`)
+	rep.FramesCached = delta(mStart, m1, playoutFrames+`{source="cached"}`)
+	rep.FramesEncodedWindow = delta(m0, m1, playoutFrames+`{source="encoded"}`)
+	rep.FramesCachedWindow = delta(m0, m1, playoutFrames+`{source="cached"}`)
+	rep.ListenWaitMs = histMs(m0, m1, listenWaitHist)
+	if f0 != nil && f1 != nil {
+		rep.FakesCPUSeconds = ptr(f1.cpu - f0.cpu)
+	}
+}
+
+// addCPU sets the tool's CPU (whole run and window) and both sides' CPU
+// per session over the window.
+func (rep *loadReport) addCPU(client, clientWindow float64, m0, m1 *scrape) {
+	rep.ClientCPUSeconds = round3(client)
+	rep.ClientCPUWindow = round3(clientWindow)
+	if m0 != nil && m1 != nil {
+		rep.WindowSeconds = round3(m1.at.Sub(m0.at).Seconds())
+	}
+	if rep.WindowSeconds > 0 && rep.SessionsOK > 0 {
+		rep.ClientCPUPctPerSess = round3(100 * rep.ClientCPUWindow / rep.WindowSeconds / float64(rep.SessionsOK))
+		if rep.GatewayCPUSeconds != nil {
+			v := round3(100 * *rep.GatewayCPUSeconds / rep.WindowSeconds / float64(rep.SessionsOK))
+			rep.GatewayCPUPctPerSess = &v
+		}
+	}
 }
 
 func round3(v float64) float64 { return math.Round(v*1000) / 1000 }

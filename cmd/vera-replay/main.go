@@ -178,20 +178,8 @@ func parse(args []string, stderr io.Writer) (options, error) {
 		o.loopback = loop
 	}
 	if o.load {
-		if o.sessions == 0 {
-			o.sessions = 1
-		}
-		if o.sessions < 1 || o.ramp <= 0 || o.duration <= 0 || o.warmup < 0 || o.period < time.Second || o.mergeGap < 0 || o.window <= 0 || o.connectTimeout <= 0 || o.answerWait < 0 {
-			return o, errors.New("load mode needs -sessions >= 1, -ramp > 0, -duration > 0, -warmup >= 0, -period >= 1s, -merge-gap >= 0, -eot-window > 0, -connect-timeout > 0, -answer-wait >= 0")
-		}
-		if o.soak && (o.churn <= 0 || o.churnPct <= 0 || o.churnPct > 100) {
-			return o, errors.New("-soak needs -churn > 0 and -churn-pct in (0,100]")
-		}
-		if (o.pprofURL == "") != (o.pprofOut == "") {
-			return o, errors.New("-pprof and -pprof-out go together")
-		}
-		if o.pprofURL != "" && o.duration < 2*time.Second {
-			return o, errors.New("-pprof needs -duration >= 2s")
+		if err := checkLoad(&o); err != nil {
+			return o, err
 		}
 	}
 	if o.in == "" {
@@ -207,6 +195,26 @@ func parse(args []string, stderr io.Writer) (options, error) {
 		return o, errors.New("-hello is not valid JSON")
 	}
 	return o, nil
+}
+
+// checkLoad validates the load-mode flags (-sessions defaults to 1).
+func checkLoad(o *options) error {
+	if o.sessions == 0 {
+		o.sessions = 1
+	}
+	if o.sessions < 1 || o.ramp <= 0 || o.duration <= 0 || o.warmup < 0 || o.period < time.Second || o.mergeGap < 0 || o.window <= 0 || o.connectTimeout <= 0 || o.answerWait < 0 {
+		return errors.New("load mode needs -sessions >= 1, -ramp > 0, -duration > 0, -warmup >= 0, -period >= 1s, -merge-gap >= 0, -eot-window > 0, -connect-timeout > 0, -answer-wait >= 0")
+	}
+	if o.soak && (o.churn <= 0 || o.churnPct <= 0 || o.churnPct > 100) {
+		return errors.New("-soak needs -churn > 0 and -churn-pct in (0,100]")
+	}
+	if (o.pprofURL == "") != (o.pprofOut == "") {
+		return errors.New("-pprof and -pprof-out go together")
+	}
+	if o.pprofURL != "" && o.duration < 2*time.Second {
+		return errors.New("-pprof needs -duration >= 2s")
+	}
+	return nil
 }
 
 // line is one printed event.
