@@ -127,6 +127,9 @@ func (a *authenticator) Authenticate(r *http.Request, allowToken bool, token str
 		return Principal{}, Errorf(AuthenticationError, "Authorization header must be \"Bearer <key or client token>\"")
 	}
 	if !ok && token != "" {
+		if !looksLikeToken(token) {
+			return Principal{}, Errorf(AuthenticationError, "only client tokens are accepted outside the Authorization header: a partner key never belongs in a URL or a browser")
+		}
 		cred, ok = token, true
 	}
 	if !ok {

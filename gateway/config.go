@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"strings"
+	"time"
 )
 
 // Scopes a key may hold. A route names the one it needs.
@@ -67,17 +69,57 @@ type KeyConfig struct {
 	Scopes    []string `yaml:"scopes"`
 }
 
-// LimitsConfig bounds what one key may send.
+// LimitsConfig bounds what one key, one person and one source may do.
 type LimitsConfig struct {
-	RequestsPerMinute int   `yaml:"requests_per_minute"`
-	BodyBytes         int64 `yaml:"body_bytes"`
-	MessageChars      int   `yaml:"message_chars"`
-	ContextChars      int   `yaml:"context_chars"`
+	// RequestsPerMinute is a partner's bucket: every request made with its
+	// key or any of its client tokens counts.
+	RequestsPerMinute int `yaml:"requests_per_minute"`
+	// PerEndUserRPM is each end user's own bucket, taken from besides the
+	// partner's by that end user's client tokens.
+	PerEndUserRPM int   `yaml:"per_end_user_rpm"`
+	BodyBytes     int64 `yaml:"body_bytes"`
+	MessageChars  int   `yaml:"message_chars"`
+	ContextChars  int   `yaml:"context_chars"`
+	// AuthFailuresPerMinute throttles failed authentications per source
+	// address: past it the source gets 429 before its credentials are
+	// looked at.
+	AuthFailuresPerMinute int `yaml:"auth_failures_per_minute"`
+
+	// Connections. Every bound holds before authentication.
+
+	// MaxConnectionsPerSource caps one source address's open connections
+	// (and, behind a trusted proxy, its requests in flight); past it a new
+	// connection gets 503 with Retry-After and is closed.
+	MaxConnectionsPerSource int `yaml:"max_connections_per_source"`
+	// TrustedProxies are the CIDRs of load balancers whose X-Forwarded-For
+	// or PROXY protocol header names the real source. Nobody else's is
+	// believed.
+	TrustedProxies []string `yaml:"trusted_proxies"`
+	// HeaderTimeout bounds reading a request's headers; BodyTimeout its
+	// body (JSON, SDP and fragments are small); WriteTimeout writing the
+	// response (a route that waits on a model sets its own); IdleTimeout a
+	// keep-alive connection between requests. Websocket upgrades clear the
+	// deadlines once upgraded and keep themselves alive with pings.
+	HeaderTimeout time.Duration `yaml:"header_timeout"`
+	BodyTimeout   time.Duration `yaml:"body_timeout"`
+	WriteTimeout  time.Duration `yaml:"write_timeout"`
+	IdleTimeout   time.Duration `yaml:"idle_timeout"`
+	// MaxHeaderBytes bounds the request line and headers.
+	MaxHeaderBytes int `yaml:"max_header_bytes"`
+
+	// PerPartner and PerToken are the shares of the global capacities
+	// (chat.max_connections, session.max_sessions,
+	// admission.max_voice_sessions) one partner, and one end user's client
+	// tokens, may hold at once.
+	PerPartner ShareConfig `yaml:"per_partner"`
+	PerToken   ShareConfig `yaml:"per_token"`
 }
 
 // IdempotencyConfig bounds the Idempotency-Key store.
 type IdempotencyConfig struct {
 	TTLSeconds int `yaml:"ttl_seconds"`
+	// MaxEntries is each partner's capacity: past it that partner's oldest
+	// key is dropped, never another partner's.
 	MaxEntries int `yaml:"max_entries"`
 	// MaxResponseBytes is the largest response body kept for replay; larger
 	// responses are not stored and their key is released.
@@ -96,9 +138,20 @@ func DefaultConfig() Config {
 		},
 		Limits: LimitsConfig{
 			RequestsPerMinute: 60,
+			PerEndUserRPM:     20,
 			BodyBytes:         64 << 10,
 			MessageChars:      8000,
 			ContextChars:      4000,
+
+			AuthFailuresPerMinute:   30,
+			MaxConnectionsPerSource: 256,
+			PerPartner:              ShareConfig{Chats: 0.5, Sessions: 0.5, VoiceSessions: 0.5},
+			PerToken:                ShareConfig{Chats: 0.001, Sessions: 0.001, VoiceSessions: 0.004},
+			HeaderTimeout:           5 * time.Second,
+			BodyTimeout:             10 * time.Second,
+			WriteTimeout:            60 * time.Second,
+			IdleTimeout:             60 * time.Second,
+			MaxHeaderBytes:          16 << 10,
 		},
 		Idempotency: IdempotencyConfig{
 			TTLSeconds:       24 * 3600,
@@ -174,8 +227,47 @@ func (c Config) Validate() error {
 	if c.Limits.RequestsPerMinute < 1 {
 		bad("limits.requests_per_minute", "must be at least 1")
 	}
+	if c.Limits.PerEndUserRPM < 1 || c.Limits.PerEndUserRPM > c.Limits.RequestsPerMinute {
+		bad("limits.per_end_user_rpm", "must be in [1, limits.requests_per_minute]")
+	}
 	if c.Limits.BodyBytes < 1024 {
 		bad("limits.body_bytes", "must be at least 1024")
+	}
+	if c.Limits.AuthFailuresPerMinute < 1 {
+		bad("limits.auth_failures_per_minute", "must be at least 1")
+	}
+	if c.Limits.MaxConnectionsPerSource < 1 {
+		bad("limits.max_connections_per_source", "must be at least 1")
+	}
+	for i, p := range c.Limits.TrustedProxies {
+		if _, err := parseCIDR(p); err != nil {
+			bad(fmt.Sprintf("limits.trusted_proxies[%d]", i), "%q is not a CIDR or an IP address", p)
+		}
+	}
+	for _, d := range []struct {
+		key string
+		v   time.Duration
+	}{{"header_timeout", c.Limits.HeaderTimeout}, {"body_timeout", c.Limits.BodyTimeout},
+		{"write_timeout", c.Limits.WriteTimeout}, {"idle_timeout", c.Limits.IdleTimeout}} {
+		if d.v < 100*time.Millisecond || d.v > 10*time.Minute {
+			bad("limits."+d.key, "must be in [100ms, 10m], got %v", d.v)
+		}
+	}
+	for _, sh := range []struct {
+		key string
+		c   ShareConfig
+	}{{"limits.per_partner", c.Limits.PerPartner}, {"limits.per_token", c.Limits.PerToken}} {
+		for _, v := range []struct {
+			key string
+			f   float64
+		}{{"chats", sh.c.Chats}, {"sessions", sh.c.Sessions}, {"voice_sessions", sh.c.VoiceSessions}} {
+			if !(v.f > 0 && v.f <= 1) {
+				bad(sh.key+"."+v.key, "must be a share in (0, 1] of the global cap, got %v", v.f)
+			}
+		}
+	}
+	if c.Limits.MaxHeaderBytes < 4096 || c.Limits.MaxHeaderBytes > 1<<20 {
+		bad("limits.max_header_bytes", "must be in [4096, 1048576]")
 	}
 	if c.Limits.MessageChars < 1 {
 		bad("limits.message_chars", "must be at least 1")
@@ -213,4 +305,17 @@ func isLoopbackHost(host string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
+}
+
+// parseCIDR reads a CIDR or a single address (as its /32 or /128).
+func parseCIDR(s string) (netip.Prefix, error) {
+	if p, err := netip.ParsePrefix(s); err == nil {
+		return p.Masked(), nil
+	}
+	a, err := netip.ParseAddr(s)
+	if err != nil {
+		return netip.Prefix{}, err
+	}
+	a = a.Unmap()
+	return netip.PrefixFrom(a, a.BitLen()), nil
 }

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,9 +12,12 @@ import (
 )
 
 // DecodeJSON decodes the request body into v strictly: the content type must
-// be JSON, unknown fields, trailing data and wrong types are refused with a
-// 400 naming the field, and a body over the route's limit is a 413. The body
-// is already bounded by the server's middleware.
+// be JSON; the body's shape is bounded before decoding (MaxJSONDepth,
+// MaxJSONValues); a key given twice, two keys that differ only in case, or
+// a field spelled in another case are refused; unknown fields, trailing
+// data and wrong types are refused with a 400 naming the field; a body over
+// the route's limit is a 413. The body is already bounded by the server's
+// middleware.
 func DecodeJSON(r *http.Request, v any) *Error {
 	if ct := r.Header.Get("Content-Type"); ct != "" {
 		mt, _, err := mime.ParseMediaType(ct)
@@ -21,16 +25,24 @@ func DecodeJSON(r *http.Request, v any) *Error {
 			return &Error{Type: InvalidRequest, Message: "Content-Type must be application/json", HTTPStatus: http.StatusUnsupportedMediaType}
 		}
 	}
-	dec := json.NewDecoder(r.Body)
+	raw, err := io.ReadAll(r.Body)
+	if err != nil {
+		return jsonError(err)
+	}
+	return decodeJSONBytes(raw, v)
+}
+
+// decodeJSONBytes is DecodeJSON on a body already read.
+func decodeJSONBytes(raw []byte, v any) *Error {
+	if e := checkJSONShape(raw, v); e != nil {
+		return e
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		return jsonError(err)
 	}
 	if err := dec.Decode(&struct{}{}); !errors.Is(err, io.EOF) {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return tooLarge(mbe.Limit)
-		}
 		return Errorf(InvalidRequest, "request body has data after the JSON object")
 	}
 	return nil

@@ -13,6 +13,9 @@ import (
 type httpMetrics struct {
 	requests *prometheus.CounterVec
 	duration *prometheus.HistogramVec
+	// refused counts connections and requests refused for their source's
+	// cap (limits.max_connections_per_source).
+	refused prometheus.Counter
 }
 
 func newHTTPMetrics(reg prometheus.Registerer) *httpMetrics {
@@ -26,8 +29,12 @@ func newHTTPMetrics(reg prometheus.Registerer) *httpMetrics {
 			Help:    "Time to serve an HTTP request, by route template (websocket routes measure the whole connection).",
 			Buckets: prometheus.ExponentialBuckets(0.0005, 2.5, 12),
 		}, []string{"route", "method"}),
+		refused: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: "vera", Subsystem: "http", Name: "source_refused_total",
+			Help: "Connections (and requests behind a trusted proxy) refused because their source was at limits.max_connections_per_source.",
+		}),
 	}
-	reg.MustRegister(m.requests, m.duration)
+	reg.MustRegister(m.requests, m.duration, m.refused)
 	return m
 }
 

@@ -2,12 +2,14 @@ package gateway
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/pprof"
+	"net/netip"
 	"runtime/debug"
 	"sort"
 	"strings"
@@ -63,6 +65,17 @@ type Route struct {
 	// Undocumented keeps a route out of Routes (and so out of the OpenAPI
 	// coverage check): static assets only.
 	Undocumented bool
+	// Upgrade marks a websocket route: once authenticated, the body and
+	// write deadlines are cleared (the connection keeps itself alive with
+	// pings).
+	Upgrade bool
+	// Token finds a credential outside the Authorization header (a
+	// websocket subprotocol or query parameter). Only client tokens are
+	// accepted there: a partner key never belongs in a URL or a browser.
+	Token func(r *http.Request) string
+	// WriteTimeout overrides limits.write_timeout for a route that waits
+	// longer on purpose.
+	WriteTimeout time.Duration
 	Handler      http.Handler
 }
 
@@ -81,6 +94,11 @@ type Server struct {
 	draining atomic.Bool
 	routes   []Route
 	metrics  *httpMetrics
+	// Connection bounds (listen.go): open connections per source, requests
+	// in flight per source named by a trusted proxy, and the proxies.
+	conns    *sourceCounts
+	inflight *sourceCounts
+	proxies  []netip.Prefix
 }
 
 // New builds a server from a validated config.
@@ -98,13 +116,19 @@ func New(cfg Config, opts Options) (*Server, error) {
 		s.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	}
 	if s.limiter == nil {
-		s.limiter = NewMemoryRateLimiter(cfg.Limits.RequestsPerMinute, s.clock)
+		s.limiter = NewMemoryRateLimiter(s.clock)
 	}
 	if s.idem == nil {
 		s.idem = NewMemoryIdempotencyStore(time.Duration(cfg.Idempotency.TTLSeconds)*time.Second, cfg.Idempotency.MaxEntries, s.clock)
 	}
 	if s.device == nil {
 		s.device = func(string) error { return nil }
+	}
+	s.conns = newSourceCounts(cfg.Limits.MaxConnectionsPerSource)
+	s.inflight = newSourceCounts(cfg.Limits.MaxConnectionsPerSource)
+	for _, p := range cfg.Limits.TrustedProxies {
+		pfx, _ := parseCIDR(p) // Validate checked it
+		s.proxies = append(s.proxies, pfx)
 	}
 	s.tokens = NewTokenIssuer(cfg.Auth.TokenSecret, s.clock)
 	s.auth = newAuthenticator(cfg.Auth, s.tokens)
@@ -130,12 +154,20 @@ func (s *Server) Registry() *prometheus.Registry { return s.registry }
 func (s *Server) Tokens() *TokenIssuer { return s.tokens }
 
 // Handler returns the root handler: request ids and the version header
-// around the router, so even 404s carry both.
+// around the router, so even 404s carry both; the request's source (and
+// the in-flight cap of sources behind a trusted proxy); in dev mode, the
+// loopback Host and cross-site request checks.
 func (s *Server) Handler() http.Handler {
-	return withRequestID(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return withRequestID(s.withSource(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("VERA-Version", s.cfg.APIVersion)
+		if s.cfg.DevMode() {
+			if err := devModeRefusal(r); err != nil {
+				WriteError(w, r, err)
+				return
+			}
+		}
 		s.router.ServeHTTP(w, r)
-	}))
+	})))
 }
 
 // Authenticate resolves a principal for sub-packages that take credentials
@@ -192,8 +224,9 @@ func (s *Server) mountBuiltins() {
 		Handler: http.HandlerFunc(s.handleClientToken)})
 }
 
-// wrap applies, in order: panic recovery, metrics, drain refusal, auth and
-// scope, rate limit, body limit, idempotency.
+// wrap applies, in order: panic recovery, metrics, the request's
+// deadlines, drain refusal, the auth-failure throttle, auth and scope, rate
+// limit, body limit, idempotency.
 func (s *Server) wrap(rt Route) http.Handler {
 	h := rt.Handler
 	if rt.Idempotent {
@@ -213,30 +246,27 @@ func (s *Server) wrap(rt Route) http.Handler {
 				WriteError(w, r, Errorf(InternalError, "internal error"))
 			}
 		}()
+		r = s.deadlines(w, r, rt)
 		if rt.CreatesSession && s.Draining() {
 			WriteError(w, r, &Error{Type: Unavailable, Message: "gateway is draining: reconnect to another instance", RetryAfter: 5})
 			return
 		}
 		if rt.Scope != "" {
-			p, err := s.auth.Authenticate(r, rt.AllowClientToken, "")
-			if err != nil {
-				WriteError(w, r, err)
-				return
-			}
-			if !p.Has(rt.Scope) {
-				WriteError(w, r, Errorf(PermissionError, "this key lacks the %s scope", rt.Scope))
+			p, ok := s.authorize(w, r, rt)
+			if !ok {
 				return
 			}
 			r = r.WithContext(WithPrincipal(r.Context(), p))
-			if key, limited := rateKey(p); limited && !rt.NoRateLimit {
-				if ok, wait := s.limiter.Allow(key); !ok {
-					WriteError(w, r, &Error{Type: RateLimited, Message: fmt.Sprintf("more than %d requests per minute for this key", s.cfg.Limits.RequestsPerMinute), RetryAfter: retryAfterSeconds(wait)})
-					return
-				}
+			if !rt.NoRateLimit && !s.allow(w, r, p) {
+				return
 			}
+		}
+		if rt.Upgrade {
+			clearDeadlines(w)
 		}
 		if limit > 0 {
 			if r.ContentLength > limit {
+				w.Header().Set("Connection", "close")
 				WriteError(w, r, tooLarge(limit))
 				return
 			}
@@ -246,20 +276,124 @@ func (s *Server) wrap(rt Route) http.Handler {
 	}))
 }
 
-// rateKey is the bucket a request counts against: a partner key's own
-// bucket (the Partner API's per-key limit), or one per end user for client
-// tokens, so that a partner's devices do not share the partner's server
-// budget. Dev mode (loopback only, no keys) is not limited: it is where the
-// load tool and local clients run.
-func rateKey(p Principal) (string, bool) {
+// authorize runs the auth-failure throttle, then authentication and the
+// scope check. A refused request with a body is answered without reading
+// it, and its connection is closed.
+func (s *Server) authorize(w http.ResponseWriter, r *http.Request, rt Route) (Principal, bool) {
+	refuse := func(err *Error) (Principal, bool) {
+		if r.ContentLength != 0 {
+			w.Header().Set("Connection", "close")
+		}
+		WriteError(w, r, err)
+		return Principal{}, false
+	}
+	src := SourceAddr(r.Context())
+	fails := Bucket{Key: "authfail\x00" + src.String(), PerMinute: s.cfg.Limits.AuthFailuresPerMinute}
+	if wait, err := s.limiter.Wait(r.Context(), fails); err == nil && wait > 0 {
+		return refuse(&Error{Type: RateLimited, RetryAfter: retryAfterSeconds(wait),
+			Message: fmt.Sprintf("more than %d failed authentications per minute from this address", s.cfg.Limits.AuthFailuresPerMinute)})
+	}
+	token := ""
+	if rt.Token != nil {
+		token = rt.Token(r)
+	}
+	p, err := s.auth.Authenticate(r, rt.AllowClientToken, token)
+	if err != nil {
+		_, _ = s.limiter.Take(r.Context(), fails)
+		return refuse(err)
+	}
+	if !p.Has(rt.Scope) {
+		return refuse(Errorf(PermissionError, "this key lacks the %s scope", rt.Scope))
+	}
+	return p, true
+}
+
+// deadlines bounds the request's body read (limits.body_timeout) and its
+// response (limits.write_timeout or the route's). The read deadline is set
+// only while a body remains and cleared once it is read, so that a handler
+// that then waits (on a model) is not cancelled by its expiry.
+func (s *Server) deadlines(w http.ResponseWriter, r *http.Request, rt Route) *http.Request {
+	rc := http.NewResponseController(w)
+	wt := s.cfg.Limits.WriteTimeout
+	if rt.WriteTimeout > 0 {
+		wt = rt.WriteTimeout
+	}
+	now := time.Now()
+	_ = rc.SetWriteDeadline(now.Add(wt))
+	if r.Body != nil && r.Body != http.NoBody && r.ContentLength != 0 {
+		if rc.SetReadDeadline(now.Add(s.cfg.Limits.BodyTimeout)) == nil {
+			r.Body = &deadlineBody{ReadCloser: r.Body, rc: rc}
+		}
+	}
+	return r
+}
+
+// deadlineBody clears the read deadline when its body is done.
+type deadlineBody struct {
+	io.ReadCloser
+	rc   *http.ResponseController
+	done bool
+}
+
+func (b *deadlineBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err == io.EOF && !b.done {
+		b.done = true
+		_ = b.rc.SetReadDeadline(time.Time{})
+	}
+	return n, err
+}
+
+// clearDeadlines lifts the request's deadlines from an upgraded connection.
+func clearDeadlines(w http.ResponseWriter) {
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Time{})
+	_ = rc.SetWriteDeadline(time.Time{})
+}
+
+// rateBuckets are the buckets a request of p takes from: every request
+// made with a partner key or any of its client tokens counts against the
+// key's limits.requests_per_minute; a client token's request also against
+// its end user's own limits.per_end_user_rpm, so one device cannot spend
+// its partner's budget. Dev mode (loopback only, no keys) is not limited:
+// it is where the load tool and local clients run.
+func (s *Server) rateBuckets(p Principal) []Bucket {
+	partner := Bucket{Key: "partner\x00" + p.PartnerID, PerMinute: s.cfg.Limits.RequestsPerMinute}
 	switch p.Via {
 	case "key":
-		return "key\x00" + p.PartnerID, true
+		return []Bucket{partner}
 	case "token":
-		return "token\x00" + p.PartnerID + "\x00" + p.EndUserID, true
+		return []Bucket{partner, {Key: "user\x00" + p.PartnerID + "\x00" + p.EndUserID, PerMinute: s.cfg.Limits.PerEndUserRPM}}
 	default:
-		return "", false
+		return nil
 	}
+}
+
+// allow takes p's request from its buckets, or writes 429 with the exact
+// Retry-After and reports false. A limiter that cannot decide (the
+// cluster's Redis is down) refuses with 503 and Retry-After: a partner's
+// limit is not lifted by an outage. Routes that must never be refused
+// (hang-ups, health) are NoRateLimit and never ask.
+func (s *Server) allow(w http.ResponseWriter, r *http.Request, p Principal) bool {
+	bs := s.rateBuckets(p)
+	if len(bs) == 0 {
+		return true
+	}
+	d, err := s.limiter.Take(r.Context(), bs...)
+	if err != nil {
+		s.log.Warn("rate limiter unavailable; request refused", "err", err)
+		WriteError(w, r, &Error{Type: Unavailable, RetryAfter: 1, Message: "rate limits cannot be checked right now; retry"})
+		return false
+	}
+	if d.OK {
+		return true
+	}
+	msg := fmt.Sprintf("more than %d requests per minute for this partner key and its client tokens", s.cfg.Limits.RequestsPerMinute)
+	if d.Refused == 1 {
+		msg = fmt.Sprintf("more than %d requests per minute for this end user", s.cfg.Limits.PerEndUserRPM)
+	}
+	WriteError(w, r, &Error{Type: RateLimited, Message: msg, RetryAfter: retryAfterSeconds(d.RetryAfter)})
+	return false
 }
 
 // maxIdempotencyKeyLen bounds the Idempotency-Key header.
@@ -286,8 +420,9 @@ func (s *Server) withIdempotency(next http.Handler) http.Handler {
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		p, _ := PrincipalFrom(r.Context())
-		scoped := p.PartnerID + "\x00" + r.Method + "\x00" + r.URL.Path + "\x00" + key
-		stored, err := s.idem.Begin(scoped, sha256.Sum256(body))
+		ik := IdempotencyKey{Partner: p.PartnerID, Scope: r.Method + " " + r.URL.Path, Key: key}
+		ctx := r.Context()
+		stored, err := s.idem.Begin(ctx, ik, sha256.Sum256(body))
 		switch {
 		case err == ErrIdempotencyMismatch:
 			WriteError(w, r, Errorf(Conflict, "Idempotency-Key %q was already used with a different request body", key))
@@ -296,7 +431,8 @@ func (s *Server) withIdempotency(next http.Handler) http.Handler {
 			WriteError(w, r, &Error{Type: Conflict, Message: "a request with this Idempotency-Key is still in progress", RetryAfter: 1})
 			return
 		case err != nil:
-			WriteError(w, r, err)
+			s.log.Warn("idempotency store unavailable", "err", err)
+			WriteError(w, r, &Error{Type: Unavailable, Message: "the idempotency store is unavailable; retry with the same Idempotency-Key", RetryAfter: 1})
 			return
 		case stored != nil:
 			for k, v := range stored.Header {
@@ -311,7 +447,7 @@ func (s *Server) withIdempotency(next http.Handler) http.Handler {
 		completed := false
 		defer func() {
 			if !completed {
-				s.idem.Release(scoped)
+				_ = s.idem.Release(context.WithoutCancel(ctx), ik)
 			}
 		}()
 		next.ServeHTTP(rec, r)
@@ -322,8 +458,7 @@ func (s *Server) withIdempotency(next http.Handler) http.Handler {
 					h[k] = v
 				}
 			}
-			s.idem.Complete(scoped, StoredResponse{Status: rec.status, Header: h, Body: rec.buf.Bytes()})
-			completed = true
+			completed = s.idem.Complete(context.WithoutCancel(ctx), ik, StoredResponse{Status: rec.status, Header: h, Body: rec.buf.Bytes()}) == nil
 		}
 	})
 }

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -45,7 +46,7 @@ type testServer struct {
 // newTestServer mounts /v1/echo (conversations:write, idempotent, echoes the
 // decoded body and counts calls), /v1/device (client tokens allowed) and
 // /v1/fail (always 502).
-func newTestServer(t *testing.T, cfg Config) *testServer {
+func newTestServer(t testing.TB, cfg Config) *testServer {
 	t.Helper()
 	ts := &testServer{clock: newFakeClock()}
 	s, err := New(cfg, Options{Clock: ts.clock})
@@ -106,6 +107,7 @@ func (ts *testServer) do(t *testing.T, method, path, key string, body string, hd
 	t.Helper()
 	req := httptest.NewRequest(method, path, strings.NewReader(body))
 	req.RemoteAddr = "127.0.0.1:40000"
+	req.Host = "localhost:8080"
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
 	}
@@ -115,6 +117,10 @@ func (ts *testServer) do(t *testing.T, method, path, key string, body string, hd
 	for i := 0; i+1 < len(hdr); i += 2 {
 		if hdr[i] == "RemoteAddr" {
 			req.RemoteAddr = hdr[i+1]
+			continue
+		}
+		if hdr[i] == "Host" {
+			req.Host = hdr[i+1]
 			continue
 		}
 		req.Header.Set(hdr[i], hdr[i+1])
@@ -342,25 +348,42 @@ func TestIdempotency(t *testing.T) {
 
 func TestIdempotencyStoreBounded(t *testing.T) {
 	clock := newFakeClock()
+	ctx := context.Background()
 	s := NewMemoryIdempotencyStore(time.Hour, 3, clock)
-	for i := 0; i < 10; i++ {
-		k := fmt.Sprint(i)
-		if _, err := s.Begin(k, [32]byte{1}); err != nil {
-			t.Fatal(err)
-		}
-		s.Complete(k, StoredResponse{Status: 200})
+	key := func(partner, k string) IdempotencyKey {
+		return IdempotencyKey{Partner: partner, Scope: "POST /v1/echo", Key: k}
 	}
-	if s.Len() != 3 {
-		t.Fatalf("store holds %d entries, want at most 3", s.Len())
-	}
-	if _, err := s.Begin("9", [32]byte{2}); err != ErrIdempotencyMismatch {
-		t.Fatalf("newest key lost: %v", err)
-	}
-	if _, err := s.Begin("a", [32]byte{1}); err != nil {
+	if _, err := s.Begin(ctx, key("b", "kept"), [32]byte{1}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Begin("a", [32]byte{1}); err != ErrIdempotencyInFlight {
+	_ = s.Complete(ctx, key("b", "kept"), StoredResponse{Status: 200})
+	for i := 0; i < 10; i++ {
+		k := key("a", fmt.Sprint(i))
+		if _, err := s.Begin(ctx, k, [32]byte{1}); err != nil {
+			t.Fatal(err)
+		}
+		_ = s.Complete(ctx, k, StoredResponse{Status: 200})
+	}
+	if s.Len("a") != 3 {
+		t.Fatalf("partner a holds %d entries, want at most 3", s.Len("a"))
+	}
+	if _, err := s.Begin(ctx, key("a", "9"), [32]byte{2}); err != ErrIdempotencyMismatch {
+		t.Fatalf("newest key lost: %v", err)
+	}
+	// Partner a's ten keys evicted only its own: b's key still replays.
+	if r, err := s.Begin(ctx, key("b", "kept"), [32]byte{1}); err != nil || r == nil || r.Status != 200 {
+		t.Fatalf("partner b's key after a's burst = %v, %v; want its stored response", r, err)
+	}
+	if _, err := s.Begin(ctx, key("a", "x"), [32]byte{1}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Begin(ctx, key("a", "x"), [32]byte{1}); err != ErrIdempotencyInFlight {
 		t.Fatalf("in-flight key: %v", err)
+	}
+	// The same header value on another route or of another partner is
+	// another key.
+	if r, err := s.Begin(ctx, IdempotencyKey{Partner: "a", Scope: "POST /v1/other", Key: "x"}, [32]byte{9}); err != nil || r != nil {
+		t.Fatalf("other scope = %v, %v", r, err)
 	}
 }
 
@@ -457,20 +480,38 @@ func TestRateLimitScopes(t *testing.T) {
 		}
 		return tok.Token
 	}
-	u1, u2 := mint("u_1"), mint("u_2")
-	for i := 0; i < 60; i++ {
+	u1, u2, u3 := mint("u_1"), mint("u_2"), mint("u_3") // 3 of partner b's 60
+	for i := 0; i < 20; i++ {
 		if r := ts.do(t, "POST", "/v1/device", u1, `{}`); r.status != 200 {
 			t.Fatalf("u_1 request %d = %d", i+1, r.status)
 		}
 	}
-	if r := ts.do(t, "POST", "/v1/device", u1, `{}`); r.status != 429 {
-		t.Fatalf("u_1's 61st = %d, want 429", r.status)
+	// u_1's own bucket (20 a minute) is empty: the 21st waits 3 s for the
+	// next token, exactly.
+	r := ts.do(t, "POST", "/v1/device", u1, `{}`)
+	if r.status != 429 || r.header.Get("Retry-After") != "3" || !strings.Contains(r.envelope(t).Message, "end user") {
+		t.Fatalf("u_1's 21st = %d Retry-After %q %s, want 429 after 3 s naming the end user", r.status, r.header.Get("Retry-After"), r.body)
 	}
-	if r := ts.do(t, "POST", "/v1/device", u2, `{}`); r.status != 200 {
-		t.Fatalf("another end user = %d, want 200", r.status)
+	// Another end user of the same partner still has its own bucket.
+	for i := 0; i < 20; i++ {
+		if r := ts.do(t, "POST", "/v1/device", u2, `{}`); r.status != 200 {
+			t.Fatalf("u_2 request %d = %d", i+1, r.status)
+		}
 	}
-	if r := ts.do(t, "POST", "/v1/echo", keyB, `{"text":"x"}`); r.status != 201 {
-		t.Fatalf("the partner key itself = %d, want 201 (2 of 60 used)", r.status)
+	// 43 of the partner's 60 are spent (3 mints, 40 by its tokens; the
+	// refused request took nothing): 17 left for everyone of partner b.
+	for i := 0; i < 17; i++ {
+		if r := ts.do(t, "POST", "/v1/device", u3, `{}`); r.status != 200 {
+			t.Fatalf("u_3 request %d = %d", i+1, r.status)
+		}
+	}
+	r = ts.do(t, "POST", "/v1/echo", keyB, `{"text":"x"}`)
+	if r.status != 429 || r.header.Get("Retry-After") != "1" || !strings.Contains(r.envelope(t).Message, "partner key") {
+		t.Fatalf("the partner key after its tokens spent its budget = %d %q %s, want 429 naming the partner key", r.status, r.header.Get("Retry-After"), r.body)
+	}
+	// Partner a is untouched.
+	if r := ts.do(t, "POST", "/v1/echo", keyA, `{"text":"x"}`); r.status != 201 {
+		t.Fatalf("another partner = %d, want 201", r.status)
 	}
 
 	dev := newTestServer(t, DefaultConfig())

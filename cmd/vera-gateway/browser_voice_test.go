@@ -425,7 +425,7 @@ func runBrowserVoice(t *testing.T, bin, fixture string) {
 		t.Errorf("latency of the voice turn not shown: %q", rep.Latency)
 	}
 	// Hang-up: DELETE on the Location ended the session on the server.
-	if rep.DeleteCode != http.StatusOK {
+	if rep.DeleteCode != http.StatusNoContent {
 		t.Errorf("DELETE = %d", rep.DeleteCode)
 	}
 	if n := a.rtc.Len(); n != 0 {

@@ -18,6 +18,7 @@ import (
 	"github.com/veraneural/vera-gateway/gateway"
 	"github.com/veraneural/vera-gateway/gateway/audit"
 	"github.com/veraneural/vera-gateway/gateway/chat"
+	"github.com/veraneural/vera-gateway/gateway/cluster"
 	"github.com/veraneural/vera-gateway/gateway/inbox"
 	"github.com/veraneural/vera-gateway/gateway/router"
 	"github.com/veraneural/vera-gateway/gateway/rtc"
@@ -58,6 +59,9 @@ type fileConfig struct {
 	Store           storeConfig        `yaml:"store"`
 	// Audit bounds the decision audit log (GET /v1/audit/decisions).
 	Audit audit.Config `yaml:"audit"`
+	// Cluster, when set, makes this node one of a cluster on Redis
+	// (gateway/cluster); absent, the node is alone on bbolt and memory.
+	Cluster cluster.Config `yaml:"cluster"`
 }
 
 // authConfig is the file's auth section: the edge's settings, and its keys
@@ -170,7 +174,7 @@ func (c *fileConfig) validate() error {
 		{"rtc", c.RTC.Validate()}, {"safety", c.Safety.Validate()}, {"glasses", c.Glasses.Validate()},
 		{"devices", c.Devices.Validate()}, {"voice", c.Voice.Validate()},
 		{"webhook_delivery", c.WebhookDelivery.Validate()}, {"tools", c.Tools.Validate()}, {"inbox", c.Inbox.Validate()},
-		{"audit", c.Audit.Validate()},
+		{"audit", c.Audit.Validate()}, {"cluster", c.Cluster.Validate()},
 	} {
 		if sec.err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", sec.name, sec.err))
@@ -184,6 +188,9 @@ func (c *fileConfig) validate() error {
 		} else {
 			errs = append(errs, webhook.ValidateTargets("webhooks", c.Webhooks, c.WebhookDelivery, true))
 		}
+	}
+	if c.Cluster.Enabled() && c.Auth.TokenSecret == "" {
+		errs = append(errs, errors.New("auth.token_secret_env: required with cluster: client tokens must verify on every node"))
 	}
 	if c.Admission.MaxVoiceSessions < 1 {
 		errs = append(errs, errors.New("admission.max_voice_sessions: must be at least 1"))
@@ -227,6 +234,12 @@ func loadConfig(path, listen string, getenv func(string) string) (fileConfig, []
 		if cfg.Auth.TokenSecret == "" {
 			return cfg, nil, fmt.Errorf("auth.token_secret_env: environment variable %s is empty or unset", cfg.Auth.TokenSecretEnv)
 		}
+	}
+	if cl := &cfg.Cluster; cl.Enabled() {
+		if cl.NodeID == "" {
+			cl.NodeID, _ = os.Hostname()
+		}
+		cl.Secret, cl.RedisPassword = getenv(cl.SecretEnv), getenv(cl.RedisPasswordEnv)
 	}
 	if cfg.RTC.TURN.SecretEnv != "" {
 		cfg.RTC.TURN.Secret = getenv(cfg.RTC.TURN.SecretEnv) // rtc.Validate names an empty one
@@ -408,9 +421,12 @@ func setScalar(v reflect.Value, s string) error {
 // redacted is what -print-config shows in place of a secret.
 const redacted = "[redacted]"
 
-// redact blanks every non-empty string field whose YAML key is a secret
-// (secret, token_secret, api_key, …; not the *_env names), in structs,
-// slices and maps alike. It works on cfg in place: call it on a copy.
+// redact blanks every secret in cfg, found generically so that a section
+// added later is covered without a list to keep: every non-empty string
+// whose YAML key is secret-shaped (see isSecretKey), and the userinfo of
+// every URL-shaped string (user:pass@host), in structs, slices and maps
+// alike. It works on cfg in place (maps are replaced by redacted copies):
+// call it on a copy.
 func redact(v reflect.Value) {
 	switch v.Kind() {
 	case reflect.Pointer, reflect.Interface:
@@ -425,23 +441,80 @@ func redact(v reflect.Value) {
 				continue
 			}
 			name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
-			fv := v.Field(i)
-			if fv.Kind() == reflect.String && isSecretKey(name) && fv.String() != "" {
-				fv.SetString(redacted)
-				continue
-			}
-			redact(fv)
+			redactNamed(v.Field(i), name)
 		}
 	case reflect.Slice, reflect.Array:
 		for i := 0; i < v.Len(); i++ {
-			redact(v.Index(i))
+			redactNamed(v.Index(i), "")
 		}
+	case reflect.Map:
+		if v.IsNil() || !v.CanSet() {
+			return
+		}
+		cp := reflect.MakeMapWithSize(v.Type(), v.Len())
+		for it := v.MapRange(); it.Next(); {
+			e := reflect.New(v.Type().Elem()).Elem()
+			e.Set(it.Value())
+			name := ""
+			if it.Key().Kind() == reflect.String {
+				name = it.Key().String()
+			}
+			redactNamed(e, name)
+			cp.SetMapIndex(it.Key(), e)
+		}
+		v.Set(cp)
 	}
 }
 
+// redactNamed redacts one value held under the YAML key name ("" for a
+// list element).
+func redactNamed(fv reflect.Value, name string) {
+	if fv.Kind() != reflect.String {
+		redact(fv)
+		return
+	}
+	switch {
+	case fv.String() == "" || !fv.CanSet():
+	case isSecretKey(name):
+		fv.SetString(redacted)
+	default:
+		fv.SetString(redactUserinfo(fv.String()))
+	}
+}
+
+// redactUserinfo replaces the userinfo of a URL-shaped string
+// (scheme://user:pass@host, turn:user:pass@host) with [redacted].
+func redactUserinfo(s string) string {
+	scheme, rest, ok := strings.Cut(s, ":")
+	if !ok || scheme == "" || strings.ContainsAny(scheme, "/@ ") {
+		return s
+	}
+	authority := strings.TrimPrefix(rest, "//")
+	end := strings.IndexAny(authority, "/?#")
+	if end < 0 {
+		end = len(authority)
+	}
+	at := strings.LastIndexByte(authority[:end], '@')
+	if at < 0 {
+		return s
+	}
+	prefix := s[:len(s)-len(authority)]
+	return prefix + redacted + authority[at:]
+}
+
+// isSecretKey reports whether a YAML key names a secret: anything that
+// says secret, password, passphrase, credential, token (not its ttl
+// settings), private or api key, or authorization — never the *_env
+// names, which only say where a secret is read from.
 func isSecretKey(name string) bool {
-	if strings.HasSuffix(name, "_env") {
+	n := strings.ToLower(name)
+	if strings.HasSuffix(n, "_env") || strings.HasSuffix(n, "_seconds") {
 		return false
 	}
-	return name == "secret" || strings.HasSuffix(name, "_secret") || name == "api_key" || name == "password" || name == "token"
+	for _, w := range []string{"secret", "password", "passwd", "passphrase", "credential", "token", "api_key", "apikey", "private_key", "authorization"} {
+		if strings.Contains(n, w) {
+			return true
+		}
+	}
+	return false
 }

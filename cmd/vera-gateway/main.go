@@ -96,9 +96,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
-	httpSrv := &http.Server{Handler: a.srv.Handler(), ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	// The edge's bounds: header, body, write and idle timeouts, header
+	// size, and the per-source connection cap with trusted proxies.
+	httpSrv := a.srv.HTTPServer()
 	serveErr := make(chan error, 2)
-	go func() { serveErr <- httpSrv.Serve(ln) }()
+	go func() { serveErr <- httpSrv.Serve(a.srv.Listener(ln)) }()
 
 	var debugSrv *http.Server
 	if cfg.DebugListen != "" {

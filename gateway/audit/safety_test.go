@@ -16,10 +16,11 @@ import (
 // TestSafetyRoute: GET /v1/audit/safety serves the referral counters to a
 // key with audit:read, and refuses one without it.
 func TestSafetyRoute(t *testing.T) {
-	c := safety.NewCounters(prometheus.NewRegistry())
-	c.CardShown(safety.LevelCrisis, "US", safety.SurfaceHUD)
-	c.CardShown(safety.LevelCrisis, "US", safety.SurfaceHUD)
-	c.CardAcked(safety.LevelCrisis, "US", safety.SurfaceHUD)
+	c := safety.NewCounters(gateway.NewSafetyCounters(prometheus.NewRegistry()))
+	a := c.Partner("partner-a")
+	a.CardShown(safety.LevelCrisis, "US", safety.SurfaceHUD)
+	a.CardShown(safety.LevelCrisis, "US", safety.SurfaceHUD)
+	a.CardAcked(safety.LevelCrisis, "US", safety.SurfaceHUD)
 	cfg := gateway.DefaultConfig()
 	cfg.Auth.Keys = []gateway.KeyConfig{
 		{ID: "partner-a", Secret: "vera_sk_test_partner_a_0123456789", Scopes: []string{gateway.ScopeAuditRead}},

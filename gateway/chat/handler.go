@@ -73,6 +73,21 @@ type Options struct {
 	// OnClose observes every close the server initiates, before the close
 	// handshake (metrics, tests).
 	OnClose func(CloseInfo)
+	// Shares holds each partner and end user to its share of
+	// MaxConnections (limits.per_partner.chats, limits.per_token.chats);
+	// nil: only the global cap.
+	Shares *gateway.Shares
+	// Elsewhere, when set, is asked about a resume hello that no session
+	// here has: it returns a Relay to the session's owner on another node
+	// (the cluster), or nil, and the client gets not_found as before.
+	Elsewhere func(ctx context.Context, p gateway.Principal, hello []byte, resumeToken string) Relay
+}
+
+// Relay carries a resumed connection to the node that owns its session.
+type Relay interface {
+	// Run moves frames both ways between client and the owner until either
+	// side closes or ctx ends, then closes both.
+	Run(ctx context.Context, client *websocket.Conn) error
 }
 
 // Handler serves GET /v1/chat.
@@ -172,6 +187,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		gateway.WriteError(w, r, &gateway.Error{Type: gateway.Unavailable, Message: "no capacity for another chat connection", RetryAfter: 5})
 		return
 	}
+	release, serr := h.opts.Shares.Acquire(gateway.ShareChats, p.PartnerID, p.EndUserID)
+	if serr != nil {
+		h.mu.Unlock()
+		gateway.WriteError(w, r, serr)
+		return
+	}
+	defer release()
 	h.conns[c] = cancel
 	h.wg.Add(1)
 	h.mu.Unlock()

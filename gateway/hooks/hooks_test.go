@@ -18,6 +18,7 @@ import (
 	"github.com/veraneural/vera-gateway/gateway/session"
 	"github.com/veraneural/vera-gateway/gateway/titles"
 	"github.com/veraneural/vera-gateway/gateway/webhook"
+	"github.com/veraneural/vera-gateway/glasses"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -70,7 +71,7 @@ func newWorld(t *testing.T) *world {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if w.mgr, err = session.NewManager(session.DefaultConfig(), session.Deps{Converser: echo{}, Safety: local, Layout: session.PlainLayout{},
+	if w.mgr, err = session.NewManager(session.DefaultConfig(), session.Deps{Converser: echo{}, Safety: local, Layout: cardLayout(t),
 		Observer: w.hooks, OnOpened: w.hooks.Opened, OnClosed: w.hooks.Closed}); err != nil {
 		t.Fatal(err)
 	}
@@ -86,6 +87,7 @@ func (w *world) post(t *testing.T, id, body string) int {
 	t.Helper()
 	req := httptest.NewRequest(http.MethodPost, "/v1/sessions/"+id+"/messages", strings.NewReader(body))
 	req.RemoteAddr = "127.0.0.1:40000" // dev mode: partner "dev"
+	req.Host = "localhost"             // dev mode serves loopback Host values only
 	req.Header.Set("Content-Type", "application/json")
 	rec := httptest.NewRecorder()
 	w.srv.Handler().ServeHTTP(rec, req)
@@ -198,4 +200,15 @@ func drain(ch chan string) []string {
 			return out
 		}
 	}
+}
+
+// cardLayout is the glasses engine the test sessions lay cards out with
+// (with its plain fallback).
+func cardLayout(t testing.TB) *glasses.Engine {
+	t.Helper()
+	e, err := glasses.New(glasses.DefaultConfig(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
 }

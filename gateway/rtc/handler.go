@@ -1,9 +1,11 @@
 package rtc
 
 import (
+	"bytes"
 	"context"
 	cryptorand "crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
@@ -13,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/gorilla/mux"
 
@@ -48,13 +51,21 @@ type HandlerOptions struct {
 	// with its end reason and final counters (for metrics). It runs on the
 	// session's supervisor goroutine and must not block.
 	OnClosed func(id string, reason error, st Stats)
+	// Shares holds each partner and end user to its share of MaxSessions
+	// (limits.per_partner.voice_sessions, limits.per_token.voice_sessions);
+	// nil: only MaxSessions.
+	Shares *gateway.Shares
 }
 
 // Handler is the WHIP-style signaling endpoint and the registry of live
 // Conns. It owns every Conn it created; Close ends and joins them all. A
-// Conn belongs to the partner whose principal created it: PATCH and DELETE
-// from another partner get 404, as for a session that does not exist
-// (another partner's objects do not exist for it, so never 403).
+// Conn belongs to the partner and end user whose principal created it:
+// PATCH and DELETE from another partner, or from a client token of another
+// end user of the same partner, get 404, as for a session that does not
+// exist (another person's objects do not exist for them, so never 403); the
+// partner's key may act for any of its end users. A client token bound to
+// a device opens voice sessions for that device only, and the data
+// channel's hello cannot switch it.
 type Handler struct {
 	eng        *Engine
 	newSession SessionFactory
@@ -65,13 +76,29 @@ type Handler struct {
 	onClosed   func(string, error, Stats)
 	maxLive    int
 	retryAfter int
+	shares     *gateway.Shares
 
-	// mu guards conns, partner and closed.
+	// mu guards conns, owner, release and closed.
 	mu    sync.Mutex
 	conns map[string]*Conn
-	// partner owns each live Conn, by id.
-	partner map[string]string
+	// owner owns each live Conn, by id.
+	owner map[string]connOwner
+	// release gives back each live Conn's share.
+	release map[string]func()
 	closed  bool
+}
+
+// connOwner is who created a Conn: the partner, and the end user of a
+// client token ("" for the partner's key).
+type connOwner struct{ partner, endUser string }
+
+// owns reports whether p may act on a Conn of o: the same partner, and for
+// a client token the same end user.
+func (o connOwner) owns(p gateway.Principal) bool {
+	if o.partner != p.PartnerID {
+		return false
+	}
+	return p.Via != "token" || o.endUser == p.EndUserID
 }
 
 var deviceRe = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,64}$`)
@@ -85,8 +112,8 @@ func NewHandler(o HandlerOptions) (*Handler, error) {
 	h := &Handler{
 		eng: o.Engine, newSession: o.NewSession, authorize: o.Authorize,
 		log: o.Logger, base: strings.TrimRight(o.BasePath, "/"), onClosed: o.OnClosed,
-		maxLive: o.MaxSessions, retryAfter: max(o.RetryAfterSeconds, 1),
-		conns: make(map[string]*Conn), partner: make(map[string]string),
+		maxLive: o.MaxSessions, retryAfter: max(o.RetryAfterSeconds, 1), shares: o.Shares,
+		conns: make(map[string]*Conn), owner: make(map[string]connOwner), release: make(map[string]func()),
 	}
 	if h.log == nil {
 		h.log = discardLogger()
@@ -182,37 +209,32 @@ func (h *Handler) Create(w http.ResponseWriter, r *http.Request) {
 	if !h.admit(w, r) {
 		return
 	}
-	if !contentTypeIs(r, "application/sdp") {
-		writeError(w, r, http.StatusUnsupportedMediaType, gateway.InvalidRequest, "Content-Type must be application/sdp")
+	device, ok := h.boundDevice(w, r, principal)
+	if !ok {
 		return
 	}
-	device := r.URL.Query().Get("device")
-	if device != "" && !deviceRe.MatchString(device) {
-		writeError(w, r, http.StatusBadRequest, gateway.InvalidRequest, "device: must be 1-64 characters of A-Z a-z 0-9 . _ : -")
-		return
-	}
-	maxB := h.eng.cfg.MaxOfferBytes
-	body, err := io.ReadAll(io.LimitReader(r.Body, int64(maxB)+1))
-	if err != nil {
-		writeError(w, r, http.StatusBadRequest, gateway.InvalidRequest, "could not read offer body")
-		return
-	}
-	if len(body) > maxB {
-		writeError(w, r, http.StatusRequestEntityTooLarge, gateway.InvalidRequest, ErrOfferTooLarge.Error()+": limit is "+strconv.Itoa(maxB)+" bytes")
-		return
-	}
-	offer, err := ParseOffer(body)
-	if err != nil {
-		writeError(w, r, http.StatusBadRequest, gateway.InvalidRequest, err.Error())
+	offer, ok := h.readOffer(w, r)
+	if !ok {
 		return
 	}
 	h.mu.Lock()
 	closed := h.closed
 	h.mu.Unlock()
 	if closed {
-		writeError(w, r, http.StatusServiceUnavailable, gateway.Unavailable, "gateway is draining")
+		h.unavailable(w, r, "gateway is draining")
 		return
 	}
+	release, serr := h.shares.Acquire(gateway.ShareVoiceSessions, principal.PartnerID, principal.EndUserID)
+	if serr != nil {
+		gateway.WriteError(w, r, serr)
+		return
+	}
+	held := false
+	defer func() {
+		if !held {
+			release()
+		}
+	}()
 	id := newID()
 	c, err := newConn(h.eng, id, device, h.log)
 	if err != nil {
@@ -230,8 +252,11 @@ func (h *Handler) Create(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		h.log.Error("rtc: session factory", "err", err)
-		writeError(w, r, http.StatusServiceUnavailable, gateway.Unavailable, "session could not start")
+		h.unavailable(w, r, "session could not start")
 		return
+	}
+	if principal.Device != "" {
+		sess = &boundSession{Session: sess, conn: c, device: principal.Device}
 	}
 	if err := c.wire(sess); err != nil {
 		c.abort()
@@ -254,11 +279,12 @@ func (h *Handler) Create(w http.ResponseWriter, r *http.Request) {
 	if h.closed {
 		h.mu.Unlock()
 		c.abort()
-		writeError(w, r, http.StatusServiceUnavailable, gateway.Unavailable, "gateway is draining")
+		h.unavailable(w, r, "gateway is draining")
 		return
 	}
 	h.conns[id] = c
-	h.partner[id] = principal.PartnerID
+	h.owner[id] = connOwner{partner: principal.PartnerID, endUser: principal.EndUserID}
+	h.release[id], held = release, true
 	h.mu.Unlock()
 	c.start(h.forget)
 	h.log.Info("rtc: session created", "session", id, "device", device)
@@ -274,19 +300,93 @@ func (h *Handler) Create(w http.ResponseWriter, r *http.Request) {
 	_, _ = io.WriteString(w, answer)
 }
 
+// readOffer reads and parses the SDP offer body within
+// Config.MaxOfferBytes, or writes the refusal and reports false.
+func (h *Handler) readOffer(w http.ResponseWriter, r *http.Request) (*Offer, bool) {
+	if !contentTypeIs(r, "application/sdp") {
+		writeError(w, r, http.StatusUnsupportedMediaType, gateway.InvalidRequest, "Content-Type must be application/sdp")
+		return nil, false
+	}
+	maxB := h.eng.cfg.MaxOfferBytes
+	body, err := io.ReadAll(io.LimitReader(r.Body, int64(maxB)+1))
+	if err != nil {
+		writeError(w, r, http.StatusBadRequest, gateway.InvalidRequest, "could not read offer body")
+		return nil, false
+	}
+	if len(body) > maxB {
+		writeError(w, r, http.StatusRequestEntityTooLarge, gateway.InvalidRequest, ErrOfferTooLarge.Error()+": limit is "+strconv.Itoa(maxB)+" bytes")
+		return nil, false
+	}
+	if msg := sdpShape(body); msg != "" {
+		writeError(w, r, http.StatusBadRequest, gateway.InvalidRequest, "offer: "+msg)
+		return nil, false
+	}
+	offer, err := ParseOffer(body)
+	if err != nil {
+		writeError(w, r, http.StatusBadRequest, gateway.InvalidRequest, err.Error())
+		return nil, false
+	}
+	return offer, true
+}
+
+// Bounds on the work an SDP body can ask for, counted on the raw lines
+// before it is parsed: candidates each cost a connectivity check, and a
+// long tail of lines costs the parser and the ICE agent.
+const (
+	MaxSDPLines      = 400
+	MaxSDPCandidates = 50
+	MaxSDPMedia      = 8
+)
+
+// sdpShape counts a body's lines, candidates and media sections; it names
+// the first bound crossed ("" when within all).
+func sdpShape(body []byte) string {
+	lines, cands, media := 0, 0, 0
+	for len(body) > 0 {
+		line := body
+		if i := bytes.IndexByte(body, '\n'); i >= 0 {
+			line, body = body[:i], body[i+1:]
+		} else {
+			body = nil
+		}
+		lines++
+		switch {
+		case bytes.HasPrefix(line, []byte("a=candidate:")), bytes.HasPrefix(line, []byte("a=candidate ")):
+			cands++
+		case bytes.HasPrefix(line, []byte("m=")):
+			media++
+		}
+		switch {
+		case lines > MaxSDPLines:
+			return "more than " + strconv.Itoa(MaxSDPLines) + " lines"
+		case cands > MaxSDPCandidates:
+			return "more than " + strconv.Itoa(MaxSDPCandidates) + " ICE candidates"
+		case media > MaxSDPMedia:
+			return "more than " + strconv.Itoa(MaxSDPMedia) + " media sections"
+		}
+	}
+	return ""
+}
+
 func (h *Handler) forget(c *Conn, reason error) {
 	h.mu.Lock()
+	var release func()
 	if h.conns[c.id] == c {
+		release = h.release[c.id]
 		delete(h.conns, c.id)
-		delete(h.partner, c.id)
+		delete(h.owner, c.id)
+		delete(h.release, c.id)
 	}
 	h.mu.Unlock()
+	if release != nil {
+		release()
+	}
 	if h.onClosed != nil {
 		h.onClosed(c.id, reason, c.Stats())
 	}
 }
 
-// lookup finds the live Conn a PATCH or DELETE names, if p's partner owns it.
+// lookup finds the live Conn a PATCH or DELETE names, if p owns it.
 func (h *Handler) lookup(w http.ResponseWriter, r *http.Request, p gateway.Principal) (*Conn, bool) {
 	id := mux.Vars(r)["id"]
 	if id == "" {
@@ -294,7 +394,7 @@ func (h *Handler) lookup(w http.ResponseWriter, r *http.Request, p gateway.Princ
 	}
 	h.mu.Lock()
 	c, ok := h.conns[id]
-	ok = ok && h.partner[id] == p.PartnerID
+	ok = ok && h.owner[id].owns(p)
 	h.mu.Unlock()
 	if !ok {
 		writeError(w, r, http.StatusNotFound, gateway.NotFound, "no such voice session")
@@ -325,6 +425,10 @@ func (h *Handler) Update(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(io.LimitReader(r.Body, int64(maxB)+1))
 	if err != nil || len(body) > maxB {
 		writeError(w, r, http.StatusRequestEntityTooLarge, gateway.InvalidRequest, "fragment too large: limit is "+strconv.Itoa(maxB)+" bytes")
+		return
+	}
+	if msg := sdpShape(body); msg != "" {
+		writeError(w, r, http.StatusBadRequest, gateway.InvalidRequest, "fragment: "+msg)
 		return
 	}
 	f, err := ParseFragment(body)
@@ -365,10 +469,60 @@ func (h *Handler) Delete(w http.ResponseWriter, r *http.Request) {
 	}
 	c.stop(ErrHangup)
 	if err := c.Close(r.Context()); err != nil {
-		writeError(w, r, http.StatusServiceUnavailable, gateway.Unavailable, "hang-up still in progress")
+		gateway.WriteError(w, r, &gateway.Error{Type: gateway.Unavailable, Message: "hang-up still in progress", RetryAfter: 1})
 		return
 	}
-	w.WriteHeader(http.StatusOK)
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// unavailable answers 503 with the handler's Retry-After.
+func (h *Handler) unavailable(w http.ResponseWriter, r *http.Request, msg string) {
+	gateway.WriteError(w, r, &gateway.Error{Type: gateway.Unavailable, Message: msg, RetryAfter: h.retryAfter})
+}
+
+// boundDevice is the device a new voice session is for: ?device=, which a
+// client token bound to a device must match (and defaults to); it writes
+// the refusal and reports false otherwise.
+func (h *Handler) boundDevice(w http.ResponseWriter, r *http.Request, p gateway.Principal) (string, bool) {
+	device := r.URL.Query().Get("device")
+	if device != "" && !deviceRe.MatchString(device) {
+		writeError(w, r, http.StatusBadRequest, gateway.InvalidRequest, "device: must be 1-64 characters of A-Z a-z 0-9 . _ : -")
+		return "", false
+	}
+	if p.Device == "" {
+		return device, true
+	}
+	if device != "" && device != p.Device {
+		writeError(w, r, http.StatusForbidden, gateway.PermissionError, "the client token is bound to device "+p.Device)
+		return "", false
+	}
+	return p.Device, true
+}
+
+// boundSession holds a voice session to its token's device: a data-channel
+// hello that names another device (a switch, or a resume onto another
+// profile) is answered with a permission_error event and never reaches the
+// session.
+type boundSession struct {
+	Session
+	conn   *Conn
+	device string
+}
+
+func (b *boundSession) OnEvent(data []byte) {
+	if bytes.Contains(data, []byte(`"hello"`)) {
+		var h struct {
+			Type   string `json:"type"`
+			Device string `json:"device"`
+		}
+		if json.Unmarshal(data, &h) == nil && h.Type == "hello" && h.Device != "" && h.Device != b.device {
+			msg, _ := json.Marshal(map[string]any{"type": "error", "seq": 0, "session_id": "", "at": time.Now().UnixMilli(),
+				"error": map[string]string{"type": string(gateway.PermissionError), "message": "the client token is bound to device " + b.device, "event_type": "hello"}})
+			_ = b.conn.SendEvent(msg)
+			return
+		}
+	}
+	b.Session.OnEvent(data)
 }
 
 func contentTypeIs(r *http.Request, want string) bool {

@@ -370,7 +370,7 @@ func TestSessionBelongsToItsPartner(t *testing.T) {
 	if ts.h.Len() != 1 {
 		t.Fatalf("%d sessions after another partner's DELETE, want 1", ts.h.Len())
 	}
-	if got := do(http.MethodDelete, "partner-a"); got != http.StatusOK {
+	if got := do(http.MethodDelete, "partner-a"); got != http.StatusNoContent {
 		t.Fatalf("owner's DELETE = %d", got)
 	}
 	if got := do(http.MethodDelete, "partner-a"); got != http.StatusNotFound {

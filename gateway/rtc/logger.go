@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/pion/logging"
 )
@@ -14,10 +16,15 @@ import (
 type slogFactory struct{ log *slog.Logger }
 
 func (f slogFactory) NewLogger(scope string) logging.LeveledLogger {
-	return pionLogger{log: f.log.With("pion", scope)}
+	return pionLogger{log: f.log.With("pion", scope), scope: fmt.Sprintf("%p\x00%s", f.log, scope)}
 }
 
-type pionLogger struct{ log *slog.Logger }
+type pionLogger struct {
+	log *slog.Logger
+	// scope keys the warning table: the factory's logger (one per engine)
+	// and pion's scope.
+	scope string
+}
 
 // closeNoise are pion warnings logged on every normal hang-up (reads racing
 // the close of their own transport), and the ICE-TCP mux's complaints about
@@ -34,11 +41,67 @@ func (l pionLogger) emit(level slog.Level, msg string) {
 			break
 		}
 	}
+	if level >= slog.LevelWarn && !warnings.first(l.scope, msg, time.Now()) {
+		level = slog.LevelDebug // a repeat within the window
+	}
 	if l.log.Enabled(context.Background(), level) {
 		// pion's messages carry their details in free text; keep the
 		// slog message constant and put the text in an attribute.
 		l.log.Log(context.Background(), level, "pion", "detail", msg)
 	}
+}
+
+// warnings keeps pion's warnings to one per kind per minute: a half-open
+// offer (a client that never answers the connectivity checks) made pion
+// warn once per ICE check, ~158 lines per offer. The kind is the message
+// with its addresses, ports and other numbers taken out; repeats go out at
+// debug. Bounded: past maxWarnKinds kinds the table starts over.
+var warnings = &warnOnce{seen: map[string]time.Time{}}
+
+const (
+	warnWindow   = time.Minute
+	maxWarnKinds = 1024
+)
+
+type warnOnce struct {
+	mu   sync.Mutex // mu guards seen
+	seen map[string]time.Time
+}
+
+// first reports whether msg is the first of its kind in scope within the
+// window, and records it.
+func (w *warnOnce) first(scope, msg string, now time.Time) bool {
+	k := scope + "\x00" + warnKind(msg)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if at, ok := w.seen[k]; ok && now.Sub(at) < warnWindow {
+		return false
+	}
+	if len(w.seen) >= maxWarnKinds {
+		clear(w.seen)
+	}
+	w.seen[k] = now
+	return true
+}
+
+// warnKind is msg without its digits and hex runs (addresses, ports,
+// transaction ids), so one warning about many candidates is one kind.
+func warnKind(msg string) string {
+	var b strings.Builder
+	skip := false
+	for _, r := range msg {
+		num := (r >= '0' && r <= '9') || (skip && (r == '.' || r == ':' || r == 'x' || (r >= 'a' && r <= 'f') || (r >= 'A' && r <= 'F')))
+		if num {
+			if !skip {
+				b.WriteByte('#')
+			}
+			skip = true
+			continue
+		}
+		skip = false
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 func (pionLogger) Trace(string)                    {}

@@ -36,6 +36,8 @@ type Manager struct {
 	byID    map[string]*Session
 	byToken map[string]*Session
 	expiry  map[*Session]clock.Timer
+	// release gives back each session's admission (Deps.Admit).
+	release map[*Session]func()
 }
 
 // NewManager validates cfg and deps and returns an empty manager.
@@ -49,7 +51,7 @@ func NewManager(cfg Config, deps Deps) (*Manager, error) {
 	if deps.Clock == nil {
 		deps.Clock = clock.Real{}
 	}
-	return &Manager{cfg: cfg, deps: deps, byID: map[string]*Session{}, byToken: map[string]*Session{}, expiry: map[*Session]clock.Timer{}}, nil
+	return &Manager{cfg: cfg, deps: deps, byID: map[string]*Session{}, byToken: map[string]*Session{}, expiry: map[*Session]clock.Timer{}, release: map[*Session]func(){}}, nil
 }
 
 // Open starts a session for owner, or resumes the one named by
@@ -69,22 +71,36 @@ func (m *Manager) Open(owner Owner, hello *event.Hello) (*Session, *Stream, erro
 		return nil, nil, fmt.Errorf("%w (%d)", ErrTooManySessions, m.cfg.MaxSessions)
 	}
 	m.mu.Unlock()
-	s, err := New(m.cfg, m.deps, owner, hello)
+	release := func() {}
+	if m.deps.Admit != nil {
+		r, err := m.deps.Admit(owner)
+		if err != nil {
+			return nil, nil, err
+		}
+		release = r
+	}
+	deps := m.deps
+	deps.Counters = deps.Counters.Partner(owner.PartnerID) // the partner's own referral report
+	s, err := New(m.cfg, deps, owner, hello)
 	if err != nil {
+		release()
 		return nil, nil, err
 	}
 	s.onDetach = m.detached
 	st, err := s.Attach(0, false)
 	if err != nil {
+		release()
 		_ = s.Close(context.Background())
 		return nil, nil, err
 	}
 	m.mu.Lock()
 	if m.closed {
 		m.mu.Unlock()
+		release()
 		_ = s.Close(context.Background())
 		return nil, nil, ErrManagerClosed
 	}
+	m.release[s] = release
 	m.byID[s.id] = s
 	m.byToken[s.resumeToken] = s
 	m.mu.Unlock()
@@ -144,10 +160,7 @@ func (m *Manager) detached(s *Session) {
 			m.mu.Unlock()
 			return
 		}
-		s.mu.Lock()
-		attached := s.stream != nil
-		s.mu.Unlock()
-		if attached {
+		if s.ev.attached() {
 			delete(m.expiry, s)
 			m.mu.Unlock()
 			return
@@ -162,6 +175,10 @@ func (m *Manager) detached(s *Session) {
 }
 
 func (m *Manager) removeLocked(s *Session) {
+	if r := m.release[s]; r != nil {
+		r()
+		delete(m.release, s)
+	}
 	delete(m.byID, s.id)
 	delete(m.byToken, s.resumeToken)
 	if t := m.expiry[s]; t != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/veraneural/vera-gateway/gateway"
 	"github.com/veraneural/vera-gateway/gateway/router"
 	"github.com/veraneural/vera-gateway/gateway/session"
+	"github.com/veraneural/vera-gateway/glasses"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -116,7 +117,7 @@ func newManager(t *testing.T) *session.Manager {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := session.NewManager(session.DefaultConfig(), session.Deps{Converser: echo{}, Safety: local, Layout: session.PlainLayout{}})
+	m, err := session.NewManager(session.DefaultConfig(), session.Deps{Converser: echo{}, Safety: local, Layout: cardLayout(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,6 +196,7 @@ func TestRoute(t *testing.T) {
 	put := func(id, body string) (int, string) {
 		req := httptest.NewRequest(http.MethodPut, "/v1/sessions/"+id+"/title", strings.NewReader(body))
 		req.RemoteAddr = "127.0.0.1:40000" // dev mode: partner "dev"
+		req.Host = "localhost"             // dev mode serves loopback Host values only
 		req.Header.Set("Content-Type", "application/json")
 		rec := httptest.NewRecorder()
 		srv.Handler().ServeHTTP(rec, req)
@@ -239,4 +241,15 @@ func counter(t *testing.T, c prometheus.Counter) float64 {
 		t.Fatal(err)
 	}
 	return m.GetCounter().GetValue()
+}
+
+// cardLayout is the glasses engine the test sessions lay cards out with
+// (with its plain fallback).
+func cardLayout(t testing.TB) *glasses.Engine {
+	t.Helper()
+	e, err := glasses.New(glasses.DefaultConfig(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
 }

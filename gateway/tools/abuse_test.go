@@ -21,7 +21,11 @@ import (
 func TestAbuseSchemaBoundsRefuseBeforeCompiling(t *testing.T) {
 	e := newEnv(t)
 	deep := `{"type":"object","properties":{"a":` + strings.Repeat(`{"not":`, 3800) + `{}` + strings.Repeat(`}`, 3800) + `}}`
-	wide := `{"type":"object","properties":{` + strings.Repeat(`"p":{},`, 1200) + `"q":{}}}`
+	var props []string
+	for i := range 1200 {
+		props = append(props, fmt.Sprintf(`"p%d":{}`, i))
+	}
+	wide := `{"type":"object","properties":{` + strings.Join(props, ",") + `}}`
 	var fan strings.Builder
 	fan.WriteString(`{"type":"object","properties":{"a":{"$ref":"#/$defs/d0"}},"$defs":{`)
 	for i := range 24 {
