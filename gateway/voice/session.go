@@ -292,9 +292,21 @@ func (s *voiceSession) onTurnEvent(ev *turn.Event) {
 		s.playMu.Lock()
 		s.turns[id] = &turnTiming{speechEnd: speechEnd, stopped: now}
 		s.playMu.Unlock()
+		stop := s.dropOnHangUp(fd)
 		s.listenDone.Add(1)
-		go s.finishTurn(id, fd, now)
+		go func() {
+			defer stop()
+			s.finishTurn(id, fd, now)
+		}()
 	}
+}
+
+// dropOnHangUp aborts an ended turn's feeder when the session closes, as
+// Closed aborts the open turn's: on a busy machine the recogniser can be
+// seconds of audio behind, and the hang-up waits for finishTurn. stop
+// unregisters it once the turn is through.
+func (s *voiceSession) dropOnHangUp(fd *feeder) (stop func() bool) {
+	return context.AfterFunc(s.ctx, fd.abort)
 }
 
 // finishTurn waits for the final transcript off the media loop, then starts
