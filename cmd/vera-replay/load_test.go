@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -37,9 +39,18 @@ func newGateway(t *testing.T) string {
 	return newGatewayWith(t, router.DefaultConfig())
 }
 
-// newGatewayWith is newGateway with the router configured by rcfg.
+// newGatewayWith is newGateway with the router configured by rcfg. The
+// gateway's rtc and voice logs (info and up) are kept, and printed when the
+// test fails: they say why a session closed.
 func newGatewayWith(t *testing.T, rcfg router.Config) string {
 	t.Helper()
+	logs := &syncBuffer{}
+	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("gateway log (last 60 lines):\n%s", logs.tail(60))
+		}
+	})
 	local, err := session.NewLocalSafety("US")
 	if err != nil {
 		t.Fatal(err)
@@ -72,16 +83,16 @@ func newGatewayWith(t *testing.T, rcfg router.Config) string {
 	// package's own tests do) so turns are not lost to the test machine.
 	cfg.Jitter.MaxDelayMs = 1000
 	cfg.Jitter.Slots = 128
-	factory, err := voice.NewFactory(cfg, voice.Deps{Listener: r, Speaker: r, Sessions: mgr, Metrics: voice.NewMetrics(reg),
+	factory, err := voice.NewFactory(cfg, voice.Deps{Listener: r, Speaker: r, Sessions: mgr, Metrics: voice.NewMetrics(reg), Logger: log,
 		Owner: func(gateway.Principal) session.Owner { return session.Owner{PartnerID: "p_test"} }})
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng, err := rtc.NewEngine(rtc.LoopbackConfig(), nil)
+	eng, err := rtc.NewEngine(rtc.LoopbackConfig(), log)
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := rtc.NewHandler(rtc.HandlerOptions{Engine: eng, NewSession: factory.New})
+	h, err := rtc.NewHandler(rtc.HandlerOptions{Engine: eng, NewSession: factory.New, Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,6 +118,26 @@ func newGatewayWith(t *testing.T, rcfg router.Config) string {
 		}
 	})
 	return srv.URL + rtc.DefaultBasePath
+}
+
+// syncBuffer is a log sink safe for the gateway's goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (w *syncBuffer) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(p)
+}
+
+// tail is the last n lines.
+func (w *syncBuffer) tail(n int) string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	lines := strings.Split(strings.TrimRight(w.b.String(), "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
 
 // TestLoadAgainstGateway runs the load mode against the real voice stack:
@@ -326,8 +357,10 @@ func TestTalkingLoadWithFakes(t *testing.T) {
 		}
 	}
 	var out, errOut bytes.Buffer
-	code := run([]string{"-url", url, "-in", dir, "-sessions", strconv.Itoa(n), "-ramp", "10", "-duration", "10s", "-period", "8s",
-		"-answer-wait", "90s", "-fakes", base, "-json"}, &out, &errOut)
+	// A gentle ramp and a long connect deadline: what is checked is
+	// talking, not how fast a -race build sets sessions up.
+	code := run([]string{"-url", url, "-in", dir, "-sessions", strconv.Itoa(n), "-ramp", "5", "-connect-timeout", "60s",
+		"-duration", "10s", "-period", "8s", "-answer-wait", "90s", "-fakes", base, "-json"}, &out, &errOut)
 	var rep loadReport
 	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
 		t.Fatalf("exit %d, not a report (%v):\n%s\n%s", code, err, out.String(), errOut.String())
