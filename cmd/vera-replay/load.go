@@ -154,6 +154,7 @@ func failReason(err error, ice webrtc.ICEConnectionState) string {
 type loadRun struct {
 	o     options
 	clips []*clip
+	quiet *fixtures.Stream // 2 s of silence: the open mic while a session waits for answers
 	hc    *http.Client
 	stop  chan struct{} // closed: every session hangs up
 
@@ -231,9 +232,9 @@ func (lr *loadRun) runSession(ctx context.Context, idx int, ready func(), hangup
 		}
 	}()
 
-	turns, sent := lr.play(pctx, c, idx)
+	turns, sent, at := lr.play(pctx, c, idx)
 	ice := c.ICEState()
-	lr.awaitEnd(ctx, c, turns, hangup)
+	lr.awaitEnd(ctx, c, turns, hangup, at)
 	events, audio := c.Events(), c.Received()
 	herr := closeClient()
 	from := time.Unix(0, lr.windowStart.Load())
@@ -253,14 +254,26 @@ func (lr *loadRun) runSession(ctx context.Context, idx int, ready func(), hangup
 	return out
 }
 
+// micPos is where a session's outbound stream is: the next packet's
+// sequence number and timestamp offsets.
+type micPos struct {
+	seq uint16
+	ts  uint32
+}
+
+// advance moves past a pass of frames 20 ms frames.
+func (m *micPos) advance(frames int) {
+	m.seq += uint16(frames)
+	m.ts += uint32(frames) * 960
+}
+
 // play loops the session's clips until pctx ends and returns the turns
-// played to their last frame and the packets sent.
-func (lr *loadRun) play(pctx context.Context, c *fixtures.Client, idx int) ([]spokenTurn, int) {
+// played to their last frame, the packets sent and where the stream is.
+func (lr *loadRun) play(pctx context.Context, c *fixtures.Client, idx int) ([]spokenTurn, int, micPos) {
 	o := lr.o
 	var turns []spokenTurn
 	var sent int
-	var seqOff uint16
-	var tsOff uint32
+	var at micPos
 	for k := 0; pctx.Err() == nil; k++ {
 		cl := lr.clips[(idx+k)%len(lr.clips)]
 		stream := cl.stream
@@ -270,7 +283,7 @@ func (lr *loadRun) play(pctx context.Context, c *fixtures.Client, idx int) ([]sp
 		}
 		pass := make([]spokenTurn, len(cl.turns))
 		maxFrame := -1
-		err := c.PlayShifted(pctx, stream, seqOff, tsOff, func(i int, at time.Time) {
+		err := c.PlayShifted(pctx, stream, at.seq, at.ts, func(i int, at time.Time) {
 			sent++
 			f := stream.Packets[i].Frame
 			maxFrame = max(maxFrame, f)
@@ -289,20 +302,37 @@ func (lr *loadRun) play(pctx context.Context, c *fixtures.Client, idx int) ([]sp
 				turns = append(turns, pass[j])
 			}
 		}
-		seqOff += uint16(cl.frames)
-		tsOff += uint32(cl.frames) * 960
+		at.advance(cl.frames)
 		if err != nil {
 			break
 		}
 	}
-	return turns, sent
+	return turns, sent, at
+}
+
+// openMic sends silence from at until ctx ends, as a phone's microphone
+// does while the person waits for an answer: a session that stops sending
+// would be closed by the gateway's idle timeout while its answers are due.
+func (lr *loadRun) openMic(ctx context.Context, c *fixtures.Client, at micPos) {
+	for ctx.Err() == nil {
+		if c.PlayShifted(ctx, lr.quiet, at.seq, at.ts, nil) != nil {
+			return
+		}
+		at.advance(len(lr.quiet.Packets))
+	}
 }
 
 // awaitEnd gives the last turn its -eot-window, then waits up to
 // -answer-wait for every detected turn's outcome — unless a soak's churn
-// hung the session up: that is a person leaving.
-func (lr *loadRun) awaitEnd(ctx context.Context, c *fixtures.Client, turns []spokenTurn, hangup <-chan struct{}) {
+// hung the session up: that is a person leaving. The mic stays open (at)
+// meanwhile.
+func (lr *loadRun) awaitEnd(ctx context.Context, c *fixtures.Client, turns []spokenTurn, hangup <-chan struct{}, at micPos) {
 	o := lr.o
+	mctx, mcancel := context.WithCancel(ctx)
+	var mic sync.WaitGroup
+	mic.Go(func() { lr.openMic(mctx, c, at) })
+	defer mic.Wait()
+	defer mcancel()
 	if n := len(turns); n > 0 {
 		if wait := time.Until(turns[n-1].end.Add(o.window)); wait > 0 && wait <= o.window {
 			t := time.NewTimer(wait)
@@ -357,7 +387,12 @@ func runLoad(ctx context.Context, o options, stdout, stderr io.Writer, progress 
 	// One pooled HTTP client for all sessions (signaling + /metrics).
 	hc := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 64, IdleConnTimeout: 30 * time.Second}}
 	defer hc.CloseIdleConnections()
-	lr := &loadRun{o: o, clips: clips, hc: hc, stop: make(chan struct{})}
+	quiet, err := fixtures.Encode(fixtures.Silence(16000, 2*time.Second), fixtures.EncodeOptions{FEC: true})
+	if err != nil {
+		fmt.Fprintln(stderr, "vera-replay:", err)
+		return 1
+	}
+	lr := &loadRun{o: o, clips: clips, quiet: quiet, hc: hc, stop: make(chan struct{})}
 	cpu0 := cpuSeconds()
 	sctx, scancel := context.WithTimeout(ctx, 5*time.Second)
 	mStart, mStartErr := scrapeMetrics(sctx, hc, murl)
