@@ -124,10 +124,12 @@ func (sp *speechQueue) ReplyInterrupted(r event.ReplyInterrupted) {
 }
 
 func (s *voiceSession) firstText(turnID string) {
-	s.playMu.Lock()
-	defer s.playMu.Unlock()
-	if tt := s.turns[turnID]; tt != nil && !tt.firstText && !tt.transcript.IsZero() {
-		tt.firstText = true
-		s.m.LLMTTFT.Observe(time.Since(tt.transcript).Seconds())
+	tt := s.timing(turnID)
+	if tt == nil {
+		return
+	}
+	now := time.Now()
+	if first, transcript := tt.markFirstText(now); first && !transcript.IsZero() {
+		s.m.LLMTTFT.Observe(now.Sub(transcript).Seconds())
 	}
 }

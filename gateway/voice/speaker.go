@@ -59,6 +59,7 @@ func (s *voiceSession) speaker() {
 			src.beginSentence(it.text, it.protected)
 			asked := time.Now()
 			first := true
+			tt := s.timing(it.turnID)
 			_, err := s.deps.Speaker.Speak(s.ctx, router.SpeakRequest{Text: it.text, SampleRate: rtc.PCMRate, PCMOnly: true},
 				func(c router.AudioChunk) error {
 					if c.Codec != router.CodecPCM || c.SampleRate != rtc.PCMRate {
@@ -66,7 +67,11 @@ func (s *voiceSession) speaker() {
 					}
 					if first {
 						first = false
-						s.m.TTSTTFB.Observe(time.Since(asked).Seconds())
+						now := time.Now()
+						s.m.TTSTTFB.Observe(now.Sub(asked).Seconds())
+						if tt != nil {
+							tt.markFirstAudio(now)
+						}
 					}
 					src.write(c.PCM)
 					return nil
@@ -114,10 +119,7 @@ func (s *voiceSession) sourceFor(turnID string, ph *phrase) *speechSource {
 		src = newPhraseSource(ph, s.phraseTap(), s.m)
 	}
 	src.onFirst = func() {
-		s.session().Emit(event.TypeReplyAudioStarted, event.ReplyAudio{TurnID: turnID})
-		if tt != nil && !tt.speechEnd.IsZero() {
-			s.m.E2ELatency.Observe(time.Since(tt.speechEnd).Seconds())
-		}
+		s.session().Emit(event.TypeReplyAudioStarted, event.ReplyAudio{TurnID: turnID, Latency: s.replyLatency(tt, time.Now())})
 	}
 	s.play, s.playTurn, s.last = src, turnID, src
 	s.playMu.Unlock() // PlayPCM may end an older source, whose onDone takes playMu
