@@ -128,11 +128,22 @@ type SurfaceInfo struct {
 // start (kind "ai_disclosure") or an unacknowledged safety card
 // (kind "safety_unacknowledged", addressed to the phone surface).
 type Notice struct {
-	Kind    string `json:"kind"`
-	Text    string `json:"text"`
+	Kind string `json:"kind"`
+	// Text is what the session's display shows (the full disclosure on a
+	// screen, its one line on a HUD).
+	Text string `json:"text"`
+	// Spoken is what a voice session says (ai_disclosure only): the short
+	// spoken disclosure, the same on every device.
+	Spoken  string `json:"spoken,omitempty"`
 	Surface string `json:"surface,omitempty"`
 	CardID  string `json:"card_id,omitempty"`
 }
+
+// Notice kinds.
+const (
+	NoticeAIDisclosure         = "ai_disclosure"
+	NoticeSafetyUnacknowledged = "safety_unacknowledged"
+)
 
 // Speech marks the start or end of user speech in a voice session, in
 // milliseconds of session audio.

@@ -271,9 +271,7 @@ func (s *Session) beginTurn(ctx context.Context, in turnInput, cancel context.Ca
 		t.id = in.id
 	}
 	r.cur = &turnState{id: t.id, cancel: cancel}
-	if text, ok := s.disclosure.Take(d.surfaceKind()); ok {
-		s.ev.emit(event.TypeNotice, event.Notice{Kind: "ai_disclosure", Text: s.disclosureText(text)})
-	}
+	s.discloseIfDue()
 	s.ev.emit(event.TypeTranscriptFinal, event.Transcript{TurnID: t.id, Text: in.text})
 	return t
 }
