@@ -3,8 +3,9 @@ package voice
 import "github.com/veraneural/vera-gateway/gateway/rtc"
 
 // pauseForBargeIn: user speech has overlapped playout for Turn.BargeInMs.
-// Playout pauses at once, unless what is playing is the AI disclosure or
-// spoken safety resources, which are never cut short.
+// Playout pauses at once, unless what is playing is spoken safety
+// resources, which are never cut short (the AI disclosure may be:
+// disclosure.go).
 func (s *voiceSession) pauseForBargeIn(at int64) {
 	snd := s.conn.Sender()
 	if !snd.Active() {
@@ -75,6 +76,10 @@ func (s *voiceSession) confirmBargeIn() {
 	}
 	s.playMu.Unlock()
 	src.finish()
+	if id == noticeTurn {
+		s.disclosureCut(pos)
+		return
+	}
 	s.cancelTurn(id)
 	s.m.BargeIns.WithLabelValues("interrupted").Inc()
 	// The session cancels a reply still being generated, or truncates the

@@ -15,10 +15,13 @@
 //   - Every safety card is on the wire before the first reply audio packet:
 //     the session emits a turn's card before its first reply.delta, the pump
 //     forwards events in order, and speech starts only from reply.delta.
-//   - The AI disclosure and spoken safety resources are "protected" speech:
-//     barge-in does not pause or cut them, a cancelled turn does not drop
-//     them, and they are not reply text (reply.interrupted's heard leaves
-//     them out).
+//   - Spoken safety resources are "protected" speech: barge-in does not
+//     pause or cut them, a cancelled turn does not drop them, and they are
+//     not reply text (reply.interrupted's heard leaves them out).
+//   - The spoken AI disclosure is short and opens every session; the person
+//     may talk over it. Cut short, it counts as given where the device
+//     shows the disclosure, and is spoken again at the next pause where it
+//     does not (disclosure.go).
 //   - Factory.OnUnacked (wired as session.Deps.OnUnacked) speaks the first
 //     resource of a card that was not acknowledged in time.
 //
@@ -63,7 +66,9 @@
 // connection, the unacknowledged-card hook), session.go (one connection:
 // lifecycle, resume, the listening path and its turns), events.go (the
 // event pump and the session.Subscriber that queues speech), speaker.go
-// (synthesis and playout), bargein.go (pause, resume, interrupt);
+// (synthesis and playout), bargein.go (pause, resume, interrupt),
+// disclosure.go (the spoken AI disclosure cut short), notice.go (the
+// phrase cache);
 // inbound.go, echo.go and feeder.go join the audio/pipeline listening
 // path, the echo guard's tap and the recogniser.
 package voice

@@ -51,11 +51,17 @@ type speechQueue struct {
 	pending map[string]string // per turn, reply text not yet a whole sentence
 }
 
-// Notice speaks the AI disclosure (protected, from the phrase cache).
+// Notice speaks the AI disclosure's short spoken text (from the phrase
+// cache); the person may talk over it (disclosure.go).
 func (sp *speechQueue) Notice(n event.Notice) {
-	if n.Kind == "ai_disclosure" {
-		sp.s.enqueue(speakItem{turnID: "notice", text: n.Text, last: true, protected: true, phrase: true})
+	if n.Kind != event.NoticeAIDisclosure {
+		return
 	}
+	text := n.Spoken
+	if text == "" {
+		text = n.Text
+	}
+	sp.s.enqueue(speakItem{turnID: noticeTurn, text: text, last: true, phrase: true})
 }
 
 // SafetyCard speaks the card's resources when the device must hear them.

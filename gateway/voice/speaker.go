@@ -18,8 +18,9 @@ type speakItem struct {
 	// protected: the disclosure or spoken safety resources (barge-in does
 	// not cut them; they are not reply text).
 	protected bool
-	// phrase: a fixed text spoken alone (the disclosure), played from the
-	// factory's phrase cache when it has one.
+	// phrase: a fixed text spoken alone (the AI disclosure), played from
+	// the factory's phrase cache when it has one. Not reply text, and not
+	// protected: the person may talk over it (disclosure.go).
 	phrase bool
 }
 
@@ -66,7 +67,11 @@ func (s *voiceSession) speaker() {
 		}
 		src := s.sourceFor(it.turnID, nil)
 		if it.text != "" {
-			src.beginSentence(it.text, it.protected)
+			if it.phrase {
+				src.beginNotice(it.text)
+			} else {
+				src.beginSentence(it.text, it.protected)
+			}
 			asked := time.Now()
 			first := true
 			_, err := s.deps.Speaker.Speak(s.ctx, router.SpeakRequest{Text: it.text, SampleRate: rtc.PCMRate, PCMOnly: true},
@@ -131,7 +136,7 @@ func (s *voiceSession) sourceFor(turnID string, ph *phrase) *speechSource {
 	}
 	s.play, s.playTurn, s.last = src, turnID, src
 	s.playMu.Unlock() // PlayPCM may end an older source, whose onDone takes playMu
-	done := func(rtc.Playout) {
+	done := func(p rtc.Playout) {
 		close(src.played)
 		s.playMu.Lock()
 		if s.play == src {
@@ -142,6 +147,7 @@ func (s *voiceSession) sourceFor(turnID string, ph *phrase) *speechSource {
 		s.playMu.Lock()
 		delete(s.turns, turnID)
 		s.playMu.Unlock()
+		s.afterPlayout(turnID, p)
 	}
 	if ph != nil {
 		s.conn.Sender().PlayOpus(src, done)
