@@ -54,8 +54,9 @@ type Counters struct {
 	partner string
 	root    *Counters
 
-	mu     sync.Mutex // guards counts (of the root)
-	counts map[counterKey]uint64
+	mu      sync.Mutex // guards counts and onCount (of the root)
+	counts  map[counterKey]uint64
+	onCount func(partner string, row CounterRow)
 }
 
 type counterKey struct{ partner, event, level, region, surface string }
@@ -93,6 +94,18 @@ func (c *Counters) Partner(id string) *Counters {
 	return &Counters{sink: c.sink, partner: id, root: c.root}
 }
 
+// OnCount hands every count to f as well (partner, and a row of Count 1),
+// so that a deployment of several gateways can add them up in a shared
+// store. f must not block: it runs on the path that shows the card.
+func (c *Counters) OnCount(f func(partner string, row CounterRow)) {
+	if c == nil {
+		return
+	}
+	c.root.mu.Lock()
+	c.root.onCount = f
+	c.root.mu.Unlock()
+}
+
 func (c *Counters) inc(event string, level Level, region string, surface SurfaceKind) {
 	if c == nil {
 		return
@@ -104,7 +117,11 @@ func (c *Counters) inc(event string, level Level, region string, surface Surface
 	r := c.root
 	r.mu.Lock()
 	r.counts[k]++
+	onCount := r.onCount
 	r.mu.Unlock()
+	if onCount != nil {
+		onCount(k.partner, CounterRow{Event: k.event, Level: k.level, Region: k.region, Surface: k.surface, Count: 1})
+	}
 }
 
 func levelLabel(l Level) string {
@@ -170,9 +187,22 @@ func (c *Counters) snapshot(keep func(partner string) bool) CountersSnapshot {
 		}
 	}
 	r.mu.Unlock()
+	rows := make([]CounterRow, 0, len(merged))
 	for k, n := range merged {
-		s.Rows = append(s.Rows, CounterRow{Event: k.event, Level: k.level, Region: k.region, Surface: k.surface, Count: n})
-		s.Totals[k.event] += n
+		rows = append(rows, CounterRow{Event: k.event, Level: k.level, Region: k.region, Surface: k.surface, Count: n})
+	}
+	return SnapshotOf(rows)
+}
+
+// SnapshotOf sorts rows (one per event, level, region and surface) into a
+// snapshot with its totals.
+func SnapshotOf(rows []CounterRow) CountersSnapshot {
+	s := CountersSnapshot{Rows: rows, Totals: map[string]uint64{EventShown: 0, EventAcked: 0, EventSpoken: 0}}
+	if s.Rows == nil {
+		s.Rows = []CounterRow{}
+	}
+	for _, r := range rows {
+		s.Totals[r.Event] += r.Count
 	}
 	sort.Slice(s.Rows, func(i, j int) bool {
 		a, b := s.Rows[i], s.Rows[j]
