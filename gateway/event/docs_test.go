@@ -37,8 +37,8 @@ var serverPayloads = map[Type]func() any{
 
 // TestDocsExamples keeps docs/events.md true: every event type has a
 // section, every client example decodes strictly, and every server example
-// carries the envelope and decodes into its payload type with no unknown
-// field.
+// carries the envelope, decodes into its payload type with no unknown
+// field, and has every field the code sends (fields_test.go).
 func TestDocsExamples(t *testing.T) {
 	doc, err := os.ReadFile(filepath.Join(fixtures.RepoRoot(t), "docs", "events.md"))
 	if err != nil {
@@ -48,6 +48,7 @@ func TestDocsExamples(t *testing.T) {
 	block := regexp.MustCompile("(?s)```json\\n(.*?)```")
 	idx := section.FindAllSubmatchIndex(doc, -1)
 	seen := map[Type]int{}
+	fields := newFieldCheck()
 	for i, m := range idx {
 		typ := Type(doc[m[2]:m[3]])
 		end := len(doc)
@@ -57,8 +58,10 @@ func TestDocsExamples(t *testing.T) {
 		for _, b := range block.FindAllSubmatch(doc[m[1]:end], -1) {
 			seen[typ]++
 			checkExample(t, typ, b[1])
+			fields.example(t, typ, b[1])
 		}
 	}
+	fields.optionalShown(t)
 	for typ := range serverPayloads {
 		if seen[typ] == 0 {
 			t.Errorf("docs/events.md has no example of server event %s", typ)
