@@ -91,8 +91,37 @@ func (sp *speechQueue) ReplyDone(d event.ReplyDone) {
 	sp.s.enqueue(speakItem{turnID: d.TurnID, text: rest, last: true})
 }
 
-// ReplyInterrupted drops the reply's unfinished sentence.
-func (sp *speechQueue) ReplyInterrupted(r event.ReplyInterrupted) { delete(sp.pending, r.TurnID) }
+// ReplyInterrupted drops the reply's unfinished sentence and, unless a
+// barge-in already stopped it, the rest of its speech: a superseded or
+// cancelled reply is not spoken on after its reply.interrupted.
+func (sp *speechQueue) ReplyInterrupted(r event.ReplyInterrupted) {
+	delete(sp.pending, r.TurnID)
+	if r.Reason != "barge_in" {
+		sp.s.stopTurn(r.TurnID)
+	}
+}
+
+// stopTurn makes the speaker skip the turn's queued sentences and stops
+// its playout if it is playing (reply.audio_stopped follows).
+func (s *voiceSession) stopTurn(id string) {
+	s.cancelTurn(id)
+	s.playMu.Lock()
+	src := s.play
+	if s.playTurn != id {
+		src = nil
+	}
+	s.playMu.Unlock()
+	if src == nil {
+		return
+	}
+	s.conn.Sender().Stop()
+	s.playMu.Lock()
+	if s.play == src {
+		s.play, s.playTurn = nil, ""
+	}
+	s.playMu.Unlock()
+	src.finish()
+}
 
 func (s *voiceSession) firstText(turnID string) {
 	s.playMu.Lock()
