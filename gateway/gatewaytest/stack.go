@@ -110,6 +110,9 @@ func NewStack(t testing.TB, o Options) *Stack {
 	default:
 		st.Router = Shared(t)
 	}
+	// After the shared router (owned by TestMain), before anything the
+	// stack starts.
+	LeakGuard(t)
 	var err error
 	if st.Layout, err = session.NewGlassesLayout(glasses.DefaultConfig()); err != nil {
 		t.Fatal(err)
