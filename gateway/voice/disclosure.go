@@ -37,32 +37,6 @@ func (s *voiceSession) disclosureCut(pos rtc.Playout) {
 	s.log.Debug("voice: disclosure cut short; shown on the display", "played_ms", pos.Played().Milliseconds())
 }
 
-// disclosureYields stops the spoken disclosure for a turn with words that
-// starts while it still plays — the person's speech did not pause it (too
-// short to be a barge-in), or the pause was taken for a false interruption
-// and it resumed before the recogniser's first words (a machine under
-// load) — so the reply never waits behind it. It counts as cut short, as
-// at a barge-in. Final-transcript goroutine.
-func (s *voiceSession) disclosureYields() {
-	s.playMu.Lock()
-	src := s.play
-	if s.playTurn != noticeTurn {
-		src = nil
-	}
-	s.playMu.Unlock()
-	if src == nil {
-		return
-	}
-	pos := s.conn.Sender().Stop()
-	s.playMu.Lock()
-	if s.play == src {
-		s.play, s.playTurn = nil, ""
-	}
-	s.playMu.Unlock()
-	src.finish()
-	s.disclosureCut(pos)
-}
-
 // afterPlayout runs when a source of turnID has left the sender (sender
 // goroutine, must not block): a reply that played to its end is the next
 // pause, where an owed disclosure is spoken again (the session emits its

@@ -332,7 +332,6 @@ func (s *voiceSession) finishTurn(id string, fd *feeder, stopped time.Time) {
 	// Words over paused playout confirm the barge-in before the new turn
 	// starts, so the history holds only what was heard of the old reply.
 	s.confirmBargeIn()
-	s.disclosureYields()
 	s.session().SubmitVoiceTurn(id, text, tr.Spotted)
 }
 
