@@ -263,7 +263,12 @@ func (a *app) openStores(cfg fileConfig) (st cluster.Stores, err error) {
 			return st, fmt.Errorf("store: %w", err)
 		}
 		path = filepath.Join(a.tmpDir, "vera.db")
-		a.log.Warn("store.path is not set: inbox messages, webhook deliveries and the decision audit will not survive a restart")
+		// Expected in dev mode (make run); in production it loses data.
+		level := slog.LevelWarn
+		if cfg.DevMode() {
+			level = slog.LevelInfo
+		}
+		a.log.Log(context.Background(), level, "store.path is not set: inbox messages, webhook deliveries and the decision audit will not survive a restart")
 	}
 	if a.db, err = boltstore.Open(path); err != nil {
 		return st, fmt.Errorf("store.path: %w", err)

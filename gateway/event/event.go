@@ -130,13 +130,24 @@ type SurfaceInfo struct {
 // (kind "safety_unacknowledged"; Surface names the surface that did not
 // confirm it).
 type Notice struct {
-	Kind    string `json:"kind"`
-	Text    string `json:"text"`
+	Kind string `json:"kind"`
+	// Text is what the session's display shows (the full disclosure on a
+	// screen, its one line on a HUD).
+	Text string `json:"text"`
+	// Spoken is what a voice session says (ai_disclosure only): the short
+	// spoken disclosure, the same on every device.
+	Spoken  string `json:"spoken,omitempty"`
 	Surface string `json:"surface,omitempty"`
 	CardID  string `json:"card_id,omitempty"`
 }
 
-// Speech marks the start of user speech in a voice session, in
+// Notice kinds.
+const (
+	NoticeAIDisclosure         = "ai_disclosure"
+	NoticeSafetyUnacknowledged = "safety_unacknowledged"
+)
+
+// Speech marks the start or end of user speech in a voice session, in
 // milliseconds of session audio.
 type Speech struct {
 	TurnID  string `json:"turn_id"`

@@ -301,7 +301,7 @@ func blocking() (*scripted, chan struct{}) {
 			return session.Reply{Message: "quick answer"}, nil
 		}
 		req.SafetyFinal(safety.Assessment{})
-		onDelta("partial ")
+		onDelta("A partial answer. ") // a whole sentence: sent at once
 		started <- struct{}{}
 		<-ctx.Done()
 		return session.Reply{}, ctx.Err()
@@ -318,10 +318,10 @@ func TestNewInputCancelsReply(t *testing.T) {
 	_ = s.Handle(context.Background(), &event.InputText{Text: "fast"})
 	evs := until(t, st, event.TypeReplyDone)
 	i := index(evs, event.TypeReplyInterrupted)
-	if i < 0 || evs[i].str("reason") != "superseded" || evs[i].str("heard") != "partial " {
+	if i < 0 || evs[i].str("reason") != "superseded" || evs[i].str("heard") != "A partial answer. " {
 		t.Fatalf("events %v", types(evs))
 	}
-	if h := s.History(); len(h) != 4 || h[1].Text != "partial " || h[3].Text != "quick answer" {
+	if h := s.History(); len(h) != 4 || h[1].Text != "A partial answer. " || h[3].Text != "quick answer" {
 		t.Fatalf("history keeps only what was delivered: %+v", h)
 	}
 }
@@ -896,8 +896,8 @@ func TestObserverAndInterrupt(t *testing.T) {
 	conv := &scripted{fn: func(ctx context.Context, req session.ConverseRequest, onDelta func(string)) (session.Reply, error) {
 		if req.Text == "long story" {
 			req.SafetyFinal(safety.Assessment{})
-			onDelta("Once upon a time, ")
-			onDelta("there was a lighthouse keeper ")
+			onDelta("Once upon a time. ") // whole sentences: one delta each
+			onDelta("There was a lighthouse keeper. ")
 			select {
 			case <-release:
 			case <-ctx.Done():

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/veraneural/vera-gateway/gateway/clock"
 	"github.com/veraneural/vera-gateway/gateway/event"
 	"github.com/veraneural/vera-gateway/safety"
 )
@@ -247,6 +248,8 @@ type turn struct {
 	released bool // deltas flow (safety settled)
 	closed   bool // Converse returned: late deltas are dropped
 	held     []string
+	out      deltaBuf        // released text waiting for a sentence or clause cut
+	outTimer clock.Timer     // flushes out after maxPendingAge; nil when disarmed
 	sent     strings.Builder // text emitted as reply.delta
 }
 
@@ -270,6 +273,7 @@ func (s *Session) runTurn(in turnInput) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.closed = true
+	t.stopOut()
 	if t.settle(reply, err) {
 		t.finish(reply)
 	}
@@ -288,9 +292,7 @@ func (s *Session) beginTurn(ctx context.Context, in turnInput, cancel context.Ca
 		t.id = in.id
 	}
 	r.cur = &turnState{id: t.id, cancel: cancel}
-	if text, ok := s.disclosure.Take(d.surfaceKind()); ok {
-		s.ev.emit(event.TypeNotice, event.Notice{Kind: "ai_disclosure", Text: s.disclosureText(text)})
-	}
+	s.discloseIfDue()
 	s.ev.emit(event.TypeTranscriptFinal, event.Transcript{TurnID: t.id, Text: in.text})
 	return t
 }
@@ -377,11 +379,48 @@ func (t *turn) onDelta(d string) {
 		return // a cut-short reply sends nothing more (a late crisis card is out)
 	}
 	if t.released {
-		t.s.emitDelta(t.id, d)
-		t.sent.WriteString(d)
+		t.send(d)
 		return
 	}
 	t.held = append(t.held, d)
+}
+
+// send passes released text through the turn's delta buffer and emits
+// what is ready: a few sentence or clause deltas per reply. Text left
+// waiting goes out by itself after maxPendingAge. t.mu held.
+func (t *turn) send(d string) {
+	t.emit(t.out.add(d))
+	if t.out.waiting() && t.outTimer == nil {
+		t.outTimer = t.s.timers.after(maxPendingAge, func() {
+			t.mu.Lock()
+			defer t.mu.Unlock()
+			t.outTimer = nil
+			if !t.closed {
+				t.emit(t.out.flush())
+			}
+		})
+	}
+}
+
+// sendRest emits the text still waiting in the buffer (the reply ended)
+// and disarms the flush timer. t.mu held.
+func (t *turn) sendRest() {
+	t.stopOut()
+	t.emit(t.out.flush())
+}
+
+// stopOut disarms the flush timer (the turn is over). t.mu held.
+func (t *turn) stopOut() {
+	t.s.timers.stop(t.outTimer)
+	t.outTimer = nil
+}
+
+// emit sends text as reply.delta events of at most maxDeltaBytes. t.mu held.
+func (t *turn) emit(text string) {
+	for _, d := range chunks(text, maxDeltaBytes) {
+		t.s.emitDelta(t.id, d)
+		t.sent.WriteString(d)
+	}
 }
 
 // settleSafety merges the engine's assessment with the gateway's own (the
@@ -397,14 +436,12 @@ func (t *turn) settleSafety(engine safety.Assessment) {
 	}
 }
 
-// flush releases the held deltas, coalesced into few events so a long held
-// reply cannot burst past the replay log and fail a healthy consumer.
+// flush releases the held deltas, coalesced into few events (up to the
+// last sentence or clause cut; the rest waits for more text) so a long
+// held reply cannot burst past the replay log and fail a healthy consumer.
 // t.mu held.
 func (t *turn) flush() {
-	for _, d := range coalesce(t.held, maxDeltaBytes) {
-		t.s.emitDelta(t.id, d)
-		t.sent.WriteString(d)
-	}
+	t.send(strings.Join(t.held, ""))
 	t.held = nil
 	t.released, t.settled = true, true
 }
@@ -465,6 +502,7 @@ func (t *turn) settle(reply Reply, err error) bool {
 // reply.done, the last event of a turn. t.mu held.
 func (t *turn) finish(reply Reply) {
 	s := t.s
+	t.sendRest()
 	level := safety.MaxLevel(t.level, safety.Guard(reply.Safety, t.local, reply.Safety).Level)
 	text := reply.Message
 	if text == "" {
@@ -477,8 +515,7 @@ func (t *turn) finish(reply Reply) {
 		if text != "" {
 			q = " " + q
 		}
-		s.emitDelta(t.id, q)
-		t.sent.WriteString(q)
+		t.emit(q)
 		text += q
 	}
 	s.Emit(event.TypeCaption, event.Caption{TurnID: t.id, Speaker: "vera", Text: text, Final: true})
@@ -513,25 +550,4 @@ func (s *Session) History() []Message {
 	s.turns.mu.Lock()
 	defer s.turns.mu.Unlock()
 	return append([]Message(nil), s.turns.history...)
-}
-
-// maxDeltaBytes bounds one coalesced reply.delta.
-const maxDeltaBytes = 4096
-
-// coalesce joins consecutive pieces into chunks of at most max bytes (a
-// single longer piece stays whole).
-func coalesce(pieces []string, max int) []string {
-	var out []string
-	var cur strings.Builder
-	for _, p := range pieces {
-		if cur.Len() > 0 && cur.Len()+len(p) > max {
-			out = append(out, cur.String())
-			cur.Reset()
-		}
-		cur.WriteString(p)
-	}
-	if cur.Len() > 0 {
-		out = append(out, cur.String())
-	}
-	return out
 }

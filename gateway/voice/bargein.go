@@ -6,10 +6,11 @@ import (
 )
 
 // pauseForBargeIn: user speech has overlapped playout for Turn.BargeInMs.
-// Playout pauses at once, unless what is playing is the AI disclosure or
-// firm spoken safety resources (a device that must speak safety), which
-// are never cut short. Resources spoken where the person also has a
-// screen can be talked over like a reply: the card stays on the screen.
+// Playout pauses at once, unless what is playing is firm spoken safety
+// resources (a device that must speak safety), which are never cut short
+// (the AI disclosure may be: disclosure.go). Resources spoken where the
+// person also has a screen can be talked over like a reply: the card
+// stays on the screen.
 func (s *voiceSession) pauseForBargeIn(at int64) {
 	snd := s.conn.Sender()
 	if !snd.Active() {
@@ -80,6 +81,10 @@ func (s *voiceSession) confirmBargeIn() {
 	}
 	s.playMu.Unlock()
 	src.finish()
+	if id == noticeTurn {
+		s.disclosureCut(pos)
+		return
+	}
 	s.cancelTurn(id)
 	s.m.BargeIns.WithLabelValues("interrupted").Inc()
 	// The session cancels a reply still being generated, or truncates the

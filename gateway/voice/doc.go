@@ -25,7 +25,7 @@
 //     crisis) they are a turn of their own the person can talk over — the
 //     card stays on every screen. Replies queue behind them for no longer
 //     than their own length.
-//   - The AI disclosure and firm safety resources are "protected" speech:
+//   - Firm safety resources are "protected" speech:
 //     barge-in does not pause or cut them, a cancelled turn does not drop
 //     them, and they are not reply text (reply.interrupted's heard leaves
 //     them out).
@@ -33,6 +33,10 @@
 //     the reply's playout at once and drops the rest of it; when its text
 //     was complete the session is told what was heard (reply.interrupted,
 //     reason safety).
+//   - The spoken AI disclosure is short and opens every session; the person
+//     may talk over it. Cut short, it counts as given where the device
+//     shows the disclosure, and is spoken again at the next pause where it
+//     does not (disclosure.go).
 //
 // Barge-in: user speech that overlaps playout for Turn.BargeInMs pauses the
 // playout at once; words (a partial or final transcript) confirm the
@@ -76,7 +80,8 @@
 // lifecycle, resume, the listening path and its turns), events.go (the
 // event pump and the session.Subscriber that queues speech), speaker.go
 // (synthesis and playout), bargein.go (pause, resume, interrupt, and the
-// cut for a late crisis);
+// cut for a late crisis), disclosure.go (the spoken AI disclosure cut
+// short), notice.go (the phrase cache);
 // inbound.go, echo.go and feeder.go join the audio/pipeline listening
 // path, the echo guard's tap and the recogniser.
 package voice

@@ -59,11 +59,17 @@ type speechQueue struct {
 // maxEnded bounds speechQueue.ended; a late verdict concerns a recent turn.
 const maxEnded = 64
 
-// Notice speaks the AI disclosure (protected, from the phrase cache).
+// Notice speaks the AI disclosure's short spoken text (from the phrase
+// cache); the person may talk over it (disclosure.go).
 func (sp *speechQueue) Notice(n event.Notice) {
-	if n.Kind == "ai_disclosure" {
-		sp.s.enqueue(speakItem{turnID: "notice", text: n.Text, last: true, protected: true, phrase: true})
+	if n.Kind != event.NoticeAIDisclosure {
+		return
 	}
+	text := n.Spoken
+	if text == "" {
+		text = n.Text
+	}
+	sp.s.enqueue(speakItem{turnID: noticeTurn, text: text, last: true, phrase: true})
 }
 
 // SafetyCard: the session says what to speak of a card (SpeakSafety).
@@ -117,10 +123,39 @@ func (sp *speechQueue) ReplyDone(d event.ReplyDone) {
 	sp.s.enqueue(speakItem{turnID: d.TurnID, text: rest, last: true})
 }
 
-// ReplyInterrupted drops the reply's unfinished sentence.
+// ReplyInterrupted drops the reply's unfinished sentence and, unless a
+// barge-in already stopped it, the rest of its speech: a superseded or
+// cancelled reply is not spoken on after its reply.interrupted. A late
+// crisis (reason safety) has already cut it (cutForSafety), and spoken
+// resources may follow under the same turn.
 func (sp *speechQueue) ReplyInterrupted(r event.ReplyInterrupted) {
 	sp.end(r.TurnID)
 	delete(sp.pending, r.TurnID)
+	if r.Reason != "barge_in" && r.Reason != session.ReasonSafety {
+		sp.s.stopTurn(r.TurnID)
+	}
+}
+
+// stopTurn makes the speaker skip the turn's queued sentences and stops
+// its playout if it is playing (reply.audio_stopped follows).
+func (s *voiceSession) stopTurn(id string) {
+	s.cancelTurn(id)
+	s.playMu.Lock()
+	src := s.play
+	if s.playTurn != id {
+		src = nil
+	}
+	s.playMu.Unlock()
+	if src == nil {
+		return
+	}
+	s.conn.Sender().Stop()
+	s.playMu.Lock()
+	if s.play == src {
+		s.play, s.playTurn = nil, ""
+	}
+	s.playMu.Unlock()
+	src.finish()
 }
 
 func (s *voiceSession) firstText(turnID string) {

@@ -62,6 +62,9 @@ type voiceSession struct {
 	bargeTurn string // turn id of the paused reply
 
 	speakCh chan speakItem
+	// disclosureOwed: the spoken AI disclosure was cut short on a device
+	// that does not show it; it is spoken again at the next pause.
+	disclosureOwed atomic.Bool
 
 	playMu sync.Mutex // playMu guards play and turns
 	play   *speechSource

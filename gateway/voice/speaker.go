@@ -13,12 +13,13 @@ type speakItem struct {
 	turnID string
 	text   string
 	last   bool // the reply is complete: finish the source after this
-	// protected: the disclosure or firm spoken safety resources (barge-in
+	// protected: firm spoken safety resources (barge-in
 	// does not cut them, a cancelled turn does not drop them; they are not
 	// reply text).
 	protected bool
-	// phrase: a fixed text spoken alone (the disclosure), played from the
-	// factory's phrase cache when it has one.
+	// phrase: a fixed text spoken alone (the AI disclosure), played from
+	// the factory's phrase cache when it has one. Not reply text, and not
+	// protected: the person may talk over it (disclosure.go).
 	phrase bool
 }
 
@@ -56,7 +57,11 @@ func (s *voiceSession) speaker() {
 		}
 		src := s.sourceFor(it.turnID, nil)
 		if it.text != "" {
-			src.beginSentence(it.text, it.protected)
+			if it.phrase {
+				src.beginNotice(it.text)
+			} else {
+				src.beginSentence(it.text, it.protected)
+			}
 			asked := time.Now()
 			first := true
 			tt := s.timing(it.turnID)
@@ -123,7 +128,7 @@ func (s *voiceSession) sourceFor(turnID string, ph *phrase) *speechSource {
 	}
 	s.play, s.playTurn, s.last = src, turnID, src
 	s.playMu.Unlock() // PlayPCM may end an older source, whose onDone takes playMu
-	done := func(rtc.Playout) {
+	done := func(p rtc.Playout) {
 		close(src.played)
 		s.playMu.Lock()
 		if s.play == src {
@@ -134,6 +139,7 @@ func (s *voiceSession) sourceFor(turnID string, ph *phrase) *speechSource {
 		s.playMu.Lock()
 		delete(s.turns, turnID)
 		s.playMu.Unlock()
+		s.afterPlayout(turnID, p)
 	}
 	if ph != nil {
 		s.conn.Sender().PlayOpus(src, done)
