@@ -110,6 +110,9 @@ type stackOptions struct {
 	// (an ICE-TCP listener, a clock for TURN credentials).
 	rtcCfg     *rtc.Config
 	engineOpts []rtc.EngineOption
+
+	// routerCfg, with freshRouter, replaces router.DefaultConfig.
+	routerCfg *router.Config
 }
 
 func newStack(t testing.TB, o stackOptions) *stack {
@@ -117,7 +120,11 @@ func newStack(t testing.TB, o stackOptions) *stack {
 	r, local := getShared(t)
 	if o.freshRouter {
 		var err error
-		r, err = router.New(router.DefaultConfig(), noEnv, router.Options{
+		rc := router.DefaultConfig()
+		if o.routerCfg != nil {
+			rc = *o.routerCfg
+		}
+		r, err = router.New(rc, noEnv, router.Options{
 			Assess: func(history []string, text string) safety.Assessment { return local.Assess(history, text, "") },
 		})
 		if err != nil {
