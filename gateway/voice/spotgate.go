@@ -31,7 +31,7 @@ func defaultSpotGate() (SpotGate, error) {
 // transcript is text. Only counts are logged: the phrases came from the
 // person's speech.
 func (s *voiceSession) agreeingSpots(text string, spotted []string) []string {
-	if len(spotted) == 0 {
+	if len(spotted) == 0 || s.deps.SpotGate == nil {
 		return nil
 	}
 	kept := s.deps.SpotGate.Filter(text, spotted)

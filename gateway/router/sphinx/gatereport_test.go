@@ -141,6 +141,7 @@ func TestSpotGateReport(t *testing.T) {
 				count(key{r.crisis, "all", m}, o)
 				count(key{r.crisis, "voice " + r.voice, m}, o)
 				count(key{r.crisis, "cond " + r.cond, m}, o)
+				count(key{r.crisis, "vc " + r.voice + " " + r.cond, m}, o)
 				if !r.crisis && o.card && m != "text" {
 					t.Logf("offset %d %s FA %s/%s %q spotted %v", off, m, r.voice, r.clip, r.text, sp)
 				}

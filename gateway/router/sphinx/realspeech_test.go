@@ -183,15 +183,20 @@ func crisisClips(t testing.TB) []clip {
 }
 
 // crisisNoiseClips are the held-out crisis sentences in the held-out
-// voices, in each of the shared noise mixes.
+// voices, in each of the shared noise mixes (VERA_SPOT_QUICK: café babble
+// at two levels).
 func crisisNoiseClips(t testing.TB) []clip {
 	t.Helper()
+	mixes := noiseMixes[1:]
+	if os.Getenv("VERA_SPOT_QUICK") != "" {
+		mixes = noiseMixes[1:3] // café babble at 15 and 5 dB SNR
+	}
 	var out []clip
 	dir := t.TempDir()
 	for vi, v := range heldOutVoices {
 		for si, s := range crisisHeldOut {
 			pcm := synth(t, dir, s, v, condition{level: -26})
-			for mi, m := range noiseMixes[1:] {
+			for mi, m := range mixes {
 				x := mixNoise(pcm, loadNoise(t, m.file), m.snr, 8000*(vi+si+mi))
 				out = append(out, clip{text: s, crisis: true, voice: v, cond: condition{name: m.String()}, pcm: x})
 			}
