@@ -79,6 +79,24 @@ type voiceReport struct {
 	} `json:"events"`
 	Turns json.RawMessage `json:"turns"`
 	Stats json.RawMessage `json:"stats"`
+	// ICERestarts and Path: the restarts by PATCH the page made and the
+	// candidate types of the pair ICE selected.
+	ICERestarts int      `json:"ice_restarts"`
+	RestartWhy  []string `json:"ice_restart_reasons"`
+	Path        *struct {
+		Local         string `json:"local"`
+		LocalProtocol string `json:"local_protocol"`
+		RelayProtocol string `json:"relay_protocol"`
+		Remote        string `json:"remote"`
+	} `json:"path"`
+}
+
+// browserVoiceRun varies runBrowserVoice: the gateway's config (nil: dev
+// mode as make run has it), more page parameters, and checks of its own.
+type browserVoiceRun struct {
+	tweak func(*testing.T, *fileConfig)
+	query string
+	check func(*testing.T, voiceReport)
 }
 
 // TestBrowserVoice talks to the whole gateway from the real web client in
@@ -104,7 +122,7 @@ func TestBrowserVoice(t *testing.T) {
 	if fixtures.InLoopbackNamespace(t, "TestBrowserVoice", extra...) {
 		return
 	}
-	runBrowserVoice(t, bin, micFile(t))
+	runBrowserVoice(t, bin, micFile(t), browserVoiceRun{})
 }
 
 // Silence around the fixture's words on the fake microphone: the lead lets
@@ -152,13 +170,16 @@ func (b *lockedBuffer) String() string {
 	return b.buf.String()
 }
 
-func runBrowserVoice(t *testing.T, bin, fixture string) {
+func runBrowserVoice(t *testing.T, bin, fixture string, run browserVoiceRun) {
 	began := time.Now()
 	// Dev mode (no keys) as `make run` has it, with media on loopback like
 	// loadConfig sets up, on an ephemeral UDP port and loopback peers only.
 	cfg := testFileConfig()
 	if !cfg.DevMode() {
 		t.Fatal("default config is not dev mode")
+	}
+	if run.tweak != nil {
+		run.tweak(t, &cfg)
 	}
 	if err := cfg.validate(); err != nil {
 		t.Fatal(err)
@@ -205,7 +226,7 @@ func runBrowserVoice(t *testing.T, bin, fixture string) {
 		srv.Close()
 	})
 
-	browser := fixtures.StartChromiumWith(t, bin, profile, srv.URL+"/?voice=1&snap=/e2e/snap&report=/e2e/report", "1320,1400",
+	browser := fixtures.StartChromiumWith(t, bin, profile, srv.URL+"/?voice=1&snap=/e2e/snap&report=/e2e/report"+run.query, "1320,1400",
 		"--autoplay-policy=no-user-gesture-required",
 		// %noloop: the file plays once, then the microphone is silent.
 		"--use-file-for-fake-audio-capture="+fixture+"%noloop")
@@ -218,7 +239,10 @@ func runBrowserVoice(t *testing.T, bin, fixture string) {
 		t.Fatalf("the page reported nothing\nchromium:\n%s\ngateway:\n%s", browserLog(), logs)
 	}
 	if !rep.OK {
-		t.Fatalf("page check failed: %s\nvoice events %+v\nturns %s\ngateway:\n%s", rep.Error, rep.Events, rep.Turns, logs)
+		t.Fatalf("page check failed: %s\nvoice events %+v\nturns %s\ngateway:\n%s\nchromium:\n%s", rep.Error, rep.Events, rep.Turns, logs, browserLog())
+	}
+	if run.check != nil {
+		run.check(t, rep)
 	}
 
 	if !strings.Contains(rep.Location, "/v1/voice/sessions/") {
@@ -354,6 +378,8 @@ func runBrowserVoice(t *testing.T, bin, fixture string) {
 		t.Fatal(err)
 	}
 	switch {
+	case *updateVoiceShot && run.tweak != nil:
+		// The docs' screenshot is the plain run's.
 	case *updateVoiceShot && rep.HUD == nil:
 		// The docs show a spoken turn with its card on the HUD.
 		t.Log("docs/web-client-voice.png not updated: no safety card in this run")
