@@ -45,7 +45,7 @@ func slackStack(t testing.TB) *stack {
 	rc := router.DefaultConfig()
 	rc.Models = append(rc.Models, router.ModelConfig{Name: router.EmbeddedListen, Provider: router.ProviderPocketsphinx, TTFTMs: 120000, TimeoutMs: 300000})
 	rc.Slots = map[string][]string{router.SlotListen: {router.EmbeddedListen}}
-	return newStack(t, stackOptions{freshRouter: true, routerCfg: &rc})
+	return newStack(t, stackOptions{routerCfg: &rc})
 }
 
 // benignStream is clip a with a second of silence after it, as a client
