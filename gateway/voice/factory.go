@@ -39,6 +39,10 @@ type Deps struct {
 	// Counters counts safety cards whose resources were spoken (nil counts
 	// nothing).
 	Counters *safety.Counters
+	// SpotGate keeps the spotted crisis phrases a turn's transcript agrees
+	// with; nil is sphinx.DefaultGate (the default dictionary), or, if that
+	// cannot be read, no spotted phrase counts.
+	SpotGate SpotGate
 }
 
 // ErrMissingDeps: a required collaborator is missing.
@@ -73,6 +77,12 @@ func NewFactory(cfg Config, deps Deps) (*Factory, error) {
 	}
 	if deps.Metrics == nil {
 		deps.Metrics = NewMetrics(nil)
+	}
+	if deps.SpotGate == nil {
+		var err error
+		if deps.SpotGate, err = defaultSpotGate(); err != nil {
+			deps.Logger.Warn("voice: no pronunciation dictionary; spotted crisis phrases will not count", "err", err)
+		}
 	}
 	deps.Listener = timedListener{l: deps.Listener, wait: deps.Metrics.ListenWait}
 	f := &Factory{cfg: cfg, deps: deps, live: map[string]*voiceSession{}}

@@ -332,7 +332,8 @@ func (s *voiceSession) finishTurn(id string, fd *feeder, stopped time.Time) {
 	}
 	s.m.TranscriptionDelay.Observe(time.Since(stopped).Seconds())
 	text := strings.TrimSpace(tr.Text)
-	if text == "" && len(tr.Spotted) == 0 {
+	spotted := s.agreeingSpots(text, tr.Spotted)
+	if text == "" && len(spotted) == 0 {
 		s.nothingHeard(id, event.NothingHeardNoWords)
 		return
 	}
@@ -342,7 +343,7 @@ func (s *voiceSession) finishTurn(id string, fd *feeder, stopped time.Time) {
 	// Words over paused playout confirm the barge-in before the new turn
 	// starts, so the history holds only what was heard of the old reply.
 	s.confirmBargeIn()
-	s.session().SubmitVoiceTurn(id, text, tr.Spotted)
+	s.session().SubmitVoiceTurn(id, text, spotted)
 }
 
 // nothingHeard ends a turn that gets no reply: the client is told
