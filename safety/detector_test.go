@@ -111,6 +111,12 @@ func TestDetect(t *testing.T) {
 		{"i can't do this anymore", LevelElevated},
 		// hard negatives
 		{"kill the process", LevelNone},
+		// ordinary speech as the recogniser hears it: stopping, finishing,
+		// thinking out loud are no danger words on their own
+		{"please stop talking now and listen to me because i have something important to tell you", LevelNone},
+		{"please stop talking about and listen to me because i have something important to fail you", LevelNone},
+		{"just thinking out loud", LevelNone},
+		{"we are done for today, the meeting is over", LevelNone},
 		{"how do i kill the process on port 8080", LevelNone},
 		{"i'm dying to see that film", LevelNone},
 		{"this traffic is killing me", LevelNone},

@@ -8,10 +8,16 @@ import (
 // Disclosure texts per surface kind. They are honest and plain: VERA is an
 // AI companion, not a person, a therapist or an emergency service (NY GBL
 // §1702, CA SB 243 §22602, EU AI Act Art. 50; "not therapy" per IL HB 1806).
+//
+// DisclosureVoice is what every voice session speaks, whatever the device:
+// short enough (under 4 s of espeak-ng at the gateway's rate, measured by
+// gateway/voice's TestSpokenDisclosureIsShort) that the first reply is not
+// held behind it, and it still says that VERA is an AI and not a person.
+// Screens show DisclosureScreen beside it, the HUD its one line.
 const (
 	DisclosureHUD    = "VERA is an AI, not a person."
 	DisclosureScreen = "You are talking with VERA, an AI companion. VERA is a computer program, not a human, not a therapist and not an emergency service. If you are in danger, call your local emergency number."
-	DisclosureVoice  = "Just so you know, I'm VERA, an AI companion. I'm a computer program, not a person, not a therapist and not an emergency service."
+	DisclosureVoice  = "I'm VERA, an AI, not a person or a therapist."
 )
 
 // DisclosureText returns the disclosure for a surface kind; unknown kinds

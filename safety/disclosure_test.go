@@ -86,9 +86,14 @@ func TestDisclosureTexts(t *testing.T) {
 		if !strings.Contains(s, "ai") || !(strings.Contains(s, "not a person") || strings.Contains(s, "not a human")) {
 			t.Errorf("%s: %q does not say AI and not human", k, s)
 		}
-		if k != SurfaceHUD && !(strings.Contains(s, "therapist") && strings.Contains(s, "emergency")) {
+		if k != SurfaceHUD && k != SurfaceVoice && !(strings.Contains(s, "therapist") && strings.Contains(s, "emergency")) {
 			t.Errorf("%s: %q does not say not a therapist or emergency service", k, s)
 		}
+	}
+	// The spoken text is short (its length in speech is measured with
+	// espeak-ng in gateway/voice) and still names what VERA is not.
+	if v := strings.ToLower(DisclosureVoice); !strings.Contains(v, "vera") || !strings.Contains(v, "therapist") || len(strings.Fields(v)) > 12 {
+		t.Errorf("voice disclosure %q: want VERA named, not a therapist, at most 12 words", DisclosureVoice)
 	}
 	if n := len(DisclosureHUD); n > 38 {
 		t.Errorf("HUD disclosure is %d chars, more than one Meta display line (38)", n)

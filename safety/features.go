@@ -197,11 +197,14 @@ var everydaySet, _ = conceptSet("benign|mundane|temporary|wakeother|treat|routin
 
 // riskSet: the concepts of danger. The model alone may not raise an
 // utterance with none of them ("i think i'm coming down with a cold"):
-// its weights are evidence only beside a word of danger.
+// its weights are evidence only beside a word of danger. The plain "end"
+// concept (stop, out, over, done, finished) is not one: "please stop
+// talking and listen to me", "just thinking out loud" are ordinary speech;
+// "end it" and its kin (endit) are.
 var riskSet, _ = conceptSet("die|kill|suicide|selfharm|cutword|selfkill|otherkill|otherharm|harmdone|distress|hopeless|" +
 	"burden|med|weapon|rope|noose|poison|fumes|perch|edge|rail|height|jump|blood|overdosed|hit|threat|threatverb|" +
 	"follow|followme|victim|touch|bruises|locked|hidingplace|eat|substance|control|grief|attempt|farewell|goodbye|gone|" +
-	"end|life|sleep|nowake|wake|betterdead|deathgood|hopedie|notworth|neverborn|indifferent|keepinghere|toomuch|" +
+	"life|sleep|nowake|wake|betterdead|deathgood|hopedie|notworth|neverborn|indifferent|keepinghere|toomuch|" +
 	"lethal|painful|way|tall|into|infront|crash|breathe|enclosed|gather|rehearse|giveaway|care|after|final|resolve|" +
 	"knowhow|do|fear|help|unreachable|breakin|outside|neck|body|platform|balcony|water|tracks|" +
 	"rehome|pretext|unnoticed|symptom|unlit|unconscious|secret|expose|intrude|thenight|noburden|burdenp|hopelessp|" +

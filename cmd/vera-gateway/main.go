@@ -17,14 +17,15 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"reflect"
 	"syscall"
 	"time"
 
 	"gopkg.in/yaml.v3"
 
 	"github.com/veraneural/vera-gateway/gateway"
+	"github.com/veraneural/vera-gateway/gateway/rtc"
 	"github.com/veraneural/vera-gateway/gateway/webhook"
+	"github.com/veraneural/vera-gateway/gateway/yamlconf"
 )
 
 func main() {
@@ -72,7 +73,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			shown.Auth.Keys[i].Webhooks = append([]webhook.Endpoint(nil), shown.Auth.Keys[i].Webhooks...)
 		}
 		shown.Webhooks = append([]webhook.Endpoint(nil), cfg.Webhooks...)
-		redact(reflect.ValueOf(&shown))
+		yamlconf.Redact(&shown)
 		enc := yaml.NewEncoder(stdout)
 		enc.SetIndent(2)
 		defer enc.Close()
@@ -113,12 +114,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		go func() { serveErr <- debugSrv.Serve(dln) }()
 		log.Info("debug listener", "addr", dln.Addr().String())
 	}
-	rtcTCP := "off"
-	if ad := a.engine.TCPAddr(); ad != nil {
-		rtcTCP = ad.String()
-	}
+	// What a first run needs to know: where to point a browser or a
+	// client, where media goes, and what answers each model slot.
+	base := "http://" + ln.Addr().String()
 	log.Info("vera-gateway listening", "addr", ln.Addr().String(), "dev_mode", cfg.DevMode(), "env_overrides", used,
-		"web_client", "http://"+ln.Addr().String()+"/", "rtc_udp", a.engine.LocalAddrs(), "rtc_tcp", rtcTCP)
+		"web_client", base+"/", "glasses", base+"/glasses", "voice", base+rtc.DefaultBasePath, "media", a.engine)
+	log.Info("models answering", "slots", a.router)
 
 	select {
 	case err := <-serveErr:

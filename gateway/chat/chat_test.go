@@ -13,6 +13,7 @@ import (
 	"github.com/coder/websocket"
 	"go.uber.org/goleak"
 
+	"github.com/veraneural/vera-gateway/fixtures"
 	"github.com/veraneural/vera-gateway/gateway"
 	"github.com/veraneural/vera-gateway/gateway/chat"
 	"github.com/veraneural/vera-gateway/gateway/clock/clocktest"
@@ -230,8 +231,36 @@ func TestTurnOverWebsocket(t *testing.T) {
 	}
 	c.send(`{"type":"display.ack","card_id":"` + card.str("card_id") + `","page":1,"surface":"display"}`)
 	c.send(`{"type":"input.text","text":"thanks"}`)
-	if got := c.until(event.TypeReplyDone); got[len(got)-1].str("text") != "You said: thanks" {
-		t.Fatalf("second turn %v", got)
+	second := c.until(event.TypeReplyDone)
+	if second[len(second)-1].str("text") != "You said: thanks" {
+		t.Fatalf("second turn %v", second)
+	}
+	checkAsDocumented(t, append(evs, second...), evs[0].str("turn_id"))
+}
+
+// checkAsDocumented holds chat events to docs/events.md, read here: every
+// event is documented with all of its fields, and turn turnID, answered,
+// ends with the event the document's last-event table names for it (no
+// event of the turn after it, though the next turn's events were read).
+func checkAsDocumented(t *testing.T, evs []msg, turnID string) {
+	t.Helper()
+	docs := fixtures.ReadEventDocs(t)
+	want, ok := docs.LastEvent["chat, answered"]
+	if !ok {
+		t.Fatal(`docs/events.md's last-event table has no row "chat, answered"`)
+	}
+	last := -1
+	for i, m := range evs {
+		b, _ := json.Marshal(m.raw)
+		if err := docs.CheckEvent(b); err != nil {
+			t.Error(err)
+		}
+		if m.str("turn_id") == turnID {
+			last = i
+		}
+	}
+	if turnID == "" || last < 0 || evs[last].Type != event.Type(want.Type) {
+		t.Fatalf("turn %q: its last event is not %s as docs/events.md says", turnID, want.Type)
 	}
 }
 

@@ -3,9 +3,6 @@ package event
 import (
 	"bytes"
 	"encoding/json"
-	"os"
-	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 
@@ -18,7 +15,8 @@ var serverPayloads = map[Type]func() any{
 	TypeSessionTitle:      func() any { return new(SessionTitle) },
 	TypeNotice:            func() any { return new(Notice) },
 	TypeSpeechStarted:     func() any { return new(Speech) },
-	TypeSpeechStopped:     func() any { return new(Speech) },
+	TypeSpeechStopped:     func() any { return new(SpeechStopped) },
+	TypeNothingHeard:      func() any { return new(NothingHeard) },
 	TypeTranscriptPartial: func() any { return new(Transcript) },
 	TypeTranscriptFinal:   func() any { return new(Transcript) },
 	TypeReplyDelta:        func() any { return new(ReplyDelta) },
@@ -37,28 +35,21 @@ var serverPayloads = map[Type]func() any{
 
 // TestDocsExamples keeps docs/events.md true: every event type has a
 // section, every client example decodes strictly, and every server example
-// carries the envelope and decodes into its payload type with no unknown
-// field.
+// carries the envelope, decodes into its payload type with no unknown
+// field, and has every field the code sends (fields_test.go).
 func TestDocsExamples(t *testing.T) {
-	doc, err := os.ReadFile(filepath.Join(fixtures.RepoRoot(t), "docs", "events.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	section := regexp.MustCompile("(?m)^### `([a-z._]+)`\\s*$")
-	block := regexp.MustCompile("(?s)```json\\n(.*?)```")
-	idx := section.FindAllSubmatchIndex(doc, -1)
+	docs := fixtures.ReadEventDocs(t)
 	seen := map[Type]int{}
-	for i, m := range idx {
-		typ := Type(doc[m[2]:m[3]])
-		end := len(doc)
-		if i+1 < len(idx) {
-			end = idx[i+1][0]
-		}
-		for _, b := range block.FindAllSubmatch(doc[m[1]:end], -1) {
+	fields := newFieldCheck()
+	for _, name := range docs.Sections {
+		typ := Type(name)
+		for _, raw := range docs.Examples[name] {
 			seen[typ]++
-			checkExample(t, typ, b[1])
+			checkExample(t, typ, raw)
+			fields.example(t, typ, raw)
 		}
 	}
+	fields.optionalShown(t)
 	for typ := range serverPayloads {
 		if seen[typ] == 0 {
 			t.Errorf("docs/events.md has no example of server event %s", typ)

@@ -30,9 +30,13 @@ type pionLogger struct {
 // the close of their own transport), and the ICE-TCP mux's complaints about
 // what a remote sent to the open TCP port (a port scan, a load balancer's
 // TCP health check, an idle socket closed after the first-STUN timeout):
-// they describe the peer, not a fault here, so they go out at debug.
+// they describe the peer, not a fault here, so they go out at debug. So
+// does the ICE agent's note that it has no candidate pair to check yet,
+// logged at the start of every healthy session (the answer is sent before
+// the client's candidates arrive).
 var closeNoise = []string{"closed pipe", "already closed", "use of closed network connection", "ErrClosedPipe",
-	"Error reading first packet", "Not a STUN message", "Failed to handle decode ICE", "No Username attribute in STUN message"}
+	"Error reading first packet", "Not a STUN message", "Failed to handle decode ICE", "No Username attribute in STUN message",
+	"Failed to ping without candidate pairs"}
 
 func (l pionLogger) emit(level slog.Level, msg string) {
 	for _, n := range closeNoise {

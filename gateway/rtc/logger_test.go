@@ -18,7 +18,11 @@ func TestPionLoggerBridgeAtWarn(t *testing.T) {
 	l.Warnf("Failed to read from candidate udp4 host 127.0.0.1:1: %s", "io: read/write on closed pipe")
 	l.Warnf("Error reading first packet from %s: %s", "127.0.0.1:5", "read tcp: i/o timeout")
 	l.Warnf("Not a STUN message from %s to %s", "127.0.0.1:5", "127.0.0.1:7881")
+	l.Warn("Failed to ping without candidate pairs. Connection is not possible yet.")
 	out := buf.String()
+	if strings.Contains(out, "level=WARN msg=pion pion=ice detail=\"Failed to ping") {
+		t.Fatalf("a healthy session's start logged at warn:\n%s", out)
+	}
 	if strings.Contains(out, "level=WARN msg=pion pion=ice detail=\"Error reading first") || strings.Contains(out, "level=WARN msg=pion pion=ice detail=\"Not a STUN") {
 		t.Fatalf("ICE-TCP port noise logged at warn:\n%s", out)
 	}

@@ -39,8 +39,9 @@ type Config struct {
 	DefaultDevice string `yaml:"default_device"`
 	// MaxSessions bounds live sessions in a Manager.
 	MaxSessions int `yaml:"max_sessions"`
-	// Disclosure overrides the safety package's AI-disclosure text per
-	// surface kind; empty uses it.
+	// Disclosure overrides the safety package's AI-disclosure texts: shown
+	// on every surface and spoken in voice sessions (keep it short, it is
+	// heard before the first reply); empty uses them.
 	Disclosure string `yaml:"disclosure"`
 	// DisclosureEvery repeats the disclosure in a continuing session (at
 	// most safety.MaxDisclosureInterval).

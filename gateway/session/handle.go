@@ -40,11 +40,15 @@ func (s *Session) Handle(ctx context.Context, ev event.Client) error {
 	case *event.ResponseCancel:
 		s.cancelTurn(e.TurnID)
 	case *event.Hello:
-		// A hello on a live connection re-negotiates the device.
+		// A hello on a live connection re-negotiates the device; it is
+		// answered with session.created describing the device now, and is
+		// never a resume (resumed: false).
+		old := s.device()
 		err = s.negotiate(e)
 		if err == nil {
-			created := s.created(true, 0)
+			created := s.created(false, 0)
 			s.ev.emitSeq(event.TypeSessionCreated, func(seq int64) any { created.ReplayFrom = seq; return created })
+			s.relayoutInForce(old)
 		}
 	default:
 		err = fmt.Errorf("session: unhandled event %T", ev)

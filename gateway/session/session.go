@@ -92,9 +92,6 @@ func New(cfg Config, deps Deps, owner Owner, hello *event.Hello) (*Session, erro
 	s.timers = newTimers(deps.Clock, &s.wg)
 	s.cards = cards{ev: s.ev, timers: s.timers, counters: deps.Counters, log: log, resends: cfg.AckResends,
 		byID: map[string]*cardAcks{}}
-	if h := deps.OnUnacked; h != nil {
-		s.cards.unacked = func(card event.SafetyCard, surface string) { h(s, card, surface) }
-	}
 	if hello == nil {
 		hello = &event.Hello{Device: cfg.DefaultDevice}
 	}
@@ -105,8 +102,7 @@ func New(cfg Config, deps Deps, owner Owner, hello *event.Hello) (*Session, erro
 	s.disclosure = safety.NewDisclosure(s.clock.Now, cfg.DisclosureEvery)
 	s.ev.emit(event.TypeSessionCreated, s.created(false, 1))
 	// The AI disclosure opens every session (and repeats per the schedule).
-	text, _ := s.disclosure.Take(s.device().surfaceKind())
-	s.ev.emit(event.TypeNotice, event.Notice{Kind: "ai_disclosure", Text: s.disclosureText(text)})
+	s.discloseIfDue()
 	s.wg.Add(1)
 	go s.worker()
 	return s, nil
@@ -118,16 +114,6 @@ var ErrMissingDeps = errors.New("converser, safety and layout are required")
 // ErrBadHello wraps a device negotiation failure (unknown profile or an
 // override out of bounds); the message names the field.
 var ErrBadHello = errors.New("session: bad hello")
-
-func (s *Session) disclosureText(fromSchedule string) string {
-	if s.cfg.Disclosure != "" {
-		return s.cfg.Disclosure
-	}
-	if fromSchedule != "" {
-		return fromSchedule
-	}
-	return safety.DisclosureText(safety.SurfaceScreen)
-}
 
 // created is the session.created payload: replay from seq from.
 func (s *Session) created(resumed bool, from int64) event.SessionCreated {

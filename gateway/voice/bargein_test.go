@@ -73,7 +73,8 @@ func replyText(t *testing.T, evs []fixtures.Event, turnID string) string {
 
 // TestBargeInInterruptsReply: the person talks over VERA's reply; playout
 // stops, reply.interrupted carries the words actually heard (a prefix of
-// the reply), and what they said becomes the next turn.
+// the reply), the turn ends as docs/events.md's last-event table says, and
+// what they said becomes the next turn.
 func TestBargeInInterruptsReply(t *testing.T) {
 	st := newStack(t, stackOptions{})
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
@@ -97,6 +98,7 @@ func TestBargeInInterruptsReply(t *testing.T) {
 		t.Fatalf("the barge-in turn was not answered: %v\n%s", err, dumpEvents(c.Events()))
 	}
 	evs := c.Events()
+	checkLastEvent(t, "voice, barged in on", evs, turnID)
 	full := replyText(t, evs, turnID)
 	heard, words := strings.Fields(p.Heard), strings.Fields(full)
 	if len(heard) == 0 || len(heard) >= len(words) {
@@ -178,4 +180,39 @@ func TestFalseInterruptionResumes(t *testing.T) {
 		t.Errorf("longest gap in the reply's audio %v with %d packets after it: want a pause of about resume_after_ms, then the rest", gap, after)
 	}
 	t.Logf("paused %v, %d packets after the pause", gap, after)
+}
+
+// checkLastEvent holds turn turnID's events in evs to the row of
+// docs/events.md's last-event table named row: the turn's last event is
+// the row's, each event it names before it came before it, and every
+// event the client got is documented.
+func checkLastEvent(t *testing.T, row string, evs []fixtures.Event, turnID string) {
+	t.Helper()
+	docs := fixtures.ReadEventDocs(t)
+	want, ok := docs.LastEvent[row]
+	if !ok {
+		t.Fatalf("docs/events.md's last-event table has no row %q", row)
+	}
+	for _, e := range evs {
+		if err := docs.CheckEvent(e.Data); err != nil {
+			t.Error(err)
+		}
+	}
+	last, seen := -1, map[string]int{}
+	for i, e := range evs {
+		if decode(t, e).TurnID == turnID {
+			last = i
+			if _, ok := seen[e.Type]; !ok {
+				seen[e.Type] = i
+			}
+		}
+	}
+	if last < 0 || evs[last].Type != want.Type {
+		t.Fatalf("turn %s (%s): its last event is not %s as docs/events.md says\n%s", turnID, row, want.Type, dumpEvents(evs))
+	}
+	for _, before := range want.After {
+		if i, ok := seen[before]; !ok || i > last {
+			t.Fatalf("turn %s (%s): no %s before its %s as docs/events.md says\n%s", turnID, row, before, want.Type, dumpEvents(evs))
+		}
+	}
 }

@@ -31,8 +31,8 @@ func (s *voiceSession) playPhrase(it speakItem) bool {
 		return false
 	}
 	// Played through the same source bookkeeping as any speech: it waits
-	// for the previous source, emits reply.audio_started/stopped, and is
-	// protected from barge-in for its whole length.
+	// for the previous source and emits reply.audio_started/stopped; the
+	// person may talk over it (disclosure.go).
 	s.sourceFor(it.turnID, ph)
 	return true
 }

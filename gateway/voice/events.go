@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/veraneural/vera-gateway/gateway/event"
+	"github.com/veraneural/vera-gateway/gateway/session"
 )
 
 // eventPump forwards the session's events to the data channel in order and
@@ -12,7 +13,7 @@ import (
 // emits the card first, and audio starts from reply.delta.
 func (s *voiceSession) eventPump() {
 	defer s.wg.Done()
-	sp := &speechQueue{s: s, pending: map[string]string{}}
+	sp := &speechQueue{s: s, pending: map[string]string{}, ended: map[string]bool{}}
 	s.streamMu.Lock()
 	st := s.stream
 	s.streamMu.Unlock()
@@ -25,6 +26,7 @@ func (s *voiceSession) eventPump() {
 				s.stream, st = next, next
 				s.streamMu.Unlock()
 				clear(sp.pending)
+				clear(sp.ended)
 				continue
 			default:
 			}
@@ -49,22 +51,57 @@ func (s *voiceSession) eventPump() {
 type speechQueue struct {
 	s       *voiceSession
 	pending map[string]string // per turn, reply text not yet a whole sentence
+	// ended are the turns whose reply text is complete (reply.done or
+	// reply.interrupted seen), bounded: cleared past maxEnded.
+	ended map[string]bool
 }
 
-// Notice speaks the AI disclosure (protected, from the phrase cache).
+// maxEnded bounds speechQueue.ended; a late verdict concerns a recent turn.
+const maxEnded = 64
+
+// Notice speaks the AI disclosure's short spoken text (from the phrase
+// cache); the person may talk over it (disclosure.go).
 func (sp *speechQueue) Notice(n event.Notice) {
-	if n.Kind == "ai_disclosure" {
-		sp.s.enqueue(speakItem{turnID: "notice", text: n.Text, last: true, protected: true, phrase: true})
+	if n.Kind != event.NoticeAIDisclosure {
+		return
 	}
+	text := n.Spoken
+	if text == "" {
+		text = n.Text
+	}
+	sp.s.enqueue(speakItem{turnID: noticeTurn, text: text, last: true, phrase: true})
 }
 
-// SafetyCard speaks the card's resources when the device must hear them.
-func (sp *speechQueue) SafetyCard(c event.SafetyCard) {
+// SafetyCard: the session says what to speak of a card (SpeakSafety).
+func (sp *speechQueue) SafetyCard(event.SafetyCard) {}
+
+// SpeakSafety speaks a card's resources as the session decided: a lead-in
+// and one sentence per resource. On a device that must speak safety they
+// are firm (barge-in does not cut them) and, while the card's turn is
+// still replying, spoken in that turn right before its reply; otherwise
+// they are a turn of their own, which the person can talk over (the card
+// stays on every screen). A late crisis first cuts its turn's reply short.
+// Other replies queue behind it for no longer than its own length.
+func (sp *speechQueue) SpeakSafety(ss session.SpokenSafety) {
 	s := sp.s
-	if s.session().Profile().MustSpeakSafety() {
-		s.enqueue(speakItem{turnID: c.TurnID, text: spokenResources(c.Resources), protected: true})
-		s.factory.countSpoken(s.session().Owner().PartnerID, c.Level, c.Resources)
+	if ss.Why == session.SpeakLate {
+		s.cutForSafety(ss.TurnID, sp.ended[ss.TurnID])
 	}
+	turnID, own := "safety:"+ss.CardID, true
+	if ss.Why == session.SpeakMustSpeak && !sp.ended[ss.TurnID] {
+		turnID, own = ss.TurnID, false
+	}
+	for i, text := range ss.Sentences {
+		s.enqueue(speakItem{turnID: turnID, text: text, last: own && i == len(ss.Sentences)-1, protected: ss.Firm})
+	}
+	s.factory.countSpoken(s.session().Owner().PartnerID, ss.Level, ss.Resources)
+}
+
+func (sp *speechQueue) end(turnID string) {
+	if len(sp.ended) >= maxEnded {
+		clear(sp.ended)
+	}
+	sp.ended[turnID] = true
 }
 
 // ReplyDelta speaks each whole sentence of the reply as it arrives.
@@ -79,20 +116,55 @@ func (sp *speechQueue) ReplyDelta(d event.ReplyDelta) {
 
 // ReplyDone speaks the rest of the reply and finishes its source.
 func (sp *speechQueue) ReplyDone(d event.ReplyDone) {
+	sp.end(d.TurnID)
 	sp.s.firstText(d.TurnID)
 	rest := strings.TrimSpace(sp.pending[d.TurnID])
 	delete(sp.pending, d.TurnID)
 	sp.s.enqueue(speakItem{turnID: d.TurnID, text: rest, last: true})
 }
 
-// ReplyInterrupted drops the reply's unfinished sentence.
-func (sp *speechQueue) ReplyInterrupted(r event.ReplyInterrupted) { delete(sp.pending, r.TurnID) }
+// ReplyInterrupted drops the reply's unfinished sentence and, unless a
+// barge-in already stopped it, the rest of its speech: a superseded or
+// cancelled reply is not spoken on after its reply.interrupted. A late
+// crisis (reason safety) has already cut it (cutForSafety), and spoken
+// resources may follow under the same turn.
+func (sp *speechQueue) ReplyInterrupted(r event.ReplyInterrupted) {
+	sp.end(r.TurnID)
+	delete(sp.pending, r.TurnID)
+	if r.Reason != "barge_in" && r.Reason != session.ReasonSafety {
+		sp.s.stopTurn(r.TurnID)
+	}
+}
+
+// stopTurn makes the speaker skip the turn's queued sentences and stops
+// its playout if it is playing (reply.audio_stopped follows).
+func (s *voiceSession) stopTurn(id string) {
+	s.cancelTurn(id)
+	s.playMu.Lock()
+	src := s.play
+	if s.playTurn != id {
+		src = nil
+	}
+	s.playMu.Unlock()
+	if src == nil {
+		return
+	}
+	s.conn.Sender().Stop()
+	s.playMu.Lock()
+	if s.play == src {
+		s.play, s.playTurn = nil, ""
+	}
+	s.playMu.Unlock()
+	src.finish()
+}
 
 func (s *voiceSession) firstText(turnID string) {
-	s.playMu.Lock()
-	defer s.playMu.Unlock()
-	if tt := s.turns[turnID]; tt != nil && !tt.firstText && !tt.transcript.IsZero() {
-		tt.firstText = true
-		s.m.LLMTTFT.Observe(time.Since(tt.transcript).Seconds())
+	tt := s.timing(turnID)
+	if tt == nil {
+		return
+	}
+	now := time.Now()
+	if first, transcript := tt.markFirstText(now); first && !transcript.IsZero() {
+		s.m.LLMTTFT.Observe(now.Sub(transcript).Seconds())
 	}
 }

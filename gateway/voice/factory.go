@@ -39,6 +39,10 @@ type Deps struct {
 	// Counters counts safety cards whose resources were spoken (nil counts
 	// nothing).
 	Counters *safety.Counters
+	// SpotGate keeps the spotted crisis phrases a turn's transcript agrees
+	// with; nil is sphinx.DefaultGate (the default dictionary), or, if that
+	// cannot be read, no spotted phrase counts.
+	SpotGate SpotGate
 }
 
 // ErrMissingDeps: a required collaborator is missing.
@@ -74,36 +78,18 @@ func NewFactory(cfg Config, deps Deps) (*Factory, error) {
 	if deps.Metrics == nil {
 		deps.Metrics = NewMetrics(nil)
 	}
+	if deps.SpotGate == nil {
+		var err error
+		if deps.SpotGate, err = defaultSpotGate(); err != nil {
+			deps.Logger.Warn("voice: no pronunciation dictionary; spotted crisis phrases will not count", "err", err)
+		}
+	}
 	deps.Listener = timedListener{l: deps.Listener, wait: deps.Metrics.ListenWait}
 	f := &Factory{cfg: cfg, deps: deps, live: map[string]*voiceSession{}}
 	if cfg.PhraseCache > 0 {
 		f.phrases = newPhraseCache(deps.Speaker, cfg.PhraseCache, deps.Metrics)
 	}
 	return f, nil
-}
-
-// OnUnacked is the session.Deps.OnUnacked hook for voice: when a safety
-// card's first page was not acknowledged in time, the voice session of that
-// conversation (if it has one) speaks the card's first resource, from its
-// pre-stored spoken form, at once. It never blocks: with the speech queue
-// full the resource is logged as not spoken.
-func (f *Factory) OnUnacked(s *session.Session, card event.SafetyCard, surface string) {
-	if f == nil || s == nil || len(card.Resources) == 0 {
-		return
-	}
-	f.mu.Lock()
-	vs := f.live[s.ID()]
-	f.mu.Unlock()
-	if vs == nil {
-		return
-	}
-	it := speakItem{turnID: "safety:" + card.CardID, text: safety.SpokenResource(card.Resources[0]), last: true, protected: true}
-	select {
-	case vs.speakCh <- it:
-		f.countSpoken(s.Owner().PartnerID, card.Level, card.Resources)
-	default:
-		vs.log.Warn("voice: speech queue full; unacknowledged card's resource not spoken", "card", card.CardID, "surface", surface)
-	}
 }
 
 // countSpoken counts a card whose resources go out in speech, in partner's

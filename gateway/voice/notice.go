@@ -151,7 +151,8 @@ func (c *phraseCache) synthesise(ctx context.Context, text string, params rtc.En
 }
 
 // newPhraseSource is a speech source that plays ph's pre-encoded frames
-// (rtc.OpusSource): one protected sentence, ph.text. tap, if set, gets each
+// (rtc.OpusSource): one sentence of the AI disclosure, ph.text, which is
+// not reply text and which the person may talk over. tap, if set, gets each
 // frame's PCM as it goes out (the echo guard's reference, which the Sender
 // taps only for PCM sources).
 func newPhraseSource(ph *phrase, tap func(pcm []int16, ts uint32), m *Metrics) *speechSource {
@@ -159,7 +160,7 @@ func newPhraseSource(ph *phrase, tap func(pcm []int16, ts uint32), m *Metrics) *
 		played: make(chan struct{}),
 		buf:    ph.pcm, // capped: write would copy, never touch the shared array
 		done:   true,
-		marks:  []mark{{text: ph.text, start: 0, end: len(ph.pcm), protected: true}},
+		marks:  []mark{{text: ph.text, start: 0, end: len(ph.pcm), notice: true}},
 		opus:   ph.frames,
 		tap:    tap,
 		counts: m,

@@ -228,11 +228,11 @@ func TestPhraseCacheErrors(t *testing.T) {
 }
 
 // TestPhraseSourcePlaysFrames: a phrase source hands out the cached frames
-// in order, taps their PCM, is protected for its whole length and counts
-// its frames as cached.
+// in order, taps their PCM, counts its frames as cached, is not reply text
+// and is not protected: the person may talk over the disclosure.
 func TestPhraseSourcePlaysFrames(t *testing.T) {
 	c := newPhraseCache(&fakeSpeaker{}, 2, NewMetrics(nil))
-	ph, err := c.get(context.Background(), "protected words", testParams)
+	ph, err := c.get(context.Background(), "I'm VERA, an AI.", testParams)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -242,8 +242,8 @@ func TestPhraseSourcePlaysFrames(t *testing.T) {
 	firsts := 0
 	src.onFirst = func() { firsts++ }
 	for i := range ph.frames {
-		if !src.protectedAt(i * rtc.PCMFrame) {
-			t.Fatalf("frame %d not protected", i)
+		if src.protectedAt(i * rtc.PCMFrame) {
+			t.Fatalf("frame %d protected from barge-in", i)
 		}
 		pkt, err := src.NextOpus()
 		if err != nil || !bytes.Equal(pkt, ph.frames[i]) {
@@ -259,7 +259,7 @@ func TestPhraseSourcePlaysFrames(t *testing.T) {
 	if got := counterValue(t, m.framesCached); got != float64(len(ph.frames)) {
 		t.Fatalf("cached frames counted %v, want %d", got, len(ph.frames))
 	}
-	if src.heard(len(ph.pcm)) != "" {
+	if src.heard(len(ph.pcm)) != "" || src.heard(len(ph.pcm)/2) != "" {
 		t.Fatal("the phrase counts as reply text")
 	}
 	// The shared PCM is capped: appending copies.

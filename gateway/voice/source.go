@@ -37,15 +37,26 @@ type speechSource struct {
 type mark struct {
 	text       string
 	start, end int
-	// protected: the AI disclosure or spoken safety resources. They are
-	// not reply text (heard leaves them out) and barge-in does not cut them.
+	// protected: spoken safety resources. They are not reply text (heard
+	// leaves them out) and barge-in does not cut them.
 	protected bool
+	// notice: the spoken AI disclosure. Not reply text either, but the
+	// person may talk over it (disclosure.go).
+	notice bool
 }
 
 // beginSentence records that the samples appended next carry text.
 func (s *speechSource) beginSentence(text string, protected bool) {
 	s.mu.Lock()
 	s.marks = append(s.marks, mark{text: text, start: len(s.buf), end: len(s.buf), protected: protected})
+	s.mu.Unlock()
+}
+
+// beginNotice records that the samples appended next carry the spoken AI
+// disclosure.
+func (s *speechSource) beginNotice(text string) {
+	s.mu.Lock()
+	s.marks = append(s.marks, mark{text: text, start: len(s.buf), end: len(s.buf), notice: true})
 	s.mu.Unlock()
 }
 
@@ -150,7 +161,7 @@ func (s *speechSource) heard(played int) string {
 		if played <= m.start {
 			break
 		}
-		if m.protected {
+		if m.protected || m.notice {
 			continue
 		}
 		if b.Len() > 0 {

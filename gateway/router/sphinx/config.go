@@ -90,8 +90,8 @@ func (c SpotConfig) Validate() error {
 		return fmt.Errorf("sphinx.spot.target_dbfs: must be in [-40,-3], got %g", c.TargetDBFS)
 	}
 	for i, k := range c.Keyphrases {
-		if k.Phrase == "" || k.MinScore > 0 {
-			return fmt.Errorf("sphinx.spot.keyphrases[%d]: phrase must be set and min score <= 0", i)
+		if k.Phrase == "" || k.MinScore > 0 || !(k.MaxDistance >= 0 && k.MaxDistance <= 2) {
+			return fmt.Errorf("sphinx.spot.keyphrases[%d]: phrase must be set, min score <= 0 and max distance in [0,2]", i)
 		}
 	}
 	return nil

@@ -24,11 +24,16 @@ func CrisisKeyphrases() []Keyphrase {
 	return ks
 }
 
-// Keyphrase is one phrase of the spotter and the least detection score
-// (Spot.Score) at which it counts as heard.
+// Keyphrase is one phrase of the spotter, the least detection score
+// (Spot.Score) at which it counts as heard, and how far the turn's
+// transcript may sound from it for the spot to count (Gate).
 type Keyphrase struct {
 	Phrase   string
 	MinScore int32
+	// MaxDistance is the most Lexicon.Distance from the phrase to the
+	// turn's transcript at which a spot agrees with it; 0 is
+	// DefaultMaxDistance.
+	MaxDistance float64
 }
 
 // searchFloor is the pocketsphinx detection threshold every phrase is
@@ -37,10 +42,11 @@ type Keyphrase struct {
 // tuned on scores reported at this floor, so they hold only with it.
 const searchFloor = "1e-60"
 
-// ParseKeyphrases reads a keyphrase list: one "phrase min_score" per line,
-// the score a non-positive integer (see Spot.Score); blank lines and lines
-// starting with # are ignored. Phrases are lower-cased words of the
-// recogniser's dictionary.
+// ParseKeyphrases reads a keyphrase list: one "phrase min_score
+// [max_distance]" per line, the score a non-positive integer (see
+// Spot.Score), the distance a number in [0,2] (Keyphrase.MaxDistance;
+// absent is 0, the default); blank lines and lines starting with # are
+// ignored. Phrases are lower-cased words of the recogniser's dictionary.
 func ParseKeyphrases(text string) ([]Keyphrase, error) {
 	var out []Keyphrase
 	seen := map[string]bool{}
@@ -54,11 +60,21 @@ func ParseKeyphrases(text string) ([]Keyphrase, error) {
 		if len(f) < 2 {
 			return nil, fmt.Errorf("%w: line %d: want \"phrase min_score\"", ErrKeyphrase, n)
 		}
+		var k Keyphrase
+		if len(f) >= 3 {
+			if _, err := strconv.ParseInt(f[len(f)-2], 10, 32); err == nil {
+				d, err := strconv.ParseFloat(f[len(f)-1], 64)
+				if err != nil || !(d >= 0 && d <= 2) {
+					return nil, fmt.Errorf("%w: line %d: max_distance %q must be a number in [0,2]", ErrKeyphrase, n, f[len(f)-1])
+				}
+				k.MaxDistance, f = d, f[:len(f)-1]
+			}
+		}
 		v, err := strconv.ParseInt(f[len(f)-1], 10, 32)
 		if err != nil || v > 0 {
 			return nil, fmt.Errorf("%w: line %d: min_score %q must be an integer <= 0", ErrKeyphrase, n, f[len(f)-1])
 		}
-		k := Keyphrase{Phrase: strings.Join(f[:len(f)-1], " "), MinScore: int32(v)}
+		k.Phrase, k.MinScore = strings.Join(f[:len(f)-1], " "), int32(v)
 		for _, r := range k.Phrase {
 			if !(r >= 'a' && r <= 'z' || r == '\'' || r == ' ') {
 				return nil, fmt.Errorf("%w: line %d: phrase %q has character %q", ErrKeyphrase, n, k.Phrase, r)

@@ -7,19 +7,21 @@ import (
 )
 
 func TestParseKeyphrases(t *testing.T) {
-	ks, err := ParseKeyphrases("# comment\n\nKill  Myself -2100\nsuicide 0\n")
+	ks, err := ParseKeyphrases("# comment\n\nKill  Myself -2100\nsuicide 0\nwant to die -700 0.35\n")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(ks) != 2 || ks[0] != (Keyphrase{"kill myself", -2100}) || ks[1] != (Keyphrase{"suicide", 0}) {
+	if len(ks) != 3 || ks[0] != (Keyphrase{Phrase: "kill myself", MinScore: -2100}) || ks[1] != (Keyphrase{Phrase: "suicide"}) ||
+		ks[2] != (Keyphrase{Phrase: "want to die", MinScore: -700, MaxDistance: 0.35}) {
 		t.Fatalf("got %+v", ks)
 	}
-	for _, bad := range []string{"", "# only\n", "kill myself\n", "kill myself 12\n", "kill myself -x\n", "kill my$elf -1\n", "a -1\na -2\n", "-5\n"} {
+	for _, bad := range []string{"", "# only\n", "kill myself\n", "kill myself 12\n", "kill myself -x\n", "kill my$elf -1\n", "a -1\na -2\n", "-5\n",
+		"kill myself -1 3\n", "kill myself -1 -0.1\n", "kill myself -1 nan\n", "kill myself -1 x\n", "-1 0.2\n"} {
 		if _, err := ParseKeyphrases(bad); !errors.Is(err, ErrKeyphrase) {
 			t.Errorf("%q: got %v, want ErrKeyphrase", bad, err)
 		}
 	}
-	if got := formatKeyphrases(ks); got != "kill myself /"+searchFloor+"/\nsuicide /"+searchFloor+"/\n" {
+	if got := formatKeyphrases(ks); got != "kill myself /"+searchFloor+"/\nsuicide /"+searchFloor+"/\nwant to die /"+searchFloor+"/\n" {
 		t.Fatalf("format %q", got)
 	}
 }
@@ -74,7 +76,8 @@ func TestSpotConfigValidate(t *testing.T) {
 		{func(c *SpotConfig) { c.PhoneLoop = 2 }, "sphinx.spot.phone_loop"},
 		{func(c *SpotConfig) { c.TargetDBFS = 0 }, "sphinx.spot.target_dbfs"},
 		{func(c *SpotConfig) { c.TargetDBFS = -60 }, "sphinx.spot.target_dbfs"},
-		{func(c *SpotConfig) { c.Keyphrases = []Keyphrase{{"", -1}} }, "sphinx.spot.keyphrases[0]"},
+		{func(c *SpotConfig) { c.Keyphrases = []Keyphrase{{Phrase: "", MinScore: -1}} }, "sphinx.spot.keyphrases[0]"},
+		{func(c *SpotConfig) { c.Keyphrases = []Keyphrase{{Phrase: "a", MinScore: -1, MaxDistance: 3}} }, "sphinx.spot.keyphrases[0]"},
 	} {
 		cfg := DefaultConfig()
 		tc.mut(&cfg.Spot)
