@@ -49,8 +49,10 @@ type Decision struct {
 // cluster-wide by implementing the same two calls, atomically per call.
 //
 // An error means the limiter could not decide (its store is down): the
-// server lets the request through and logs it, so a limiter outage does not
-// take the API down with it.
+// server refuses the request with 503 and Retry-After (fails closed), so
+// an outage never lifts a partner's limit; NoRateLimit routes (hang-ups)
+// never ask. The auth-failure throttle's Wait fails open: an outage must
+// not lock every caller out.
 type RateLimiter interface {
 	// Take takes one request from every bucket, or from none when any of
 	// them is empty (so a refusal costs the other buckets nothing).

@@ -370,8 +370,10 @@ func (s *Server) rateBuckets(p Principal) []Bucket {
 }
 
 // allow takes p's request from its buckets, or writes 429 with the exact
-// Retry-After and reports false. A limiter that cannot decide lets the
-// request through (logged).
+// Retry-After and reports false. A limiter that cannot decide (the
+// cluster's Redis is down) refuses with 503 and Retry-After: a partner's
+// limit is not lifted by an outage. Routes that must never be refused
+// (hang-ups, health) are NoRateLimit and never ask.
 func (s *Server) allow(w http.ResponseWriter, r *http.Request, p Principal) bool {
 	bs := s.rateBuckets(p)
 	if len(bs) == 0 {
@@ -379,8 +381,9 @@ func (s *Server) allow(w http.ResponseWriter, r *http.Request, p Principal) bool
 	}
 	d, err := s.limiter.Take(r.Context(), bs...)
 	if err != nil {
-		s.log.Warn("rate limiter unavailable; request let through", "err", err)
-		return true
+		s.log.Warn("rate limiter unavailable; request refused", "err", err)
+		WriteError(w, r, &Error{Type: Unavailable, RetryAfter: 1, Message: "rate limits cannot be checked right now; retry"})
+		return false
 	}
 	if d.OK {
 		return true

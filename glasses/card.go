@@ -136,24 +136,22 @@ func NewSafetyCard(id string, a safety.Assessment) (Card, error) {
 // SafetyTitle is the title of every safety card.
 const SafetyTitle = "Help is here"
 
+// The controls of the session's approve/decline prompts (PromptPages),
+// on the last page of every prompt.
+const (
+	ControlApprove = "approve"
+	ControlDecline = "decline"
+)
+
+// PromptTitle is the title of a prompt whose action has none, and the
+// short title a prompt falls back to when its own does not fit.
+const PromptTitle = "Go ahead?"
+
 // NewPrompt builds an approve/decline card: verb labels, commit first,
 // decline second; focus starts on decline.
 func NewPrompt(id, title, body string, commit, decline Action) (Card, error) {
 	commit.Role, decline.Role = RoleCommit, RoleDecline
 	c := Card{ID: id, Kind: KindAction, Title: title, Body: body, Actions: []Action{commit, decline}, Priority: PriorityAction}
-	if err := c.Validate(); err != nil {
-		return Card{}, err
-	}
-	return c, nil
-}
-
-// NewCaption builds a caption card. Captions with the same id coalesce in a
-// Queue (latest text wins); they never delay or cover a safety card.
-func NewCaption(id, title, text string) (Card, error) {
-	c := Card{ID: id, Kind: KindCaption, Title: title, Body: text, Priority: PriorityCaption}
-	if id == "" {
-		return Card{}, fmt.Errorf("glasses: caption: id is required to coalesce: %w", ErrInvalidCard)
-	}
 	if err := c.Validate(); err != nil {
 		return Card{}, err
 	}

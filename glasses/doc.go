@@ -1,6 +1,8 @@
 // Package glasses owns cards — safety resources, captions, approve/decline
-// prompts and info — and how they are laid out, paged, rendered (display-op
-// JSON and PNG), navigated and queued for a device surface.
+// prompts and info — and how they are laid out, paged and rendered
+// (display-op JSON and PNG) for a device surface, with a plain fallback
+// layout for cards the fonts cannot draw (Engine.SafetyPages), and how the
+// four keys page them (PageKey).
 //
 // Invariants (BRIEF §5–6):
 //   - Nothing is ever truncated, ellipsised or dropped. Text that does not fit
@@ -17,8 +19,8 @@
 //   - Safety cards keep resources in the given order, start each resource on
 //     a new page where a resource fits a page (OnePerPage; on 4-line surfaces a
 //     resource that fits a page is never split), keep an action's label with
-//     its value, pre-empt every other card, are never coalesced or delayed by
-//     captions and have no timeout.
+//     its value, have no timeout and leave a surface only by an explicit Done
+//     (PageKey: back on page 1 does nothing).
 //
 // Fonts: Go Regular and Go Bold (golang.org/x/image/font/gofont), parsed once.
 // They cover the WGL4 repertoire: Latin (Basic, Latin-1, Extended-A), Greek

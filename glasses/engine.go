@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/veraneural/vera-gateway/devices"
+	"github.com/veraneural/vera-gateway/safety"
 )
 
 // Config tunes card layout. Safety cards ignore MaxPages: they are never cut.
@@ -74,6 +75,81 @@ func (e *Engine) Layout(c Card, p devices.Profile) (*Layout, error) {
 		e.log.Warn("card layout failed", "device", p.ID, "card_kind", string(c.Kind), "reason", reason(err))
 	}
 	return l, err
+}
+
+// SafetyPages lays the safety card cardID, with resources res in their
+// order, out for one visual surface of device as display-op pages (the
+// pages of the session's safety.card event).
+//
+// It never returns no pages for resources it can show: when the engine's
+// layout refuses the card (a rune the fonts lack, a number wider than a
+// line), the plain layout draws it and its pages are returned together
+// with an error wrapping ErrFallback and the cause, for the caller to log.
+// Pages are nil only when even the plain layout cannot draw the card: no
+// resources, or a text budget under one line of eight runes.
+func (e *Engine) SafetyPages(cardID string, res []safety.Resource, device string, s devices.Surface) ([]OpsPage, error) {
+	pages, err := e.safetyPages(cardID, res, device, s)
+	if err == nil {
+		return pages, nil
+	}
+	plain, perr := plainSafety(res, s)
+	if perr != nil {
+		return nil, fmt.Errorf("glasses: safety card %s on %s/%s: %w (plain layout: %w)", cardID, device, s.ID, err, perr)
+	}
+	return plain, fmt.Errorf("glasses: safety card %s on %s/%s: %w: %w", cardID, device, s.ID, ErrFallback, err)
+}
+
+func (e *Engine) safetyPages(cardID string, res []safety.Resource, device string, s devices.Surface) ([]OpsPage, error) {
+	card, err := NewSafetyCard(cardID, safety.Assessment{Resources: res})
+	if err != nil {
+		return nil, err
+	}
+	return e.opsPages(card, device, s)
+}
+
+// PromptPages lays an approve/decline prompt out for one visual surface of
+// device as display-op pages: title and n/N on every page, the body, and
+// on the last page the controls ControlApprove and ControlDecline with
+// focus on Decline (a surface without buttons says what to say). A title
+// too long for the surface's title lines moves into the body under
+// PromptTitle: nothing is dropped. Like SafetyPages it falls back to the
+// plain layout, returning its pages with an error wrapping ErrFallback.
+func (e *Engine) PromptPages(cardID, title, body, device string, s devices.Surface) ([]OpsPage, error) {
+	pages, err := e.promptPages(cardID, title, body, device, s)
+	if err != nil && errors.Is(err, ErrTitleTooLong) && title != PromptTitle {
+		pages, err = e.promptPages(cardID, PromptTitle, title+"\n\n"+body, device, s)
+	}
+	if err == nil {
+		return pages, nil
+	}
+	plain, perr := plainPrompt(title, body, s)
+	if perr != nil {
+		return nil, fmt.Errorf("glasses: prompt %s on %s/%s: %w (plain layout: %w)", cardID, device, s.ID, err, perr)
+	}
+	return plain, fmt.Errorf("glasses: prompt %s on %s/%s: %w: %w", cardID, device, s.ID, ErrFallback, err)
+}
+
+func (e *Engine) promptPages(cardID, title, body, device string, s devices.Surface) ([]OpsPage, error) {
+	card, err := NewPrompt(cardID, title, body,
+		Action{ID: ControlApprove, Label: "Approve", Voice: []string{"yes"}},
+		Action{ID: ControlDecline, Label: "Decline", Voice: []string{"no"}})
+	if err != nil {
+		return nil, err
+	}
+	return e.opsPages(card, device, s)
+}
+
+// opsPages lays c out for one surface and returns its display-op pages.
+func (e *Engine) opsPages(c Card, device string, s devices.Surface) ([]OpsPage, error) {
+	l, err := e.LayoutSurface(c, device, s)
+	if err != nil {
+		return nil, err
+	}
+	doc, err := l.Ops()
+	if err != nil {
+		return nil, err
+	}
+	return doc.Pages, nil
 }
 
 // reason names the failure class of a layout error for logs and metrics.

@@ -6,5 +6,5 @@ import (
 	"go.uber.org/goleak"
 )
 
-// The package starts no goroutines (Queue is driven by its owner); keep it so.
+// The package starts no goroutines; keep it so.
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

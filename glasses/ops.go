@@ -33,20 +33,29 @@ type OpsDoc struct {
 }
 
 // OpsPage is one page: its exact text lines in reading order plus drawing
-// ops. Cont lists indexes of lines that continue the previous line's
-// token (join without a space); Styles is parallel to Lines.
+// ops. It is also the page of the session events (safety.card,
+// display.card, action.proposed), unchanged: a client with its own text
+// rendering draws Title and Lines; a HUD draws Ops.
 type OpsPage struct {
-	N          int       `json:"n"`
-	Of         int       `json:"of"`
-	Title      string    `json:"title"`
-	TitleLines []string  `json:"title_lines"`
-	Lines      []string  `json:"lines"`
-	Styles     []Style   `json:"styles"`
-	Cont       []int     `json:"cont,omitempty"`
-	Resources  []int     `json:"resources,omitempty"`
-	Controls   []Control `json:"controls,omitempty"`
-	Focus      string    `json:"focus,omitempty"`
-	Ops        []Op      `json:"ops"`
+	N     int    `json:"n"`
+	Of    int    `json:"of"`
+	Title string `json:"title"`
+	// TitleLines is the title as wrapped for the surface (absent from the
+	// plain fallback's pages, which keep it on one line).
+	TitleLines []string `json:"title_lines,omitempty"`
+	Lines      []string `json:"lines"`
+	// Styles is parallel to Lines: title, body, heading, emph or meta
+	// (absent from the plain fallback's pages).
+	Styles []Style `json:"styles,omitempty"`
+	// Cont lists lines that continue the previous line's token (join
+	// without a space).
+	Cont []int `json:"cont,omitempty"`
+	// Resources are the indexes (into the card's resources) on this page.
+	Resources []int     `json:"resources,omitempty"`
+	Controls  []Control `json:"controls,omitempty"`
+	// Focus is the id of the control focused when the page opens.
+	Focus string `json:"focus,omitempty"`
+	Ops   []Op   `json:"ops"`
 }
 
 // Op is one drawing operation in surface pixels.

@@ -1,137 +1,59 @@
 package glasses
 
-import (
-	"testing"
+import "testing"
 
-	"github.com/veraneural/vera-gateway/devices"
-)
-
-func key(k string) InputEvent { return InputEvent{Kind: devices.InputKeys, Key: k} }
-func tap(target string) InputEvent {
-	return InputEvent{Kind: devices.InputTap, Target: target}
-}
-func voice(p string) InputEvent { return InputEvent{Kind: devices.InputVoice, Phrase: p} }
-
-func TestMapInput(t *testing.T) {
+func TestPageKey(t *testing.T) {
 	tests := []struct {
-		ev   InputEvent
-		want Nav
+		name     string
+		kind     Kind
+		page, of int
+		key      string
+		want     Move
 	}{
-		{key("ArrowDown"), NavNext}, {key("ArrowUp"), NavPrev}, {key("ArrowRight"), NavFocusNext}, {key("ArrowLeft"), NavFocusPrev},
-		{key("Enter"), NavSelect}, {key("Escape"), NavBack}, {key("F5"), NavNone},
-		{tap("next"), NavSelect}, {InputEvent{Kind: devices.InputTap, Gesture: "right"}, NavNext},
-		{InputEvent{Kind: devices.InputTap, Gesture: "left"}, NavPrev}, {InputEvent{Kind: devices.InputTap, Gesture: "double"}, NavBack},
-		{InputEvent{Kind: devices.InputSwipe, Gesture: "down"}, NavNext}, {InputEvent{Kind: devices.InputSwipe, Gesture: "up"}, NavPrev},
-		{InputEvent{Kind: devices.InputSwipe, Gesture: "press"}, NavSelect},
-		{voice("Next."), NavNext}, {voice("  go   back "), NavPrev}, {voice("OK"), NavSelect}, {voice("close"), NavBack}, {voice("banana"), NavNone},
+		{"safety next", KindSafety, 1, 3, KeyNext, Move{Page: 2}},
+		{"safety next on the last page stays", KindSafety, 3, 3, KeyNext, Move{Page: 3}},
+		{"safety prev", KindSafety, 2, 3, KeyPrev, Move{Page: 1}},
+		{"safety prev on page 1 stays", KindSafety, 1, 3, KeyPrev, Move{Page: 1}},
+		{"safety back", KindSafety, 3, 3, KeyBack, Move{Page: 2}},
+		{"safety back on page 1 is sticky", KindSafety, 1, 3, KeyBack, Move{Page: 1}},
+		{"safety select pages forward", KindSafety, 1, 3, KeySelect, Move{Page: 2}},
+		{"safety select on the last page is done", KindSafety, 3, 3, KeySelect, Move{Page: 3, Done: true}},
+		{"safety one page: select is done", KindSafety, 1, 1, KeySelect, Move{Page: 1, Done: true}},
+		{"safety one page: back is sticky", KindSafety, 1, 1, KeyBack, Move{Page: 1}},
+		{"no pages: nothing", KindSafety, 1, 0, KeySelect, Move{Page: 1}},
+		{"unknown key: nothing", KindSafety, 2, 3, "enter", Move{Page: 2}},
+		{"prompt next on an earlier page", KindAction, 1, 2, KeyNext, Move{Page: 2}},
+		{"prompt select on an earlier page pages, never decides", KindAction, 1, 2, KeySelect, Move{Page: 2}},
+		{"prompt prev on an earlier page", KindAction, 1, 2, KeyPrev, Move{Page: 1}},
+		{"prompt next on the last page: controls", KindAction, 2, 2, KeyNext, Move{Page: 2, Controls: true}},
+		{"prompt prev on the last page: controls", KindAction, 2, 2, KeyPrev, Move{Page: 2, Controls: true}},
+		{"prompt select on the last page: controls", KindAction, 2, 2, KeySelect, Move{Page: 2, Controls: true}},
+		{"prompt back on the last page pages back, never decides", KindAction, 2, 2, KeyBack, Move{Page: 1}},
+		{"prompt back on a one-page prompt: nothing", KindAction, 1, 1, KeyBack, Move{Page: 1}},
+		{"prompt not yet shown starts on page 1", KindAction, 0, 2, KeyNext, Move{Page: 2}},
+		{"page past the end is the last", KindSafety, 9, 3, KeyPrev, Move{Page: 2}},
 	}
-	for _, tc := range tests {
-		if got := MapInput(tc.ev); got != tc.want {
-			t.Errorf("MapInput(%+v) = %q, want %q", tc.ev, got, tc.want)
+	for _, tt := range tests {
+		if got := PageKey(tt.kind, tt.page, tt.of, tt.key); got != tt.want {
+			t.Errorf("%s: PageKey(%s, %d, %d, %q) = %+v, want %+v", tt.name, tt.kind, tt.page, tt.of, tt.key, got, tt.want)
 		}
 	}
 }
 
-func TestPagerSafetyMeta(t *testing.T) {
-	l, err := LayoutCard(mustSafety(t, threeResources()...), mustProfile(t, devices.MetaRayBanDisplay))
-	if err != nil {
-		t.Fatal(err)
+// WithFocus moves the focus ring between a prompt's controls without
+// touching the page it was given.
+func TestWithFocus(t *testing.T) {
+	p := OpsPage{Controls: []Control{{ID: ControlApprove}, {ID: ControlDecline}}, Focus: ControlDecline,
+		Ops: []Op{{Op: "text"}, {Op: "button", ID: ControlApprove}, {Op: "button", ID: ControlDecline, Focus: true}}}
+	got := p.WithFocus(ControlApprove)
+	if got.Focus != ControlApprove || !got.Ops[1].Focus || got.Ops[2].Focus {
+		t.Fatalf("focus on approve: %+v", got)
 	}
-	p := NewPager(l)
-	steps := []struct {
-		ev        InputEvent
-		page      int
-		focus     string
-		action    string
-		dismissed bool
-	}{
-		{key("Escape"), 1, "next", "", false},                  // sticky: back on page 1 never hides help
-		{key("ArrowRight"), 1, "call:us-988", "", false},       // focus moves to Call
-		{key("Enter"), 1, "call:us-988", "call:us-988", false}, // link chosen, card stays
-		{key("ArrowLeft"), 1, "next", "", false},
-		{key("Enter"), 2, "next", "", false}, // Next pages and refocuses Next
-		{tap("text:us-ctl"), 2, "text:us-ctl", "text:us-ctl", false},
-		{key("ArrowDown"), 3, "done", "", false},
-		{key("ArrowDown"), 3, "done", "", false}, // no page 4
-		{key("Escape"), 2, "next", "", false},    // back pages back
-		{voice("next"), 3, "done", "", false},
-		{tap("nonexistent"), 3, "done", "", false},
-		{key("Enter"), 3, "done", "", true},   // explicit Done dismisses
-		{key("ArrowUp"), 3, "done", "", true}, // closed stays closed
+	if p.Focus != ControlDecline || p.Ops[1].Focus || !p.Ops[2].Focus {
+		t.Fatalf("the original page changed: %+v", p)
 	}
-	for i, s := range steps {
-		o := p.Handle(s.ev)
-		if o.Page != s.page || o.Focus != s.focus || o.Action != s.action || o.Dismissed != s.dismissed {
-			t.Fatalf("step %d %+v: got %+v, want page %d focus %q action %q dismissed %v", i, s.ev, o, s.page, s.focus, s.action, s.dismissed)
-		}
-	}
-}
-
-func TestPagerPromptFocusAndVoice(t *testing.T) {
-	c, err := NewPrompt("confirm-1", "Send message to Sam?", "Running late.",
-		Action{ID: "send", Label: "Send", Voice: []string{"send it"}}, Action{ID: "keep", Label: "Don't send"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	meta, err := LayoutCard(c, mustProfile(t, devices.MetaRayBanDisplay))
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Focus starts on the non-committing choice; Enter declines.
-	p := NewPager(meta)
-	if o := p.Handle(key("Enter")); o.Action != "keep" || !o.Dismissed {
-		t.Fatalf("enter on initial focus: %+v", o)
-	}
-	// Committing needs an explicit move + select.
-	p = NewPager(meta)
-	if o := p.Handle(key("ArrowLeft")); o.Focus != "send" {
-		t.Fatalf("focus: %+v", o)
-	}
-	if o := p.Handle(key("Enter")); o.Action != "send" {
-		t.Fatalf("select send: %+v", o)
-	}
-	// Escape declines.
-	p = NewPager(meta)
-	if o := p.Handle(key("Escape")); o.Action != "keep" || !o.Dismissed {
-		t.Fatalf("escape: %+v", o)
-	}
-	// Voice always accepted, here on a surface with buttons ...
-	p = NewPager(meta)
-	if o := p.Handle(voice("Send it!")); o.Action != "send" {
-		t.Fatalf("voice on meta: %+v", o)
-	}
-	// ... and on G1 without buttons, where select cannot commit.
-	g1, err := LayoutCard(c, mustProfile(t, devices.EvenG1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p = NewPager(g1)
-	for range g1.Pages {
-		p.Handle(InputEvent{Kind: devices.InputTap, Gesture: "press"})
-	}
-	if o := p.Handle(InputEvent{Kind: devices.InputTap, Gesture: "press"}); o.Action != "" || o.Dismissed {
-		t.Fatalf("press on g1 prompt must not decide: %+v", o)
-	}
-	if o := p.Handle(voice("don't send")); o.Action != "keep" {
-		t.Fatalf("voice decline on g1: %+v", o)
-	}
-}
-
-func TestPagerNoButtonsSafety(t *testing.T) {
-	l, err := LayoutCard(mustSafety(t, threeResources()...), mustProfile(t, devices.EvenG2))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := NewPager(l)
-	for i := 2; i <= len(l.Pages); i++ {
-		if o := p.Handle(InputEvent{Kind: devices.InputSwipe, Gesture: "down"}); o.Page != i || !o.Changed {
-			t.Fatalf("swipe to %d: %+v", i, o)
-		}
-	}
-	if o := p.Handle(InputEvent{Kind: devices.InputTap, Gesture: "double"}); o.Dismissed || o.Page != len(l.Pages)-1 {
-		t.Fatalf("double tap goes back, never dismisses safety from the middle: %+v", o)
-	}
-	if o := p.Handle(voice("done")); !o.Dismissed {
-		t.Fatalf("voice done: %+v", o)
+	next := OpsPage{Controls: []Control{{ID: ControlNext}}, Focus: ControlNext}
+	if got := next.WithFocus(ControlApprove); got.Focus != ControlNext {
+		t.Fatalf("a page without the control: %+v", got)
 	}
 }

@@ -1,11 +1,8 @@
 package safety
 
 import (
-	"errors"
 	"sort"
 	"sync"
-
-	"github.com/prometheus/client_golang/prometheus"
 )
 
 // SurfaceKind is the kind of surface a card reaches the person on; it
@@ -25,11 +22,21 @@ const (
 	EventSpoken = "spoken"
 )
 
+// CounterSink receives every count Counters makes, with its labels
+// already bounded (see Counters). The gateway backs it with Prometheus
+// counters, vera_safety_cards_{shown,acked,spoken}_total
+// (gateway.SafetyCounters); the safety package itself stays free of
+// anything networked.
+type CounterSink interface {
+	// Inc counts one event (EventShown, EventAcked or EventSpoken).
+	Inc(event, level, region, surface string)
+}
+
 // Counters counts referral notifications actually issued — safety cards
-// shown, acknowledged and spoken — by level, region and surface, as
-// Prometheus counters (vera_safety_cards_{shown,acked,spoken}_total) and as
-// an in-process snapshot for the audit endpoint (CA SB 243 §22603 asks for
-// the number of referral notifications; WA and OR for public counts).
+// shown, acknowledged and spoken — by level, region and surface, into a
+// CounterSink and as an in-process snapshot for the audit endpoint (CA SB
+// 243 §22603 asks for the number of referral notifications; WA and OR for
+// public counts).
 //
 // Counters carry no text and no identifiers: labels are the level name, an
 // ISO country code (anything else becomes "unknown") and a surface kind
@@ -38,64 +45,28 @@ const (
 //
 // Each partner files its own referral report: Partner returns the view a
 // partner's sessions count through, and SnapshotFor reads one partner's
-// counts only. The Prometheus counters are the deployment's totals and
-// carry no partner label.
+// counts only. The sink gets the deployment's totals, with no partner
+// label.
 type Counters struct {
-	vecs map[string]*prometheus.CounterVec
-	err  error
+	sink CounterSink // nil: the snapshot only
 	// partner is the partner this view counts for; root holds the counts
 	// of every view (itself for the root).
 	partner string
 	root    *Counters
 
-	mu     sync.Mutex // guards counts (of the root)
-	counts map[counterKey]uint64
+	mu      sync.Mutex // guards counts and onCount (of the root)
+	counts  map[counterKey]uint64
+	onCount func(partner string, row CounterRow)
 }
 
 type counterKey struct{ partner, event, level, region, surface string }
 
-// NewCounters creates the counters and registers them with reg (nil: not
-// registered, snapshot only). If reg already holds them (a second gateway
-// in one process, tests) the existing collectors are reused; any other
-// registration error is kept for Err and the snapshot still counts.
-func NewCounters(reg prometheus.Registerer) *Counters {
-	c := &Counters{vecs: map[string]*prometheus.CounterVec{}, counts: map[counterKey]uint64{}}
+// NewCounters returns counters that also count into sink (nil: the
+// snapshot only).
+func NewCounters(sink CounterSink) *Counters {
+	c := &Counters{sink: sink, counts: map[counterKey]uint64{}}
 	c.root = c
-	help := map[string]string{
-		EventShown:  "Safety cards with help resources shown to a person, by level, region and surface.",
-		EventAcked:  "Safety cards the person acknowledged, by level, region and surface.",
-		EventSpoken: "Safety resources spoken aloud to a person, by level, region and surface.",
-	}
-	for _, ev := range []string{EventShown, EventAcked, EventSpoken} {
-		v := prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: "vera",
-			Subsystem: "safety",
-			Name:      "cards_" + ev + "_total",
-			Help:      help[ev],
-		}, []string{"level", "region", "surface"})
-		if reg != nil {
-			if err := reg.Register(v); err != nil {
-				var are prometheus.AlreadyRegisteredError
-				if errors.As(err, &are) {
-					if existing, ok := are.ExistingCollector.(*prometheus.CounterVec); ok {
-						v = existing
-					}
-				} else if c.err == nil {
-					c.err = err
-				}
-			}
-		}
-		c.vecs[ev] = v
-	}
 	return c
-}
-
-// Err reports a registration failure other than "already registered".
-func (c *Counters) Err() error {
-	if c == nil {
-		return nil
-	}
-	return c.err
 }
 
 // CardShown counts one safety card shown on a surface.
@@ -120,7 +91,19 @@ func (c *Counters) Partner(id string) *Counters {
 	if c == nil {
 		return nil
 	}
-	return &Counters{vecs: c.vecs, err: c.err, partner: id, root: c.root}
+	return &Counters{sink: c.sink, partner: id, root: c.root}
+}
+
+// OnCount hands every count to f as well (partner, and a row of Count 1),
+// so that a deployment of several gateways can add them up in a shared
+// store. f must not block: it runs on the path that shows the card.
+func (c *Counters) OnCount(f func(partner string, row CounterRow)) {
+	if c == nil {
+		return
+	}
+	c.root.mu.Lock()
+	c.root.onCount = f
+	c.root.mu.Unlock()
 }
 
 func (c *Counters) inc(event string, level Level, region string, surface SurfaceKind) {
@@ -128,11 +111,17 @@ func (c *Counters) inc(event string, level Level, region string, surface Surface
 		return
 	}
 	k := counterKey{partner: c.partner, event: event, level: levelLabel(level), region: regionLabel(region), surface: surfaceLabel(surface)}
-	c.vecs[event].WithLabelValues(k.level, k.region, k.surface).Inc()
+	if c.sink != nil {
+		c.sink.Inc(k.event, k.level, k.region, k.surface)
+	}
 	r := c.root
 	r.mu.Lock()
 	r.counts[k]++
+	onCount := r.onCount
 	r.mu.Unlock()
+	if onCount != nil {
+		onCount(k.partner, CounterRow{Event: k.event, Level: k.level, Region: k.region, Surface: k.surface, Count: 1})
+	}
 }
 
 func levelLabel(l Level) string {
@@ -198,9 +187,22 @@ func (c *Counters) snapshot(keep func(partner string) bool) CountersSnapshot {
 		}
 	}
 	r.mu.Unlock()
+	rows := make([]CounterRow, 0, len(merged))
 	for k, n := range merged {
-		s.Rows = append(s.Rows, CounterRow{Event: k.event, Level: k.level, Region: k.region, Surface: k.surface, Count: n})
-		s.Totals[k.event] += n
+		rows = append(rows, CounterRow{Event: k.event, Level: k.level, Region: k.region, Surface: k.surface, Count: n})
+	}
+	return SnapshotOf(rows)
+}
+
+// SnapshotOf sorts rows (one per event, level, region and surface) into a
+// snapshot with its totals.
+func SnapshotOf(rows []CounterRow) CountersSnapshot {
+	s := CountersSnapshot{Rows: rows, Totals: map[string]uint64{EventShown: 0, EventAcked: 0, EventSpoken: 0}}
+	if s.Rows == nil {
+		s.Rows = []CounterRow{}
+	}
+	for _, r := range rows {
+		s.Totals[r.Event] += r.Count
 	}
 	sort.Slice(s.Rows, func(i, j int) bool {
 		a, b := s.Rows[i], s.Rows[j]

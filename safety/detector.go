@@ -2,6 +2,7 @@ package safety
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 )
 
@@ -20,28 +21,37 @@ type Result struct {
 }
 
 // Detector is the local crisis-language detector: the fallback when the
-// engine is down and the second opinion when it is up. It is a tiered phrase
-// matcher over normalised text (see normalize.go and rules.go):
+// engine is down and the second opinion when it is up. Every utterance is
+// normalised (normalize.go), repaired (repair.go: split and merged words,
+// typos of danger words) and squashed (held letters), then read by three
+// tiers, the highest level winning (analyze):
 //
-//   - crisis rules (explicit intent, plan, means, timeline, method seeking)
-//     and elevated rules (passive ideation, hopelessness, distress, past
-//     self-harm, third-party concern, bare mentions of suicide);
-//   - a crisis match is lowered to elevated, never cleared, when it is
-//     negated ("i am not going to kill myself"), in the past ("i tried to
-//     kill myself two years ago") or about someone else ("he wants to die");
-//     phrases that are negative in themselves ("i do not want to live") are
-//     immune;
-//   - idioms never match because rules anchor on the first person and carry
-//     exclusions ("kill the process", "dying to see that film" and "this
-//     traffic is killing me" have no rule to match).
+//   - the phrase rules (rules.go, lexicon.go): high-precision patterns; a
+//     crisis match is lowered to elevated, never cleared, when negated,
+//     past or about someone else; phrases negative in themselves ("i do not
+//     want to live") are immune; they count less in a context the concept
+//     table recognises (fiction, news, idioms, everyday activities);
+//   - the frames (frames.go): compositional rules over multilingual concept
+//     classes (concepts.go), e.g. "took & med & amount", "follow & me",
+//     "fumes & enclosed", with vetoes and the same lowering;
+//   - the model (model.go, features.go, train.go): two logistic heads over
+//     character n-grams, words, concept pairs and triples and the frames
+//     that fired, weights in the embedded model.txt; it may not raise an
+//     utterance without a word of danger, and counts one level less in an
+//     everyday context.
 //
-// A Detector is immutable and safe for concurrent use.
+// A trailing laugh ("… lol") caps a crisis at elevated. Reasons are ids
+// ("en.crisis.kill_self", "frame.took_meds/past", "model.elevated",
+// "ctx.turns"), never user text. A Detector is immutable and safe for
+// concurrent use.
 type Detector struct {
 	rules        []compiledRule
 	byWord       map[string][]cand
 	byPrefix     []prefixCand
 	contextTurns int
 	bufs         sync.Pool
+	extractors   sync.Pool
+	model        *model
 	compileErr   error
 }
 
@@ -79,13 +89,35 @@ func NewDetectorConfig(cfg Config) (*Detector, error) {
 	return newDetector(ruleDefs, cfg.ContextTurns)
 }
 
+// NewDetectorModel returns a detector with the built-in rules and the model
+// tier read from modelText (the model.txt format) instead of the embedded
+// one: for scoring a retrained model before it is committed.
+func NewDetectorModel(modelText string) (*Detector, error) {
+	m, err := parseModel(modelText)
+	if err != nil {
+		return nil, err
+	}
+	d, err := newDetector(ruleDefs, DefaultContextTurns)
+	d.model = m
+	return d, err
+}
+
 // newDetector compiles defs. A malformed pattern is skipped and reported in
 // the error (and by Err) rather than aborting: the remaining rules still
 // protect people; TestRulesCompile keeps the built-in table clean.
 func newDetector(defs []ruleDef, contextTurns int) (*Detector, error) {
 	d := &Detector{byWord: map[string][]cand{}, contextTurns: contextTurns}
 	d.bufs.New = func() any { s := make([]string, 0, 64); return &s }
+	d.extractors.New = func() any { return new(extractor) }
 	var errs []error
+	if framesErr != nil {
+		errs = append(errs, framesErr)
+	}
+	if m, err := defaultModel(); err != nil {
+		errs = append(errs, err) // the rules still protect people
+	} else {
+		d.model = m
+	}
 	for ri := range defs {
 		def := &defs[ri]
 		cr := compiledRule{def: def}
@@ -134,6 +166,9 @@ type analysis struct {
 	// strongMeans: stockpiled means or a dangerous place, as opposed to
 	// merely owning a knife or a rope.
 	strongMeans bool
+	// ordinary: the concept table sees an everyday, fiction, news, idiom,
+	// code, cooking or sport context.
+	ordinary bool
 }
 
 // Detect classifies one utterance on its own.
@@ -152,7 +187,9 @@ func (d *Detector) Detect(text string) Result {
 //   - distress in recent turns plus an act cue now ("i am going to do it",
 //     "goodbye") → crisis ("ctx.act_after_distress");
 //   - a crisis in recent turns keeps any later turn at least elevated
-//     ("ctx.recent_crisis"), so help stays on screen.
+//     ("ctx.recent_crisis"), so help stays on screen;
+//   - the last turn and this one read together reach a level neither
+//     reaches alone ("ctx.turns").
 func (d *Detector) DetectTurn(history []string, text string) Result {
 	cur := d.analyze(text)
 	res := Result{Level: cur.level, Reason: cur.reason, Lang: cur.lang}
@@ -162,13 +199,15 @@ func (d *Detector) DetectTurn(history []string, text string) Result {
 	if n := len(history); n > d.contextTurns {
 		history = history[n-d.contextTurns:]
 	}
-	var hmax Level
+	var hmax, last Level
 	hmeans, hstrong := false, false
 	for _, h := range history {
-		a := d.analyze(h)
+		a := d.analyzeTiers(h, false)
 		hmax = MaxLevel(hmax, a.level)
-		hmeans = hmeans || a.means
-		hstrong = hstrong || a.strongMeans
+		// A knife bought for the kitchen is not a means.
+		hmeans = hmeans || a.means && !a.ordinary
+		hstrong = hstrong || a.strongMeans && !a.ordinary
+		last = a.level
 	}
 	switch {
 	case (hstrong || hmax == LevelCrisis) && (cur.time || cur.act), hmeans && cur.act:
@@ -178,17 +217,141 @@ func (d *Detector) DetectTurn(history []string, text string) Result {
 	case hmax == LevelCrisis && res.Level < LevelElevated:
 		res.Level, res.Reason = LevelElevated, "ctx.recent_crisis"
 	}
+	if res.Level < LevelCrisis && len(history) > 0 {
+		// The last turn and this one read as one message: the frames and
+		// the model see cues split over two turns ("i've got the pills
+		// here" … "all of them, tonight"). Only what neither turn shows on
+		// its own counts.
+		// The model is left out here: it was trained on single turns.
+		j := d.analyze(history[len(history)-1] + " " + text)
+		if j.level > res.Level && j.level > last && !strings.HasPrefix(j.reason, "model.") {
+			res.Level, res.Reason = j.level, "ctx.turns"
+		}
+	}
 	return res
 }
 
-func (d *Detector) analyze(text string) analysis {
+// analyze combines the tiers on one utterance: the phrase rules, the
+// frames and the model each give a level and the highest wins. The rules'
+// negation, past and third-party lowering never goes below elevated. The
+// rules cannot see context, so with words the concept table knows they
+// count less: in fiction, news, idiom, code, cooking or sport a crisis rule
+// counts as elevated and an elevated one as nothing ("hamlet considers
+// suicide"); with words of an ordinary activity or a mild mood ("i don't
+// want to wake up early tomorrow", "a bit lonely tonight") they count for
+// nothing. The frames and the model, which do see context, still raise. A trailing laugh ("… lol") caps a crisis at elevated: a
+// card still shows, the emergency framing does not.
+func (d *Detector) analyze(text string) analysis { return d.analyzeTiers(text, true) }
+
+// analyzeTiers is analyze, with the model tier only when withModel:
+// DetectTurn reads earlier turns without it (their own verdicts, model
+// included, were given when they were the current turn).
+func (d *Detector) analyzeTiers(text string, withModel bool) analysis {
+	core, laugh := laughTail(text)
 	bp := d.bufs.Get().(*[]string)
-	toks := normalize(text, *bp)
+	toks := normalize(core, *bp)
 	defer func() {
 		clear(toks)
 		*bp = toks[:0]
 		d.bufs.Put(bp)
 	}()
+	var known *vocab
+	if d.model != nil {
+		known = d.model.lex
+	}
+	fp := d.bufs.Get().(*[]string)
+	fixed := repairTokens(toks, *fp, known)
+	defer func() {
+		clear(fixed)
+		*fp = fixed[:0]
+		d.bufs.Put(fp)
+	}()
+	sq := d.bufs.Get().(*[]string)
+	squashedToks := squashAll(fixed, *sq)
+	defer func() {
+		clear(squashedToks)
+		*sq = squashedToks[:0]
+		d.bufs.Put(sq)
+	}()
+	a := d.analyzeRules(squashedToks)
+	t := d.otherTiers(core, squashedToks, withModel)
+	// Cues for DetectTurn from the concept table, in every language: a
+	// farewell, "do it", a jump or means at hand is an act; now or soon a
+	// time.
+	a.act = a.act || t.act
+	a.time = a.time || t.time
+	a.ordinary = t.ctx.everyday || t.ctx.context
+	switch {
+	case a.level == LevelNone:
+	case t.ctx.everyday, strings.HasSuffix(a.reason, "/third_party") && !t.ctx.personal,
+		t.ctx.context && !t.ctx.personal: // "in the game you have to jump off the cliff"
+		a.level, a.reason = LevelNone, ""
+	case t.ctx.context && a.level == LevelCrisis:
+		a.level, a.reason = LevelElevated, baseReason(a.reason)+"/context"
+	case t.ctx.context:
+		a.level, a.reason = LevelNone, ""
+	}
+	if t.frame.level > a.level {
+		a.level, a.reason = t.frame.level, t.frame.reason
+	}
+	if m := t.model; m > a.level && t.ctx.risk {
+		if t.ctx.everyday {
+			m-- // "i'm going to take my medicine now": the model counts one level less
+		}
+		if m > a.level {
+			a.level, a.reason = m, t.modelReason
+			if m < t.model {
+				a.reason = baseReason(t.modelReason) + "/everyday"
+			}
+		}
+	}
+	if laugh && a.level == LevelCrisis {
+		a.level, a.reason = LevelElevated, baseReason(a.reason)+"/joking"
+	}
+	return a
+}
+
+func baseReason(r string) string {
+	if i := strings.IndexByte(r, '/'); i >= 0 {
+		return r[:i]
+	}
+	return r
+}
+
+// tierResult is what the frame and model tiers found in one utterance.
+type tierResult struct {
+	frame       frameHit
+	model       Level
+	modelReason string
+	ctx         ctxFlags
+	act, time   bool // concept cues for DetectTurn
+}
+
+// otherTiers runs the frames and, when the detector has one, the model.
+func (d *Detector) otherTiers(text string, toks []string, withModel bool) tierResult {
+	x := d.extractors.Get().(*extractor)
+	defer d.extractors.Put(x)
+	var t tierResult
+	if d.model == nil || !withModel {
+		if d.model != nil {
+			x.known = d.model.lex
+		}
+		x.run(text, toks, 2, 2, func([]byte) {})
+		t.frame, t.ctx = x.frame, ctxFlags{x.context, x.everyday, x.personal, x.risk}
+		t.act, t.time = x.actCue, x.timeCue
+		return t
+	}
+	x.known = d.model.lex
+	sc, fh, ctx := d.model.scores(text, toks, x)
+	t.frame, t.ctx = fh, ctx
+	t.act, t.time = x.actCue, x.timeCue // of the last window
+	t.model, t.modelReason = d.model.level(sc)
+	return t
+}
+
+// analyzeRules runs the phrase rules and the lexicon over normalised,
+// repaired and squashed tokens.
+func (d *Detector) analyzeRules(toks []string) analysis {
 	var a analysis
 	hit := func(c cand, start, end int) {
 		cr := &d.rules[c.rule]
@@ -391,6 +554,9 @@ var thirdPartyWords = map[string]bool{
 	"hero": true, "amigo": true, "amiga": true, "hermano": true, "hermana": true, "hijo": true, "hija": true,
 	"ami": true, "amie": true, "frere": true, "soeur": true, "fils": true, "fille": true, "freund": true,
 	"freundin": true, "bruder": true, "schwester": true, "sohn": true, "tochter": true,
+	"madre": true, "padre": true, "mama": true, "papa": true, "mere": true, "pere": true, "mutter": true,
+	"vater": true, "il": true, "elle": true, "ella": true, "er": true, "novio": true, "novia": true,
+	"marido": true, "mari": true, "copain": true, "copine": true, "mann": true, "frau": true,
 }
 
 var firstPersonSubject = map[string]bool{"i": true, "me": true, "je": true, "ich": true, "yo": true, "myself": true}

@@ -7,14 +7,20 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sort"
 )
 
-// Sample is one labelled utterance: a line {"text","level"} of a JSONL file;
-// other fields (e.g. "lang") are kept when known and otherwise ignored.
+// Sample is one labelled utterance: a line {"text","level"} of a JSONL file.
+// Lang, Category, Split and History are optional; other fields are ignored.
+// With History (earlier user turns, oldest first) the sample is scored with
+// DetectTurn, otherwise with Detect.
 type Sample struct {
-	Text  string `json:"text"`
-	Level Level  `json:"level"`
-	Lang  string `json:"lang,omitempty"`
+	Text     string   `json:"text"`
+	Level    Level    `json:"level"`
+	Lang     string   `json:"lang,omitempty"`
+	Category string   `json:"category,omitempty"`
+	Split    string   `json:"split,omitempty"`
+	History  []string `json:"history,omitempty"`
 }
 
 // ErrSamples: a labelled file that cannot be read (bad JSON, missing level).
@@ -36,9 +42,12 @@ func ReadSamples(r io.Reader) ([]Sample, error) {
 			continue
 		}
 		var raw struct {
-			Text  *string         `json:"text"`
-			Level json.RawMessage `json:"level"`
-			Lang  string          `json:"lang"`
+			Text     *string         `json:"text"`
+			Level    json.RawMessage `json:"level"`
+			Lang     string          `json:"lang"`
+			Category string          `json:"category"`
+			Split    string          `json:"split"`
+			History  []string        `json:"history"`
 		}
 		if err := json.Unmarshal(b, &raw); err != nil {
 			return nil, fmt.Errorf("safety: samples line %d: %w: %w", line, err, ErrSamples)
@@ -53,7 +62,8 @@ func ReadSamples(r io.Reader) ([]Sample, error) {
 		if err := json.Unmarshal(raw.Level, &lvl); err != nil {
 			return nil, fmt.Errorf("safety: samples line %d: %w: %w", line, err, ErrSamples)
 		}
-		out = append(out, Sample{Text: *raw.Text, Level: lvl, Lang: raw.Lang})
+		out = append(out, Sample{Text: *raw.Text, Level: lvl, Lang: raw.Lang, Category: raw.Category,
+			Split: raw.Split, History: raw.History})
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("safety: samples: %w: %w", err, ErrSamples)
@@ -72,13 +82,32 @@ type LevelScore struct {
 	Correct   int     `json:"correct"`
 }
 
+// GroupScore is the score on one slice of a labelled set (a language or a
+// category). Rates over an empty gold level are 0; the *_support fields say
+// which case applies.
+type GroupScore struct {
+	N int `json:"n"`
+	// Accuracy: share of samples given exactly their gold level.
+	Accuracy        float64   `json:"accuracy"`
+	CrisisSupport   int       `json:"crisis_support"`
+	CrisisRecall    float64   `json:"crisis_recall"`       // gold crisis labelled crisis
+	CrisisShown     float64   `json:"crisis_alert_recall"` // gold crisis flagged at least elevated
+	ElevatedSupport int       `json:"elevated_support"`
+	ElevatedShown   float64   `json:"elevated_shown"` // gold elevated flagged at least elevated
+	NoneSupport     int       `json:"none_support"`
+	FalseAlarmRate  float64   `json:"false_alarm_rate"` // gold none flagged at least elevated
+	Confusion       [3][3]int `json:"confusion"`
+}
+
 // Miss is one disagreement, for reports; it carries the sample's text, so
 // it is for offline evaluation only, never for production logs.
 type Miss struct {
-	Text   string `json:"text"`
-	Gold   Level  `json:"gold"`
-	Got    Level  `json:"got"`
-	Reason string `json:"reason,omitempty"`
+	Text     string `json:"text"`
+	Gold     Level  `json:"gold"`
+	Got      Level  `json:"got"`
+	Reason   string `json:"reason,omitempty"`
+	Lang     string `json:"lang,omitempty"`
+	Category string `json:"category,omitempty"`
 }
 
 // EvalReport is the detector's score on a labelled set.
@@ -92,19 +121,41 @@ type EvalReport struct {
 	CrisisAlertRecall float64 `json:"crisis_alert_recall"`
 	// Confusion[gold][got], indexed by Level.
 	Confusion [3][3]int `json:"confusion"`
-	Misses    []Miss    `json:"-"`
+	// ByLang and ByCategory slice the same numbers by the samples' "lang"
+	// and "category" fields ("" when a sample has none).
+	ByLang     map[string]GroupScore `json:"by_lang"`
+	ByCategory map[string]GroupScore `json:"by_category"`
+	Misses     []Miss                `json:"-"`
 }
 
-// Evaluate runs Detect over every sample and scores it.
+// Evaluate runs the detector over every sample (DetectTurn when the sample
+// has a history) and scores it.
 func Evaluate(d *Detector, samples []Sample) EvalReport {
 	rep := EvalReport{N: len(samples), Levels: map[string]LevelScore{}}
+	byLang, byCat := map[string]*[3][3]int{}, map[string]*[3][3]int{}
+	add := func(m map[string]*[3][3]int, k string, g, l Level) {
+		c := m[k]
+		if c == nil {
+			c = new([3][3]int)
+			m[k] = c
+		}
+		c[g][l]++
+	}
 	for _, s := range samples {
-		r := d.Detect(s.Text)
+		var r Result
+		if len(s.History) > 0 {
+			r = d.DetectTurn(s.History, s.Text)
+		} else {
+			r = d.Detect(s.Text)
+		}
 		if s.Level.Valid() && r.Level.Valid() {
 			rep.Confusion[s.Level][r.Level]++
+			add(byLang, s.Lang, s.Level, r.Level)
+			add(byCat, s.Category, s.Level, r.Level)
 		}
 		if r.Level != s.Level {
-			rep.Misses = append(rep.Misses, Miss{Text: s.Text, Gold: s.Level, Got: r.Level, Reason: r.Reason})
+			rep.Misses = append(rep.Misses, Miss{Text: s.Text, Gold: s.Level, Got: r.Level, Reason: r.Reason,
+				Lang: s.Lang, Category: s.Category})
 		}
 	}
 	for _, l := range []Level{LevelNone, LevelElevated, LevelCrisis} {
@@ -122,11 +173,49 @@ func Evaluate(d *Detector, samples []Sample) EvalReport {
 		}
 		rep.Levels[l.String()] = sc
 	}
-	if n := rep.Levels["none"].Support; n > 0 {
-		rep.FalseAlarmRate = float64(n-rep.Confusion[LevelNone][LevelNone]) / float64(n)
-	}
-	if n := rep.Levels["crisis"].Support; n > 0 {
-		rep.CrisisAlertRecall = float64(n-rep.Confusion[LevelCrisis][LevelNone]) / float64(n)
-	}
+	g := groupScore(&rep.Confusion)
+	rep.FalseAlarmRate, rep.CrisisAlertRecall = g.FalseAlarmRate, g.CrisisShown
+	rep.ByLang, rep.ByCategory = groups(byLang), groups(byCat)
 	return rep
+}
+
+func groups(m map[string]*[3][3]int) map[string]GroupScore {
+	out := make(map[string]GroupScore, len(m))
+	for k, c := range m {
+		out[k] = groupScore(c)
+	}
+	return out
+}
+
+func groupScore(c *[3][3]int) GroupScore {
+	g := GroupScore{Confusion: *c}
+	ratio := func(a, b int) float64 {
+		if b == 0 {
+			return 0
+		}
+		return float64(a) / float64(b)
+	}
+	correct := 0
+	for l := range 3 {
+		correct += c[l][l]
+		g.N += c[l][0] + c[l][1] + c[l][2]
+	}
+	g.Accuracy = ratio(correct, g.N)
+	row := func(l Level) int { return c[l][0] + c[l][1] + c[l][2] }
+	g.CrisisSupport, g.ElevatedSupport, g.NoneSupport = row(LevelCrisis), row(LevelElevated), row(LevelNone)
+	g.CrisisRecall = ratio(c[LevelCrisis][LevelCrisis], g.CrisisSupport)
+	g.CrisisShown = ratio(g.CrisisSupport-c[LevelCrisis][LevelNone], g.CrisisSupport)
+	g.ElevatedShown = ratio(g.ElevatedSupport-c[LevelElevated][LevelNone], g.ElevatedSupport)
+	g.FalseAlarmRate = ratio(g.NoneSupport-c[LevelNone][LevelNone], g.NoneSupport)
+	return g
+}
+
+// SortedKeys returns m's keys in order, for stable reports.
+func SortedKeys(m map[string]GroupScore) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
 }

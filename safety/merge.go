@@ -105,3 +105,70 @@ func actionKey(a Action) string {
 	}
 	return string(a.Type) + "\x00" + v
 }
+
+// Guard is Merge's floor re-imposed on merged, an assessment some other
+// merge made of engine and local (a SafetyLayer's own Merge), so that no
+// merge can downgrade a card: the level is at least both inputs'
+// (ShownLevel: never out of range), display is required if either input
+// requires it, and every resource of both inputs is present — merged's
+// first, in its order, then the engine's and the local ones it lacks,
+// "present" meaning the same id and name. Source is SourceMerged when
+// merged names none. Guard never removes anything from merged.
+//
+// Note the floor's identity is stricter than Merge's duplicate rule: a
+// local resource Merge leaves out because its actions are already on the
+// card (another id, the same numbers) is added back here.
+func Guard(engine, local, merged Assessment) Assessment {
+	out := merged
+	out.Level = ShownLevel(MaxLevel(out.Level, MaxLevel(engine.Level, local.Level)))
+	out.DisplayRequired = out.DisplayRequired || engine.DisplayRequired || local.DisplayRequired
+	out.Resources = append([]Resource(nil), merged.Resources...)
+	for _, src := range [][]Resource{engine.Resources, local.Resources} {
+		for _, r := range src {
+			if !hasResource(out.Resources, r) {
+				out.Resources = append(out.Resources, r)
+			}
+		}
+	}
+	if out.Source == "" {
+		out.Source = SourceMerged
+	}
+	return out
+}
+
+// NeedsCard reports whether merged must be shown in a turn that already
+// showed shown (nil: no card yet): display is required and nothing shown
+// so far carries its level and every one of its resources.
+func NeedsCard(merged Assessment, shown *Assessment) bool {
+	if !merged.DisplayRequired {
+		return false
+	}
+	if shown == nil || merged.Level > shown.Level {
+		return true
+	}
+	for _, r := range merged.Resources {
+		if !hasResource(shown.Resources, r) {
+			return true
+		}
+	}
+	return false
+}
+
+// ShownLevel is the level a card or reply shows: l itself, or LevelCrisis
+// for a level out of range (a bug upstream) — a corrupt level must never
+// look safe, nor fail to encode and lose its card.
+func ShownLevel(l Level) Level {
+	if !l.Valid() {
+		return LevelCrisis
+	}
+	return l
+}
+
+func hasResource(list []Resource, r Resource) bool {
+	for _, x := range list {
+		if x.ID == r.ID && x.Name == r.Name {
+			return true
+		}
+	}
+	return false
+}

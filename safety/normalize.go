@@ -25,8 +25,11 @@ import (
 //  5. fillers and intensifiers removed ("um", "uh", "like", "you know",
 //     "i mean", "just", "really", "so", "very", …), then immediate word
 //     repeats collapsed ("i i want to kill kill myself");
-//  6. sentence punctuation (. ; ! ?) kept as one "." token, a clause
-//     boundary for the negation, past and third-party scopes.
+//  6. punctuation is dropped like any other symbol: it must never change a
+//     verdict ("i want to die." and "i want to die" are the same), and
+//     recognisers often add none. (The clause mark "." of earlier versions
+//     is no longer produced; the scopes that stop at it stop at boundary
+//     words such as "but", "and", "i" instead.)
 //
 // Rules are written in the normalised form; a test checks every rule word is
 // a fixed point of this function.
@@ -47,13 +50,19 @@ var contractions = map[string][]string{
 	"arent": {"are", "not"}, "wouldnt": {"would", "not"}, "couldnt": {"could", "not"}, "shouldnt": {"should", "not"},
 	"havent": {"have", "not"}, "hasnt": {"has", "not"}, "hadnt": {"had", "not"}, "ain't": {"am", "not"}, "aint": {"am", "not"},
 	"gonna": {"going", "to"}, "wanna": {"want", "to"}, "gotta": {"got", "to"}, "hafta": {"have", "to"},
-	"tryna": {"trying", "to"}, "kinda": {}, "sorta": {}, "let's": {"let", "us"}, "lets": {"let", "us"},
+	"tryna": {"trying", "to"}, "kinda": {"somewhat"}, "sorta": {"somewhat"}, "let's": {"let", "us"}, "lets": {"let", "us"},
 	"thats": {"that", "is"}, "whats": {"what", "is"}, "theres": {"there", "is"}, "its": {"it", "is"},
 	"killmyself": {"kill", "myself"}, "kilmyself": {"kill", "myself"}, "myselves": {"myself"}, "myslef": {"myself"},
 	"selfharm": {"self", "harm"}, "selfharming": {"self", "harming"}, "too": {"to"}, "unalived": {"unalive"},
 	"noone": {"nobody"}, "wana": {"want", "to"}, "kil": {"kill"}, "kll": {"kill"}, "kiil": {"kill"}, "klil": {"kill"},
 	"kiling": {"killing"}, "kilin": {"killing"}, "killin": {"killing"}, "suicdal": {"suicidal"}, "sucidal": {"suicidal"},
 	"suicidial": {"suicidal"}, "suicde": {"suicide"}, "suicie": {"suicide"}, "sucicide": {"suicide"}, "overdoes": {"overdose"},
+	"imma": {"i", "am", "going", "to"}, "ima": {"i", "am", "a"},
+	// French as texted: "jveux", "jsuis", "chui" …
+	"jveux": {"je", "veux"}, "jvais": {"je", "vais"}, "jpeux": {"je", "peux"}, "jsuis": {"je", "suis"},
+	"chui": {"je", "suis"}, "chuis": {"je", "suis"}, "jai": {"je", "ai"}, "jen": {"je", "en"}, "jme": {"je", "me"},
+	"jsais": {"je", "sais"}, "jcrois": {"je", "crois"}, "jfais": {"je", "fais"}, "jte": {"je", "te"},
+	"jsp": {"je", "sais", "pas"}, "jpp": {"je", "en", "peux", "plus"},
 	"myslf": {"myself"}, "mysef": {"myself"}, "mysel": {"myself"}, "myseld": {"myself"}, "mysefl": {"myself"}, "ded": {"dead"}, "suicidle": {"suicidal"}, "sucide": {"suicide"}, "suiside": {"suicide"},
 }
 
@@ -72,7 +81,7 @@ var fillers = map[string]bool{
 }
 
 // twoWordFillers are removed as pairs; the first word keys the second.
-var twoWordFillers = map[string]string{"you": "know", "i": "mean", "sort": "of", "kind": "of"}
+var twoWordFillers = map[string]string{"you": "know", "i": "mean"}
 
 // dyeObjects keep "dye" a colour verb: "dye my hair".
 var dyeObjects = map[string]bool{
@@ -94,10 +103,6 @@ func normalize(s string, dst []string) []string {
 			b.WriteRune(r)
 		case r == '\'' || r == '’' || r == '‘' || r == '`' || r == 'ʼ':
 			b.WriteByte('\'')
-		case r == '.' || r == ';' || r == '!' || r == '?':
-			// Sentence punctuation ends a clause: negation, past and
-			// third-party scopes stop there.
-			b.WriteString(" . ")
 		case r < 0x80:
 			b.WriteByte(' ')
 		default:
@@ -112,6 +117,7 @@ func normalize(s string, dst []string) []string {
 	}
 	raw := strings.Fields(b.String())
 	toks := dst[:0]
+	german := germanish(raw)
 	for _, t := range raw {
 		if t == clauseMark {
 			if len(toks) > 0 && toks[len(toks)-1] != clauseMark {
@@ -125,7 +131,7 @@ func normalize(s string, dst []string) []string {
 		}
 		t = unleet(t)
 		t = collapseRuns(t)
-		if exp, ok := contractions[t]; ok {
+		if exp, ok := contractions[t]; ok && !(german && t == "im") { // German "im" is "in dem"
 			toks = append(toks, exp...)
 			continue
 		}
@@ -135,7 +141,7 @@ func normalize(s string, dst []string) []string {
 		}
 		toks = append(toks, t)
 	}
-	toks = clean(toks)
+	toks = clean(toks, german || germanish(toks))
 	if n := len(toks); n > 0 && toks[n-1] == clauseMark {
 		toks = toks[:n-1]
 	}
@@ -200,7 +206,17 @@ func collapseRuns(t string) string {
 		if r == prev {
 			run++
 			if run >= 3 {
-				return collapseDoubleFromRun(t)
+				// Held letters: "soooo", "diiie" and "lassst" keep one
+				// letter, "tomorrrrow" and "alllll" two, whichever makes
+				// a word (one when both do).
+				one := collapseFromRun(t, 1)
+				if wordish(one) {
+					return one
+				}
+				if two := collapseFromRun(t, 2); wordish(two) {
+					return two
+				}
+				return one
 			}
 		} else {
 			prev, run = r, 1
@@ -209,9 +225,22 @@ func collapseRuns(t string) string {
 	return t
 }
 
-// collapseDoubleFromRun reduces every run of three or more identical letters
-// to one letter, leaving genuine doubles ("feel", "kill") alone.
-func collapseDoubleFromRun(t string) string {
+// wordish: a known word or a contraction normalize expands ("i'll").
+func wordish(w string) bool {
+	if repairVocab[w] || contractions[w] != nil {
+		return true
+	}
+	for _, suf := range []string{"'ll", "'re", "'ve", "'d", "'s", "'m", "n't"} {
+		if strings.HasSuffix(w, suf) && repairVocab[strings.TrimSuffix(w, suf)] {
+			return true
+		}
+	}
+	return false
+}
+
+// collapseFromRun reduces every run of three or more identical letters to
+// keep letters, leaving genuine doubles ("feel", "kill") alone.
+func collapseFromRun(t string, keep int) string {
 	rs := []rune(t)
 	var b strings.Builder
 	for i := 0; i < len(rs); {
@@ -219,12 +248,12 @@ func collapseDoubleFromRun(t string) string {
 		for j < len(rs) && rs[j] == rs[i] {
 			j++
 		}
-		if j-i >= 3 {
+		n := j - i
+		if n >= 3 {
+			n = keep
+		}
+		for k := 0; k < n; k++ {
 			b.WriteRune(rs[i])
-		} else {
-			for k := i; k < j; k++ {
-				b.WriteRune(rs[k])
-			}
 		}
 		i = j
 	}
@@ -233,7 +262,7 @@ func collapseDoubleFromRun(t string) string {
 
 // clean joins split words, fixes homophones, drops fillers and collapses
 // immediate repeats, in place.
-func clean(toks []string) []string {
+func clean(toks []string, german bool) []string {
 	out := toks[:0]
 	for i := 0; i < len(toks); i++ {
 		t := toks[i]
@@ -276,26 +305,49 @@ func clean(toks []string) []string {
 		if t == clauseMark && len(out) == 0 {
 			continue
 		}
-		if fillers[t] && !(t == "um" && germanUm(out)) {
+		if fillers[t] && !(t == "um" && germanUm(out)) && !(german && germanKeep[t]) {
+			// A filler that is half of a split word is kept and joined:
+			// "toast er", "broth er", "ah orco".
+			if n := len(out); n > 0 && wordish(out[n-1]+t) && !fillers[out[n-1]+t] {
+				out[n-1] += t
+			} else if wordish(t+next) && next != "" {
+				out = append(out, t+next)
+				i++
+			}
 			continue
 		}
 		if second, ok := twoWordFillers[t]; ok && next == second {
 			i++
 			continue
 		}
-		if n := len(out); n > 0 && out[n-1] == t {
+		if (t == "kind" || t == "sort") && next == "of" {
+			// a hedge, kept as one word: "kind of lonely" is milder than
+			// "lonely" (the concept table's "mild")
+			out = append(out, "somewhat")
+			i++
 			continue
+		}
+		if n := len(out); n > 0 && out[n-1] == t && !elided[t] {
+			continue // a stutter: "i i want"
 		}
 		out = append(out, t)
 	}
 	return out
 }
 
+// elided: French and Spanish pronouns that legitimately repeat once an
+// elision is restored ("personne ne n'entend" → "… ne ne entend").
+var elided = map[string]bool{"ne": true, "se": true, "me": true, "te": true, "le": true}
+
+// germanKeep are English fillers that are words in German ("er" is "he").
+var germanKeep = map[string]bool{"er": true}
+
 // germanUm keeps the German separable particle in "bringe mich (heute) um",
 // which the English filler list would otherwise drop.
 func germanUm(out []string) bool {
 	for k := len(out) - 1; k >= 0 && k >= len(out)-3; k-- {
-		if out[k] == "mich" || out[k] == "dich" || out[k] == "sich" {
+		// also "bringemich um", "mich" run together with its verb
+		if strings.HasSuffix(out[k], "mich") || strings.HasSuffix(out[k], "dich") || strings.HasSuffix(out[k], "sich") {
 			return true
 		}
 	}

@@ -89,10 +89,12 @@ func compilePattern(src string) (pattern, error) {
 				if !validWord(strings.TrimSuffix(alt, "*")) {
 					return p, fmt.Errorf("pattern %q: %q is not a lower-case word (one word per alternative)", src, alt)
 				}
+				// Patterns match squashed tokens (squash, repair.go).
 				if strings.HasSuffix(alt, "*") {
-					e.prefixes = append(e.prefixes, strings.TrimSuffix(alt, "*"))
+					e.prefixes = append(e.prefixes, squashWord(strings.TrimSuffix(alt, "*")))
 					continue
 				}
+				alt = squashWord(alt)
 				e.words = append(e.words, alt)
 				if e.kind == elWord {
 					p.words[alt] = true

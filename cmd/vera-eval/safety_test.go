@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -94,5 +95,89 @@ func TestSafetyErrors(t *testing.T) {
 				t.Errorf("stderr lacks %q: %s", tc.want, errb.String())
 			}
 		})
+	}
+}
+
+// TestSafetyJSONBreakdowns: the additive by_lang and by_category fields,
+// and a sample with history scored through DetectTurn.
+func TestSafetyJSONBreakdowns(t *testing.T) {
+	set := `{"text":"i want to kill myself","level":"crisis","lang":"en","category":"ideation_active"}
+{"text":"quiero morir","level":"crisis","lang":"es","category":"ideation_active"}
+{"text":"kill the process","level":"none","lang":"en","category":"neg_coding"}
+{"history":["i've been saving up my pills"],"text":"tonight's the night","level":"crisis","lang":"en","category":"ctx"}
+`
+	var out, errb bytes.Buffer
+	if code := run([]string{"safety", "-json", writeTemp(t, set)}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	var got struct {
+		ByLang map[string]struct {
+			N           int     `json:"n"`
+			CrisisShown float64 `json:"crisis_alert_recall"`
+		} `json:"by_lang"`
+		ByCategory map[string]struct {
+			N              int     `json:"n"`
+			FalseAlarmRate float64 `json:"false_alarm_rate"`
+			CrisisRecall   float64 `json:"crisis_recall"`
+		} `json:"by_category"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.ByLang["en"].N != 3 || got.ByLang["es"].N != 1 || got.ByLang["es"].CrisisShown != 1 {
+		t.Errorf("by_lang = %+v", got.ByLang)
+	}
+	if c := got.ByCategory["ctx"]; c.N != 1 || c.CrisisRecall != 1 {
+		t.Errorf("history sample not scored in context: %+v", c)
+	}
+	if c := got.ByCategory["neg_coding"]; c.N != 1 || c.FalseAlarmRate != 0 {
+		t.Errorf("neg_coding = %+v", c)
+	}
+	var txt bytes.Buffer
+	if code := run([]string{"safety", writeTemp(t, set)}, &txt, &errb); code != 0 {
+		t.Fatal(errb.String())
+	}
+	for _, want := range []string{"by lang", "by category", "ideation_active", "neg_coding"} {
+		if !strings.Contains(txt.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, txt.String())
+		}
+	}
+}
+
+// TestSafetyTrain: safety-train writes a model file that safety -model
+// reads, and the same input gives the same file.
+func TestSafetyTrain(t *testing.T) {
+	dir := t.TempDir()
+	corpus := filepath.Join("..", "..", "testdata", "safety", "corpus-dev.jsonl")
+	var paths []string
+	for i := 0; i < 2; i++ {
+		p := filepath.Join(dir, fmt.Sprintf("m%d.txt", i))
+		var out, errb bytes.Buffer
+		if code := run([]string{"safety-train", "-epochs", "2", "-o", p, corpus}, &out, &errb); code != 0 {
+			t.Fatalf("exit %d: %s", code, errb.String())
+		}
+		if !strings.Contains(out.String(), "out-of-fold") {
+			t.Errorf("no summary: %s", out.String())
+		}
+		paths = append(paths, p)
+	}
+	a, _ := os.ReadFile(paths[0])
+	b, _ := os.ReadFile(paths[1])
+	if len(a) == 0 || !bytes.Equal(a, b) {
+		t.Fatal("two trainings differ or are empty")
+	}
+	var out, errb bytes.Buffer
+	if code := run([]string{"safety", "-model", paths[0], "-json", corpus}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	for _, args := range [][]string{
+		{"safety-train"},
+		{"safety-train", "-o", filepath.Join(dir, "x.txt"), filepath.Join(dir, "missing.jsonl")},
+		{"safety", "-model", filepath.Join(dir, "missing.txt"), corpus},
+		{"safety", "-model", writeTemp(t, "not a model"), corpus},
+	} {
+		if code := run(args, &out, &errb); code == 0 {
+			t.Errorf("%v: exit 0, want failure", args)
+		}
 	}
 }

@@ -20,10 +20,12 @@ import (
 	"github.com/veraneural/vera-gateway/gateway/audit"
 	"github.com/veraneural/vera-gateway/gateway/boltstore"
 	"github.com/veraneural/vera-gateway/gateway/chat"
+	"github.com/veraneural/vera-gateway/gateway/cluster"
 	"github.com/veraneural/vera-gateway/gateway/converse"
 	"github.com/veraneural/vera-gateway/gateway/event"
 	"github.com/veraneural/vera-gateway/gateway/hooks"
 	"github.com/veraneural/vera-gateway/gateway/inbox"
+	"github.com/veraneural/vera-gateway/gateway/pairing"
 	"github.com/veraneural/vera-gateway/gateway/router"
 	"github.com/veraneural/vera-gateway/gateway/rtc"
 	"github.com/veraneural/vera-gateway/gateway/session"
@@ -55,6 +57,11 @@ type app struct {
 	titles     *titles.Titler
 	hooks      *hooks.Hooks
 	actions    *actions.Flow
+	// cluster is this node's membership when the config has a cluster
+	// section; nil (alone) passes everything through.
+	cluster *cluster.Cluster
+	// pairings keep paired glasses (bbolt alone, Redis in a cluster).
+	pairings pairing.Store
 }
 
 // newApp wires every package by hand. Anything that cannot work — a card
@@ -89,7 +96,7 @@ func (a *app) build(cfg fileConfig, getenv func(string) string) (err error) {
 	if err != nil {
 		return err
 	}
-	a.counters = safety.NewCounters(reg)
+	a.counters = safety.NewCounters(gateway.NewSafetyCounters(reg))
 	if a.router, err = router.New(cfg.Router, getenv, router.Options{
 		Registerer: reg, Logger: log.With("pkg", "router"),
 		Assess: func(history []string, text string) safety.Assessment {
@@ -98,8 +105,7 @@ func (a *app) build(cfg fileConfig, getenv func(string) string) (err error) {
 	}); err != nil {
 		return fmt.Errorf("router: %w", err)
 	}
-	if a.srv, err = gateway.New(cfg.edge(), gateway.Options{Logger: log, Registry: reg,
-		ValidateDevice: func(id string) error { _, err := devices.Lookup(id); return err }}); err != nil {
+	if err := a.newEdge(cfg, reg); err != nil {
 		return err
 	}
 	if err := a.buildExtensions(cfg, reg); err != nil {
@@ -110,7 +116,7 @@ func (a *app) build(cfg fileConfig, getenv func(string) string) (err error) {
 		return err
 	}
 	if a.actions, err = actions.New(actions.Options{Sessions: a.hooks.Get, Audit: a.audit, Webhooks: a.dispatcher,
-		Inbox: a.hooks.Inbox(), Engine: conv.ApproveUpstream, Logger: log.With("pkg", "actions")}); err != nil {
+		Inbox: a.hooks.Inbox(), Engine: conv.ApproveUpstream, OnApproved: a.cluster.ActionApproved, Logger: log.With("pkg", "actions")}); err != nil {
 		return err
 	}
 	shares := newShares(cfg, log)
@@ -123,12 +129,10 @@ func (a *app) build(cfg fileConfig, getenv func(string) string) (err error) {
 	var voices *voice.Factory
 	if a.sessions, err = session.NewManager(cfg.Session, session.Deps{
 		Converser: conv, Safety: local, Layout: layout, Counters: a.counters,
-		Actions: a.actions, Observer: a.hooks, OnOpened: a.hooks.Opened,
-		Logger: log.With("pkg", "session"),
-		OnClosed: func(s *session.Session) {
-			conv.Forget(s.ID())
-			a.hooks.Closed(s)
-		},
+		Actions: a.actions, Observer: a.hooks,
+		OnOpened: a.opened,
+		Logger:   log.With("pkg", "session"),
+		OnClosed: a.closer(conv),
 		// A card nobody acknowledged in time is spoken in the session's
 		// voice call, if it has one (the session also re-sends it and
 		// notifies the phone surface).
@@ -143,7 +147,7 @@ func (a *app) build(cfg fileConfig, getenv func(string) string) (err error) {
 	}); err != nil {
 		return fmt.Errorf("session: %w", err)
 	}
-	if a.chat, err = chat.New(cfg.Chat, a.sessions, a.chatAuth, chat.Options{Logger: log.With("pkg", "chat"), Shares: shares}); err != nil {
+	if a.chat, err = chat.New(cfg.Chat, a.sessions, a.chatAuth, chat.Options{Logger: log.With("pkg", "chat"), Shares: shares, Elsewhere: a.cluster.ResumeElsewhere}); err != nil {
 		return fmt.Errorf("chat: %w", err)
 	}
 	if voices, err = voice.NewFactory(cfg.Voice, voice.Deps{
@@ -160,11 +164,46 @@ func (a *app) build(cfg fileConfig, getenv func(string) string) (err error) {
 		MaxSessions: cfg.Admission.MaxVoiceSessions, RetryAfterSeconds: cfg.Admission.RetryAfterSeconds,
 		Authorize: gateway.RequirePrincipal, // the routes below authenticate first
 		Shares:    shares,
+		OnClosed:  func(id string, _ error, _ rtc.Stats) { a.cluster.VoiceClosed(id) },
 	}); err != nil {
 		return fmt.Errorf("rtc: %w", err)
 	}
+	if err := a.mountGlasses(reg); err != nil {
+		return fmt.Errorf("glasses: %w", err)
+	}
 	a.mount()
 	return nil
+}
+
+// newEdge joins the cluster when the config has one, then builds the HTTP
+// edge on its rate limits and idempotency store (alone: in memory).
+func (a *app) newEdge(cfg fileConfig, reg *prometheus.Registry) (err error) {
+	if cfg.Cluster.Enabled() {
+		if a.cluster, err = cluster.New(context.Background(), cfg.Cluster, cluster.Options{Logger: a.log.With("pkg", "cluster"), Registerer: reg}); err != nil {
+			return err
+		}
+	}
+	a.srv, err = gateway.New(cfg.edge(), gateway.Options{Logger: a.log, Registry: reg,
+		RateLimiter: a.cluster.RateLimiter(), Idempotency: a.cluster.Idempotency(cfg.Idempotency),
+		ValidateDevice: func(id string) error { _, err := devices.Lookup(id); return err }})
+	return err
+}
+
+// opened is a session's start (or resume) for the inbox, titles and, in a
+// cluster, the session directory.
+func (a *app) opened(s *session.Session) {
+	a.hooks.Opened(s)
+	a.cluster.Opened(s)
+}
+
+// closer is a session's end for the converser, the hooks and the
+// directory.
+func (a *app) closer(conv *converse.Converser) func(*session.Session) {
+	return func(s *session.Session) {
+		conv.Forget(s.ID())
+		a.hooks.Closed(s)
+		a.cluster.Closed(s)
+	}
 }
 
 // newShares sizes the fair shares of the global caps per partner and per
@@ -189,70 +228,91 @@ func newShares(cfg fileConfig, log *slog.Logger) *gateway.Shares {
 // hooks that feed them (with the session inbox).
 func (a *app) buildExtensions(cfg fileConfig, reg prometheus.Registerer) (err error) {
 	log := a.log
-	path := cfg.Store.Path
-	if path == "" {
-		if a.tmpDir, err = os.MkdirTemp("", "vera-gateway-store"); err != nil {
-			return fmt.Errorf("store: %w", err)
-		}
-		path = filepath.Join(a.tmpDir, "vera.db")
-		log.Warn("store.path is not set: inbox messages, webhook deliveries and the decision audit will not survive a restart")
-	}
-	if a.db, err = boltstore.Open(path); err != nil {
-		return fmt.Errorf("store.path: %w", err)
-	}
-	wstore, err := webhook.NewBoltStore(a.db)
+	st, err := a.openStores(cfg)
 	if err != nil {
-		return fmt.Errorf("webhooks: %w", err)
+		return err
 	}
-	if a.dispatcher, err = webhook.NewDispatcher(cfg.WebhookDelivery, wstore, webhook.Options{
+	a.pairings = st.Pairing
+	if a.dispatcher, err = webhook.NewDispatcher(cfg.WebhookDelivery, st.Webhook, webhook.Options{
 		Endpoints: cfg.partnerWebhooks(), Dev: cfg.DevMode(), Logger: log.With("pkg", "webhook"), Registerer: reg}); err != nil {
 		return fmt.Errorf("webhooks: %w", err)
 	}
-	if a.tools, err = tools.New(cfg.Tools, nil, nil); err != nil {
+	if a.tools, err = tools.New(cfg.Tools, st.Tools, nil); err != nil {
 		return fmt.Errorf("tools: %w", err)
 	}
-	astore, err := audit.NewBoltStore(a.db)
-	if err != nil {
-		return fmt.Errorf("audit: %w", err)
-	}
-	if a.audit, err = audit.New(cfg.Audit, astore, audit.Options{Logger: log.With("pkg", "audit")}); err != nil {
+	if a.audit, err = audit.New(cfg.Audit, st.Audit, audit.Options{Logger: log.With("pkg", "audit")}); err != nil {
 		return fmt.Errorf("audit: %w", err)
 	}
 	if a.titles, err = titles.New(a.router, titles.Options{Registerer: reg, Logger: log.With("pkg", "titles")}); err != nil {
 		return err
 	}
-	istore, err := inbox.NewBoltStore(a.db)
-	if err != nil {
-		return fmt.Errorf("inbox: %w", err)
-	}
-	if a.hooks, err = hooks.New(hooks.Options{Inbox: cfg.Inbox, InboxStore: istore, Turns: webhook.NewTurnReporter(a.dispatcher),
+	if a.hooks, err = hooks.New(hooks.Options{Inbox: cfg.Inbox, InboxStore: st.Inbox, Turns: webhook.NewTurnReporter(a.dispatcher),
 		Titles: a.titles, Logger: log.With("pkg", "inbox")}); err != nil {
 		return fmt.Errorf("inbox: %w", err)
 	}
 	return nil
 }
 
+// openStores are the cluster's Redis stores, or alone the bbolt file's
+// (tools in memory).
+func (a *app) openStores(cfg fileConfig) (st cluster.Stores, err error) {
+	if a.cluster != nil {
+		return a.cluster.Stores(cfg.Inbox.HoldFor, cfg.WebhookDelivery.Timeout), nil
+	}
+	path := cfg.Store.Path
+	if path == "" {
+		if a.tmpDir, err = os.MkdirTemp("", "vera-gateway-store"); err != nil {
+			return st, fmt.Errorf("store: %w", err)
+		}
+		path = filepath.Join(a.tmpDir, "vera.db")
+		a.log.Warn("store.path is not set: inbox messages, webhook deliveries and the decision audit will not survive a restart")
+	}
+	if a.db, err = boltstore.Open(path); err != nil {
+		return st, fmt.Errorf("store.path: %w", err)
+	}
+	if st.Webhook, err = webhook.NewBoltStore(a.db); err != nil {
+		return st, fmt.Errorf("webhooks: %w", err)
+	}
+	if st.Audit, err = audit.NewBoltStore(a.db); err != nil {
+		return st, fmt.Errorf("audit: %w", err)
+	}
+	if st.Inbox, err = inbox.NewBoltStore(a.db); err != nil {
+		return st, fmt.Errorf("inbox: %w", err)
+	}
+	if st.Pairing, err = pairing.NewBoltStore(a.db); err != nil {
+		return st, err
+	}
+	return st, nil
+}
+
 func (a *app) mount() {
-	s := a.srv
+	s, cl := a.srv, a.cluster
+	// Routes on a session another node owns reach that node (cluster).
+	hasSession := func(id string) bool { _, ok := a.hooks.Get(id); return ok }
+	hasVoice := func(id string) bool { _, ok := a.rtc.Conn(id); return ok }
 	for _, rt := range append(a.tools.Routes(), router.OneshotRoute(a.router, s.Config().Limits, a.log.With("pkg", "router")),
-		a.hooks.Inbox().Route(), a.audit.Route(), audit.SafetyRoute(a.counters), a.actions.Route(), titles.Route(a.hooks.Get)) {
+		cl.Owned(cluster.Session, a.hooks.Inbox().Route(), hasSession), a.audit.Route(), audit.SafetyRoute(cl.SafetyCounters(a.counters)),
+		cl.Owned(cluster.Action, a.actions.Route(), nil), cl.Owned(cluster.Session, titles.Route(a.hooks.Get), hasSession)) {
+		s.Mount(rt)
+	}
+	for _, rt := range cl.InternalRoutes() {
 		s.Mount(rt)
 	}
 	// Browsers send the websocket's client token as a subprotocol or query
 	// parameter, not as a header; the edge authenticates and rate-limits it
 	// like any other request, then lifts the deadlines for the upgrade.
-	s.Mount(gateway.Route{Method: http.MethodGet, Path: "/v1/chat", Scope: gateway.ScopeSessionsWrite, AllowClientToken: true,
-		Token: chat.TokenFrom, Upgrade: true, MaxBodyBytes: -1, CreatesSession: true, Handler: a.chat})
+	s.Mount(cl.Chat(gateway.Route{Method: http.MethodGet, Path: "/v1/chat", Scope: gateway.ScopeSessionsWrite, AllowClientToken: true,
+		Token: chat.TokenFrom, Upgrade: true, MaxBodyBytes: -1, CreatesSession: true, Handler: a.chat}))
 	voice := func(method, path string, h http.HandlerFunc, creates bool) gateway.Route {
 		return gateway.Route{Method: method, Path: path, Scope: gateway.ScopeSessionsWrite, AllowClientToken: true,
 			CreatesSession: creates, MaxBodyBytes: -1, Handler: h}
 	}
-	s.Mount(voice(http.MethodPost, rtc.DefaultBasePath, a.rtc.Create, true))
-	s.Mount(voice(http.MethodPatch, rtc.DefaultBasePath+"/{id}", a.rtc.Update, false))
+	s.Mount(voice(http.MethodPost, rtc.DefaultBasePath, cl.VoiceCreated(http.HandlerFunc(a.rtc.Create)).ServeHTTP, true))
+	s.Mount(cl.Owned(cluster.Voice, voice(http.MethodPatch, rtc.DefaultBasePath+"/{id}", a.rtc.Update, false), hasVoice))
 	// A hang-up releases resources: it is never refused for rate.
 	hangup := voice(http.MethodDelete, rtc.DefaultBasePath+"/{id}", a.rtc.Delete, false)
 	hangup.NoRateLimit = true
-	s.Mount(hangup)
+	s.Mount(cl.Owned(cluster.Voice, hangup, hasVoice))
 	s.Mount(gateway.Route{Method: http.MethodGet, Path: "/", NoRateLimit: true, Handler: web.Handler()})
 	s.Mount(gateway.Route{Method: http.MethodGet, Path: web.AssetPrefix, Prefix: true, NoRateLimit: true, Undocumented: true, Handler: web.Handler()})
 }
@@ -275,6 +335,7 @@ func (a *app) chatAuth(r *http.Request, _ string) (gateway.Principal, error) {
 // connections, websockets and sessions. Websocket clients resume on
 // another instance, so they are not waited for.
 func (a *app) drain(ctx context.Context) {
+	a.cluster.StartDrain(context.Background()) // draining in Redis too (nil-safe)
 	if a.rtc != nil && a.rtc.Len() > 0 {
 		a.log.Info("waiting for live voice sessions", "sessions", a.rtc.Len())
 		t := time.NewTicker(100 * time.Millisecond)
@@ -325,6 +386,7 @@ func (a *app) close() {
 	if a.dispatcher != nil {
 		errs = append(errs, a.dispatcher.Close(context.Background()))
 	}
+	errs = append(errs, a.cluster.Close(context.Background())) // after every store that uses its Redis
 	if a.db != nil {
 		errs = append(errs, a.db.Close())
 	}

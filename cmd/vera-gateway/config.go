@@ -18,6 +18,7 @@ import (
 	"github.com/veraneural/vera-gateway/gateway"
 	"github.com/veraneural/vera-gateway/gateway/audit"
 	"github.com/veraneural/vera-gateway/gateway/chat"
+	"github.com/veraneural/vera-gateway/gateway/cluster"
 	"github.com/veraneural/vera-gateway/gateway/inbox"
 	"github.com/veraneural/vera-gateway/gateway/router"
 	"github.com/veraneural/vera-gateway/gateway/rtc"
@@ -58,6 +59,9 @@ type fileConfig struct {
 	Store           storeConfig        `yaml:"store"`
 	// Audit bounds the decision audit log (GET /v1/audit/decisions).
 	Audit audit.Config `yaml:"audit"`
+	// Cluster, when set, makes this node one of a cluster on Redis
+	// (gateway/cluster); absent, the node is alone on bbolt and memory.
+	Cluster cluster.Config `yaml:"cluster"`
 }
 
 // authConfig is the file's auth section: the edge's settings, and its keys
@@ -170,7 +174,7 @@ func (c *fileConfig) validate() error {
 		{"rtc", c.RTC.Validate()}, {"safety", c.Safety.Validate()}, {"glasses", c.Glasses.Validate()},
 		{"devices", c.Devices.Validate()}, {"voice", c.Voice.Validate()},
 		{"webhook_delivery", c.WebhookDelivery.Validate()}, {"tools", c.Tools.Validate()}, {"inbox", c.Inbox.Validate()},
-		{"audit", c.Audit.Validate()},
+		{"audit", c.Audit.Validate()}, {"cluster", c.Cluster.Validate()},
 	} {
 		if sec.err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", sec.name, sec.err))
@@ -184,6 +188,9 @@ func (c *fileConfig) validate() error {
 		} else {
 			errs = append(errs, webhook.ValidateTargets("webhooks", c.Webhooks, c.WebhookDelivery, true))
 		}
+	}
+	if c.Cluster.Enabled() && c.Auth.TokenSecret == "" {
+		errs = append(errs, errors.New("auth.token_secret_env: required with cluster: client tokens must verify on every node"))
 	}
 	if c.Admission.MaxVoiceSessions < 1 {
 		errs = append(errs, errors.New("admission.max_voice_sessions: must be at least 1"))
@@ -227,6 +234,12 @@ func loadConfig(path, listen string, getenv func(string) string) (fileConfig, []
 		if cfg.Auth.TokenSecret == "" {
 			return cfg, nil, fmt.Errorf("auth.token_secret_env: environment variable %s is empty or unset", cfg.Auth.TokenSecretEnv)
 		}
+	}
+	if cl := &cfg.Cluster; cl.Enabled() {
+		if cl.NodeID == "" {
+			cl.NodeID, _ = os.Hostname()
+		}
+		cl.Secret, cl.RedisPassword = getenv(cl.SecretEnv), getenv(cl.RedisPasswordEnv)
 	}
 	if cfg.RTC.TURN.SecretEnv != "" {
 		cfg.RTC.TURN.Secret = getenv(cfg.RTC.TURN.SecretEnv) // rtc.Validate names an empty one

@@ -23,6 +23,7 @@ import (
 	"github.com/veraneural/vera-gateway/gateway/event"
 	"github.com/veraneural/vera-gateway/gateway/session"
 	"github.com/veraneural/vera-gateway/gateway/webhook"
+	"github.com/veraneural/vera-gateway/glasses"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -142,7 +143,7 @@ func newRig(t *testing.T) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.mgr, err = session.NewManager(session.DefaultConfig(), session.Deps{Converser: echo{}, Safety: local, Layout: session.PlainLayout{},
+	r.mgr, err = session.NewManager(session.DefaultConfig(), session.Deps{Converser: echo{}, Safety: local, Layout: cardLayout(t),
 		Actions: r.flow, Clock: r.clk,
 		OnOpened: func(s *session.Session) { r.mu.Lock(); r.open[s.ID()] = s; r.mu.Unlock() },
 		OnClosed: func(s *session.Session) { r.mu.Lock(); delete(r.open, s.ID()); r.mu.Unlock() },
@@ -338,4 +339,15 @@ func TestEngineRefusalExpiryAndHangUp(t *testing.T) {
 	if strings.Join(got, ",") != want {
 		t.Fatalf("audit\n got %s\nwant %s", strings.Join(got, ","), want)
 	}
+}
+
+// cardLayout is the glasses engine the test sessions lay cards out with
+// (with its plain fallback).
+func cardLayout(t testing.TB) *glasses.Engine {
+	t.Helper()
+	e, err := glasses.New(glasses.DefaultConfig(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
 }

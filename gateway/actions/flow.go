@@ -50,6 +50,10 @@ type Options struct {
 	// (converse.Converser.ApproveUpstream), reporting false when no engine
 	// did; nil approves nothing upstream.
 	Engine func(ctx context.Context, sessionID, actionID string) (bool, error)
+	// OnApproved, if set, learns of each action now awaiting its result
+	// (the cluster records which node holds it, so the result report
+	// reaches it from any node).
+	OnApproved func(partner, actionID string)
 	// Logger; nil discards.
 	Logger *slog.Logger
 	// Clock; nil is the wall clock.
@@ -157,6 +161,9 @@ func (f *Flow) Approve(ctx context.Context, sessionID string, a session.Action, 
 	}
 	f.approved[a.ID] = &approvedAction{partner: owner.PartnerID, sessionID: sessionID, endUser: owner.EndUserID, typ: a.Type, at: f.clock.Now()}
 	f.mu.Unlock()
+	if f.o.OnApproved != nil {
+		f.o.OnApproved(owner.PartnerID, a.ID)
+	}
 	return f.publish(owner, sessionID, a, webhook.TypeActionApproved, d)
 }
 

@@ -20,7 +20,7 @@ import (
 // partner's crisis counts to another. Each partner's report holds only its
 // own sessions' cards; the deployment's totals stay whole.
 func TestAbuseSafetyCountsPerPartner(t *testing.T) {
-	c := safety.NewCounters(prometheus.NewRegistry())
+	c := safety.NewCounters(gateway.NewSafetyCounters(prometheus.NewRegistry()))
 	for i := 0; i < 3; i++ {
 		c.Partner("partner-a").CardShown(safety.LevelCrisis, "US", safety.SurfaceHUD)
 	}

@@ -18,9 +18,10 @@ import (
 	"github.com/veraneural/vera-gateway/gateway"
 	"github.com/veraneural/vera-gateway/gateway/audit"
 	"github.com/veraneural/vera-gateway/gateway/clock/clocktest"
+	"github.com/veraneural/vera-gateway/gateway/cluster/redistest"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m, redistest.LeakOptions...) }
 
 const (
 	keyA    = "vera_sk_audit_partner_a_0123456789"

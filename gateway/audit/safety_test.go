@@ -16,7 +16,7 @@ import (
 // TestSafetyRoute: GET /v1/audit/safety serves the referral counters to a
 // key with audit:read, and refuses one without it.
 func TestSafetyRoute(t *testing.T) {
-	c := safety.NewCounters(prometheus.NewRegistry())
+	c := safety.NewCounters(gateway.NewSafetyCounters(prometheus.NewRegistry()))
 	a := c.Partner("partner-a")
 	a.CardShown(safety.LevelCrisis, "US", safety.SurfaceHUD)
 	a.CardShown(safety.LevelCrisis, "US", safety.SurfaceHUD)

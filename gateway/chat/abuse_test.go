@@ -16,6 +16,7 @@ import (
 	"github.com/veraneural/vera-gateway/gateway/chat"
 	"github.com/veraneural/vera-gateway/gateway/event"
 	"github.com/veraneural/vera-gateway/gateway/session"
+	"github.com/veraneural/vera-gateway/glasses"
 )
 
 // Attacks on the chat endpoint, each with the refusal it must get.
@@ -35,7 +36,11 @@ func sharedServerOf(t testing.TB, n int, perToken float64) *server {
 	shares := gateway.NewShares(lim, map[gateway.ShareKind]int{gateway.ShareChats: n, gateway.ShareSessions: n}, 5)
 	cfg, scfg := chat.DefaultConfig(), session.DefaultConfig()
 	cfg.MaxConnections, scfg.MaxSessions = n, n
-	mgr, err := session.NewManager(scfg, session.Deps{Converser: converser(echo), Safety: keywordSafety{}, Layout: session.PlainLayout{},
+	layout, err := session.NewGlassesLayout(glasses.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	mgr, err := session.NewManager(scfg, session.Deps{Converser: converser(echo), Safety: keywordSafety{}, Layout: layout,
 		Admit: func(o session.Owner) (func(), error) {
 			return shares.Admit(gateway.ShareSessions, o.PartnerID, o.EndUserID)
 		}})

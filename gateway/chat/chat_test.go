@@ -18,6 +18,7 @@ import (
 	"github.com/veraneural/vera-gateway/gateway/clock/clocktest"
 	"github.com/veraneural/vera-gateway/gateway/event"
 	"github.com/veraneural/vera-gateway/gateway/session"
+	"github.com/veraneural/vera-gateway/glasses"
 	"github.com/veraneural/vera-gateway/safety"
 )
 
@@ -90,7 +91,11 @@ func newServer(t testing.TB, mut func(*chat.Config, *session.Config)) *server {
 	if mut != nil {
 		mut(&cfg, &scfg)
 	}
-	mgr, err := session.NewManager(scfg, session.Deps{Converser: converser(echo), Safety: keywordSafety{}, Layout: session.PlainLayout{}})
+	layout, err := session.NewGlassesLayout(glasses.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	mgr, err := session.NewManager(scfg, session.Deps{Converser: converser(echo), Safety: keywordSafety{}, Layout: layout})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,6 +23,7 @@ type conn struct {
 	limit *limiter
 
 	sessionID string // set once after hello, before the loops start
+	relay     Relay  // set by readHello when another node owns the session
 
 	closeOnce sync.Once
 	// once guards the close decision below; failed is closed by fail.
@@ -49,6 +50,11 @@ func (c *conn) run(ctx context.Context) {
 	defer stopLoops()
 	sess, st := c.awaitHello(ctx, loopCtx)
 	if st == nil {
+		if c.relay != nil {
+			if err := c.relay.Run(ctx, c.ws); err != nil {
+				c.h.log.Info("chat: relay to the owner ended", "err", err)
+			}
+		}
 		return
 	}
 	c.sessionID = sess.ID()
@@ -160,6 +166,11 @@ func (c *conn) readHello(ctx context.Context) (*session.Session, *session.Stream
 			continue
 		}
 		sess, st, err := c.h.mgr.Open(session.Owner{PartnerID: c.p.PartnerID, EndUserID: c.p.EndUserID}, hello)
+		if errors.Is(err, session.ErrResumeUnknown) && c.h.opts.Elsewhere != nil {
+			if c.relay = c.h.opts.Elsewhere(ctx, c.p, data, hello.ResumeToken); c.relay != nil {
+				return nil, nil
+			}
+		}
 		if err != nil {
 			c.writeDirect(ctx, openError(err))
 			continue

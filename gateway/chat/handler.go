@@ -77,6 +77,17 @@ type Options struct {
 	// MaxConnections (limits.per_partner.chats, limits.per_token.chats);
 	// nil: only the global cap.
 	Shares *gateway.Shares
+	// Elsewhere, when set, is asked about a resume hello that no session
+	// here has: it returns a Relay to the session's owner on another node
+	// (the cluster), or nil, and the client gets not_found as before.
+	Elsewhere func(ctx context.Context, p gateway.Principal, hello []byte, resumeToken string) Relay
+}
+
+// Relay carries a resumed connection to the node that owns its session.
+type Relay interface {
+	// Run moves frames both ways between client and the owner until either
+	// side closes or ctx ends, then closes both.
+	Run(ctx context.Context, client *websocket.Conn) error
 }
 
 // Handler serves GET /v1/chat.

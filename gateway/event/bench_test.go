@@ -3,6 +3,7 @@ package event
 import (
 	"testing"
 
+	"github.com/veraneural/vera-gateway/glasses"
 	"github.com/veraneural/vera-gateway/safety"
 )
 
@@ -28,10 +29,10 @@ func BenchmarkDecodeRejectUnknownField(b *testing.B) {
 }
 
 func BenchmarkEncodeSafetyCard(b *testing.B) {
-	card := SafetyCard{CardID: "card_turn_1_1", TurnID: "turn_1", RequiresAck: true, Level: "crisis", DisplayRequired: true,
+	card := SafetyCard{CardID: "card_turn_1_1", TurnID: "turn_1", RequiresAck: true, Level: safety.LevelCrisis, DisplayRequired: true,
 		Resources: []safety.Resource{{ID: "us-988", Name: "988 Suicide & Crisis Lifeline", Actions: []safety.Action{{Type: safety.ActionCall, Value: "988"}}}},
-		Surfaces: []CardSurface{{Surface: "display", Profile: "meta-rayban-display", Width: 600, Height: 600, Pages: []Page{{N: 1, Of: 1, Title: "Help is here",
-			Lines: []string{"988 Suicide & Crisis Lifeline", "Call 988"}, Ops: []Op{{Op: "panel", W: 600, H: 600}, {Op: "text", X: 24, Y: 60, Text: "Call 988", Px: 40}}}}}}}
+		Surfaces: []CardSurface{{Surface: "display", Profile: "meta-rayban-display", Width: 600, Height: 600, Pages: []glasses.OpsPage{{N: 1, Of: 1, Title: "Help is here",
+			Lines: []string{"988 Suicide & Crisis Lifeline", "Call 988"}, Ops: []glasses.Op{{Op: "panel", W: 600, H: 600}, {Op: "text", X: 24, Y: 60, Text: "Call 988", Px: 40}}}}}}}
 	env := Envelope{Type: TypeSafetyCard, Seq: 42, SessionID: "sess_abcdefghijkl", At: 1_800_000_000_000}
 	b.ReportAllocs()
 	for b.Loop() {

@@ -4,6 +4,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/veraneural/vera-gateway/devices"
+	"github.com/veraneural/vera-gateway/glasses"
 )
 
 // Limits on client events. Decode enforces them; they match the Partner
@@ -55,12 +56,12 @@ type DisplayAck struct {
 	Surface string `json:"surface"`
 }
 
-// Keys accepted by input.key: the glasses' four inputs.
+// Keys accepted by input.key: the glasses' four inputs (glasses.PageKey).
 const (
-	KeyNext   = "next"
-	KeyPrev   = "prev"
-	KeySelect = "select"
-	KeyBack   = "back"
+	KeyNext   = glasses.KeyNext
+	KeyPrev   = glasses.KeyPrev
+	KeySelect = glasses.KeySelect
+	KeyBack   = glasses.KeyBack
 )
 
 // InputKey is a key press on a surface (arrow keys, Enter, Escape on a

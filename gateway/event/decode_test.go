@@ -114,7 +114,7 @@ func TestDecodeRejects(t *testing.T) {
 }
 
 func TestEncodeFlattensEnvelope(t *testing.T) {
-	card := SafetyCard{CardID: "c1", TurnID: "t1", RequiresAck: true, Level: safety.LevelCrisis.String(), DisplayRequired: true,
+	card := SafetyCard{CardID: "c1", TurnID: "t1", RequiresAck: true, Level: safety.LevelCrisis, DisplayRequired: true,
 		Resources: []safety.Resource{{ID: "r1", Name: "988", Actions: []safety.Action{{Type: safety.ActionCall, Value: "988"}}}},
 		Surfaces:  []CardSurface{}}
 	b, err := Encode(Envelope{Type: TypeSafetyCard, Seq: 7, SessionID: "s1", At: 1700000000000}, card)

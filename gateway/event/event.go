@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/veraneural/vera-gateway/gateway"
+	"github.com/veraneural/vera-gateway/glasses"
 	"github.com/veraneural/vera-gateway/safety"
 )
 
@@ -154,11 +155,11 @@ type ReplyDelta struct {
 
 // ReplyDone ends a reply; Text is the whole reply.
 type ReplyDone struct {
-	TurnID   string `json:"turn_id"`
-	Text     string `json:"text"`
-	Model    string `json:"model,omitempty"`
-	Provider string `json:"provider,omitempty"`
-	Level    string `json:"safety_level"`
+	TurnID   string       `json:"turn_id"`
+	Text     string       `json:"text"`
+	Model    string       `json:"model,omitempty"`
+	Provider string       `json:"provider,omitempty"`
+	Level    safety.Level `json:"safety_level"`
 	// Generated is true when the session itself wrote the reply (a consent
 	// question, its acknowledgement, an action's result) and no model did.
 	Generated bool `json:"generated,omitempty"`
@@ -185,9 +186,9 @@ type SafetyCard struct {
 	CardID          string            `json:"card_id"`
 	TurnID          string            `json:"turn_id"`
 	RequiresAck     bool              `json:"requires_ack"`
-	Level           string            `json:"level"`
+	Level           safety.Level      `json:"level"`
 	DisplayRequired bool              `json:"display_required"`
-	Source          string            `json:"source,omitempty"`
+	Source          safety.Source     `json:"source,omitempty"`
 	Resources       []safety.Resource `json:"resources"`
 	Surfaces        []CardSurface     `json:"surfaces"`
 	// MustSpeak is true when the device cannot confirm renders or has no
@@ -204,67 +205,16 @@ type CardSurface struct {
 	Width        int    `json:"width"`
 	Height       int    `json:"height"`
 	AckTimeoutMS int64  `json:"ack_timeout_ms"`
-	Pages        []Page `json:"pages"`
-}
-
-// Page is one screen of a card laid out for a surface (the glasses
-// package's display-op page): the title, n/N, the exact text lines in
-// reading order and the drawing ops. A client with its own text rendering
-// draws Title and Lines; a HUD draws Ops.
-type Page struct {
-	N          int      `json:"n"`
-	Of         int      `json:"of"`
-	Title      string   `json:"title"`
-	TitleLines []string `json:"title_lines,omitempty"`
-	Lines      []string `json:"lines"`
-	// Styles is parallel to Lines: title, body, heading, emph or meta.
-	Styles []string `json:"styles,omitempty"`
-	// Cont lists lines that continue the previous line's token (join
-	// without a space).
-	Cont []int `json:"cont,omitempty"`
-	// Resources are the indexes (into the card's resources) on this page.
-	Resources []int     `json:"resources,omitempty"`
-	Controls  []Control `json:"controls,omitempty"`
-	// Focus is the id of the control focused when the page opens.
-	Focus string `json:"focus,omitempty"`
-	Ops   []Op   `json:"ops"`
-}
-
-// Control is a focusable button of a page's control row.
-type Control struct {
-	ID    string `json:"id"`
-	Label string `json:"label"`
-	Role  string `json:"role,omitempty"`
-}
-
-// Op is one drawing operation in surface pixels:
-//
-//	panel:  filled rounded rectangle (x, y, w, h, r, fill)
-//	text:   a run of text; y is the baseline; px/bold/color give the style
-//	button: filled rounded rectangle with a centred label; focus draws a ring
-type Op struct {
-	Op    string `json:"op"`
-	X     int    `json:"x"`
-	Y     int    `json:"y"`
-	W     int    `json:"w,omitempty"`
-	H     int    `json:"h,omitempty"`
-	R     int    `json:"r,omitempty"`
-	Px    int    `json:"px,omitempty"`
-	Bold  bool   `json:"bold,omitempty"`
-	Color string `json:"color,omitempty"`
-	Fill  string `json:"fill,omitempty"`
-	Text  string `json:"text,omitempty"`
-	Style string `json:"style,omitempty"`
-	ID    string `json:"id,omitempty"`
-	Focus bool   `json:"focus,omitempty"`
+	// Pages are the glasses package's display-op pages for the surface.
+	Pages []glasses.OpsPage `json:"pages"`
 }
 
 // DisplayCard asks one surface to show one page of a card.
 type DisplayCard struct {
-	CardID  string `json:"card_id"`
-	Kind    string `json:"kind"`
-	Surface string `json:"surface"`
-	Page    Page   `json:"page"`
+	CardID  string          `json:"card_id"`
+	Kind    string          `json:"kind"`
+	Surface string          `json:"surface"`
+	Page    glasses.OpsPage `json:"page"`
 }
 
 // DisplayClear asks a surface to clear a card.

@@ -18,6 +18,7 @@ import (
 	"github.com/veraneural/vera-gateway/gateway/session"
 	"github.com/veraneural/vera-gateway/gateway/titles"
 	"github.com/veraneural/vera-gateway/gateway/webhook"
+	"github.com/veraneural/vera-gateway/glasses"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -70,7 +71,7 @@ func newWorld(t *testing.T) *world {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if w.mgr, err = session.NewManager(session.DefaultConfig(), session.Deps{Converser: echo{}, Safety: local, Layout: session.PlainLayout{},
+	if w.mgr, err = session.NewManager(session.DefaultConfig(), session.Deps{Converser: echo{}, Safety: local, Layout: cardLayout(t),
 		Observer: w.hooks, OnOpened: w.hooks.Opened, OnClosed: w.hooks.Closed}); err != nil {
 		t.Fatal(err)
 	}
@@ -199,4 +200,15 @@ func drain(ch chan string) []string {
 			return out
 		}
 	}
+}
+
+// cardLayout is the glasses engine the test sessions lay cards out with
+// (with its plain fallback).
+func cardLayout(t testing.TB) *glasses.Engine {
+	t.Helper()
+	e, err := glasses.New(glasses.DefaultConfig(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
 }

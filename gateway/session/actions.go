@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/veraneural/vera-gateway/devices"
 	"github.com/veraneural/vera-gateway/gateway/clock"
 	"github.com/veraneural/vera-gateway/gateway/consent"
 	"github.com/veraneural/vera-gateway/gateway/event"
+	"github.com/veraneural/vera-gateway/glasses"
 )
 
 // Action statuses (action.updated). A proposed action ends approved,
@@ -38,7 +40,20 @@ var (
 	ErrResultStatus = errors.New("session: result status must be succeeded or failed")
 )
 
-// actionState is one proposed action; guarded by Session.mu.
+// offers is the actions part: the actions VERA proposed, the ones still
+// to offer, and the one offered for an answer (asked in the reply stream,
+// shown as a prompt where no safety card covers the surface). Its lock
+// comes first: it is taken before the cards' (a prompt shows only where
+// no safety card is), the timers' and the events'.
+type offers struct {
+	mu    sync.Mutex // mu guards the fields below and every actionState and offer
+	byID  map[string]*actionState
+	order []string // ids of proposed actions not yet offered, oldest first
+	offer *offer   // the action offered for an answer, if any
+	audio bool     // a voice transport is attached (speech or reply audio seen)
+}
+
+// actionState is one proposed action; guarded by offers.mu.
 type actionState struct {
 	a       Action
 	status  string
@@ -50,7 +65,7 @@ type actionState struct {
 
 // offer is the action currently offered for an answer — asked in the reply
 // stream, shown as a prompt card on the surfaces — one at a time, oldest
-// first. Guarded by Session.mu.
+// first. Guarded by offers.mu.
 type offer struct {
 	st *actionState
 	ap *consent.Approval
@@ -70,10 +85,8 @@ func promptCardID(actionID string) string { return "prompt_" + actionID }
 // propose registers actions, arms their expiry and emits action.proposed
 // with each one's prompt pages. Offering (asking) is separate: offerNext.
 func (s *Session) propose(turnID string, acts []Action) {
-	s.mu.Lock()
-	surfaces := append(s.surfaces[:0:0], s.surfaces...)
-	profile := s.profile
-	s.mu.Unlock()
+	d := s.device()
+	surfaces, profile := d.surfaces, d.profile
 	type laid struct {
 		a     Action
 		pages []event.CardSurface
@@ -90,18 +103,18 @@ func (s *Session) propose(turnID string, acts []Action) {
 		}
 		ls = append(ls, l)
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
+	s.acts.mu.Lock()
+	defer s.acts.mu.Unlock()
+	if s.ev.isClosed() {
 		return
 	}
 	now := s.clock.Now()
-	if len(s.actions) >= maxKeptActions {
+	if len(s.acts.byID) >= maxKeptActions {
 		s.pruneActionsLocked()
 	}
 	for _, l := range ls {
 		a := l.a
-		if old := s.actions[a.ID]; old != nil {
+		if old := s.acts.byID[a.ID]; old != nil {
 			s.log_.Warn("session: action proposed twice; the first stands", "action", a.ID)
 			continue
 		}
@@ -111,13 +124,13 @@ func (s *Session) propose(turnID string, acts []Action) {
 			exp = a.ExpiresAt
 		}
 		st := &actionState{a: a, status: StatusProposed, expires: exp, prompt: l.pages}
-		s.actions[a.ID] = st
-		s.order = append(s.order, a.ID)
+		s.acts.byID[a.ID] = st
+		s.acts.order = append(s.acts.order, a.ID)
 		id := a.ID
-		st.expiry = s.afterFuncLocked(exp.Sub(now), func() { s.expire(id) })
+		st.expiry = s.timers.after(exp.Sub(now), func() { s.expire(id) })
 		ea := event.Action{ID: a.ID, Type: a.Type, Title: a.Title, Summary: a.Summary, Input: a.Input,
 			Status: StatusProposed, ExpiresAt: exp.UnixMilli()}
-		s.emitLocked(event.TypeActionProposed, event.ActionProposed{TurnID: turnID, Action: ea, Surfaces: l.pages})
+		s.ev.emit(event.TypeActionProposed, event.ActionProposed{TurnID: turnID, Action: ea, Surfaces: l.pages})
 	}
 }
 
@@ -129,32 +142,24 @@ const maxKeptActions = 256
 // expired, failed, or approved with the result reported. Pending actions
 // and approved ones awaiting their result stay.
 func (s *Session) pruneActionsLocked() {
-	for id, st := range s.actions {
+	for id, st := range s.acts.byID {
 		switch {
 		case st.status == StatusProposed, st.status == statusSettling:
 		case st.status == StatusApproved && st.result == "":
 		default:
-			delete(s.actions, id)
+			delete(s.acts.byID, id)
 		}
 	}
 }
 
-// layoutPrompt lays a prompt out for one surface: the CardLayout's own
-// prompt layout when it has one, else (or when it fails) PlainLayout's; a
-// surface that fits neither gets the structured action without pages.
-func (s *Session) layoutPrompt(a Action, sf devices.Surface) []event.Page {
-	id := promptCardID(a.ID)
-	if pl, ok := s.deps.Layout.(PromptLayout); ok {
-		pages, err := pl.LayoutPrompt(id, a, s.Profile(), sf)
-		if err == nil {
-			return pages
-		}
-		s.log_.Warn("session: lay out prompt", "surface", sf.ID, "action", a.ID, "err", err)
-	}
-	pages, err := PlainLayout{}.LayoutPrompt(id, a, s.Profile(), sf)
+// layoutPrompt lays a prompt out for one surface (the engine falls back
+// to its plain layout); a surface that fits neither gets the structured
+// action without pages.
+func (s *Session) layoutPrompt(a Action, sf devices.Surface) []glasses.OpsPage {
+	title, body := promptText(a)
+	pages, err := s.deps.Layout.PromptPages(promptCardID(a.ID), title, body, s.device().profile.ID, sf)
 	if err != nil {
-		s.log_.Warn("session: plain layout of prompt", "surface", sf.ID, "action", a.ID, "err", err)
-		return nil
+		s.log_.Warn("session: lay out prompt", "surface", sf.ID, "action", a.ID, "err", err)
 	}
 	return pages
 }
@@ -164,15 +169,15 @@ func (s *Session) layoutPrompt(a Action, sf devices.Surface) []event.Page {
 // ("" when there is nothing to offer) and shows the prompt card on every
 // surface without a safety card on it.
 func (s *Session) offerNext(turnID string) string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed || s.offer != nil {
+	s.acts.mu.Lock()
+	defer s.acts.mu.Unlock()
+	if s.ev.isClosed() || s.acts.offer != nil {
 		return ""
 	}
-	for len(s.order) > 0 {
-		id := s.order[0]
-		s.order = s.order[1:]
-		st := s.actions[id]
+	for len(s.acts.order) > 0 {
+		id := s.acts.order[0]
+		s.acts.order = s.acts.order[1:]
+		st := s.acts.byID[id]
 		if st == nil || st.status != StatusProposed {
 			continue
 		}
@@ -184,10 +189,12 @@ func (s *Session) offerNext(turnID string) string {
 			continue
 		}
 		o := &offer{st: st, ap: ap, shown: map[string]int{}}
-		s.offer = o
+		s.acts.offer = o
+		s.cards.mu.Lock()
 		for _, cs := range st.prompt {
 			s.showPromptLocked(o, cs.Surface)
 		}
+		s.cards.mu.Unlock()
 		if !s.askLocked(o, turnID) {
 			return ""
 		}
@@ -203,7 +210,7 @@ func (s *Session) askLocked(o *offer, turnID string) bool {
 		return false
 	}
 	o.turnID, o.reask = turnID, false
-	if !s.audio {
+	if !s.acts.audio {
 		// Typed chat has no silence: the next message is the answer.
 		o.ap.Hold()
 	}
@@ -214,7 +221,7 @@ func (s *Session) askLocked(o *offer, turnID string) bool {
 // armSilenceLocked arms the answer-window timer of a listening offer whose
 // window runs: silence that long asks again (bounded), never approves.
 func (s *Session) armSilenceLocked(o *offer) {
-	s.stopTimerLocked(o.silence)
+	s.timers.stop(o.silence)
 	o.silence = nil
 	if !o.ap.Listening() {
 		return
@@ -223,19 +230,19 @@ func (s *Session) armSilenceLocked(o *offer) {
 	if d <= 0 || !o.ap.NextDeadline().Before(o.st.expires) {
 		return
 	}
-	o.silence = s.afterFuncLocked(d, func() { s.silent(o) })
+	o.silence = s.timers.after(d, func() { s.silent(o) })
 }
 
 // silent: the answer window passed without an answer.
 func (s *Session) silent(o *offer) {
-	s.mu.Lock()
-	if s.offer != o {
-		s.mu.Unlock()
+	s.acts.mu.Lock()
+	if s.acts.offer != o {
+		s.acts.mu.Unlock()
 		return
 	}
 	o.silence = nil
 	r := o.ap.Poll()
-	s.mu.Unlock()
+	s.acts.mu.Unlock()
 	if r.AskAgain {
 		s.generate(func(turnID string) string { return s.reask(o, turnID, "") })
 	}
@@ -244,10 +251,10 @@ func (s *Session) silent(o *offer) {
 // reask asks the offer o again in reply turnID, after lead; "" when o is
 // no longer offered or may not be asked again.
 func (s *Session) reask(o *offer, turnID, lead string) string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.acts.mu.Lock()
+	defer s.acts.mu.Unlock()
 	// Not when an answer meanwhile asked again already (o is listening).
-	if s.offer != o || o.ap.Listening() || !s.askLocked(o, turnID) {
+	if s.acts.offer != o || o.ap.Listening() || !s.askLocked(o, turnID) {
 		return ""
 	}
 	return lead + question(o.st.a)
@@ -284,17 +291,17 @@ const (
 // asks again, bounded. handled reports whether reply is the turn's whole
 // reply (the converser is not called).
 func (s *Session) consentTurn(ctx context.Context, turnID string, in turnInput, flagged bool) (reply string, handled bool) {
-	s.mu.Lock()
-	o := s.offer
+	s.acts.mu.Lock()
+	o := s.acts.offer
 	if o == nil || in.via == "" {
-		s.mu.Unlock()
+		s.acts.mu.Unlock()
 		return "", false
 	}
 	if flagged {
 		o.ap.Quiet()
-		s.stopTimerLocked(o.silence)
+		s.timers.stop(o.silence)
 		o.silence, o.reask = nil, false
-		s.mu.Unlock()
+		s.acts.mu.Unlock()
 		s.log_.Info("session: offer silenced after a flagged utterance", "action", o.st.a.ID, "turn", turnID)
 		return "", false
 	}
@@ -303,19 +310,19 @@ func (s *Session) consentTurn(ctx context.Context, turnID string, in turnInput, 
 		if r := o.ap.Unanswered(); r.AskAgain {
 			o.reask = true
 		}
-		s.stopTimerLocked(o.silence)
+		s.timers.stop(o.silence)
 		o.silence = nil
-		s.mu.Unlock()
+		s.acts.mu.Unlock()
 		return "", false
 	}
 	if !o.ap.Listening() {
 		// A yes or no long after the question may answer something else:
 		// it is not taken; ask again while asks remain.
 		if s.askLocked(o, turnID) {
-			s.mu.Unlock()
+			s.acts.mu.Unlock()
 			return question(o.st.a), true
 		}
-		s.mu.Unlock()
+		s.acts.mu.Unlock()
 		return "", false
 	}
 	surface := SurfaceChat
@@ -325,7 +332,7 @@ func (s *Session) consentTurn(ctx context.Context, turnID string, in turnInput, 
 	r := o.ap.Speech(in.text, surface)
 	switch {
 	case r.Decided:
-		s.mu.Unlock()
+		s.acts.mu.Unlock()
 		d := Decision{Approved: r.Status == consent.Approved, Via: in.via, Surface: surface}
 		reply = ackDeclined
 		if d.Approved {
@@ -341,13 +348,13 @@ func (s *Session) consentTurn(ctx context.Context, turnID string, in turnInput, 
 		}
 		return reply, true
 	case r.AskAgain && s.askLocked(o, turnID):
-		s.mu.Unlock()
+		s.acts.mu.Unlock()
 		return askClearly + question(o.st.a), true
 	default:
 		// The bound is reached: the prompt waits for a tap or key.
 		o.ap.Quiet()
-		screen := len(s.surfaces) > 0
-		s.mu.Unlock()
+		screen := len(s.device().surfaces) > 0
+		s.acts.mu.Unlock()
 		if screen {
 			return leaveIt + leaveScreen, true
 		}
@@ -363,17 +370,17 @@ func (s *Session) afterReply(turnID string, card bool) string {
 	if card {
 		return ""
 	}
-	s.mu.Lock()
-	o := s.offer
+	s.acts.mu.Lock()
+	o := s.acts.offer
 	if o != nil && o.reask {
 		q := ""
 		if s.askLocked(o, turnID) {
 			q = question(o.st.a)
 		}
-		s.mu.Unlock()
+		s.acts.mu.Unlock()
 		return q
 	}
-	s.mu.Unlock()
+	s.acts.mu.Unlock()
 	return s.offerNext(turnID)
 }
 
@@ -383,14 +390,14 @@ func (s *Session) afterReply(turnID string, card bool) string {
 // caller (in the answer's reply) or, for taps and keys, in a reply of its
 // own.
 func (s *Session) settleAction(ctx context.Context, id string, d Decision) error {
-	s.mu.Lock()
-	st := s.actions[id]
+	s.acts.mu.Lock()
+	st := s.acts.byID[id]
 	if st == nil || st.status != StatusProposed {
-		s.mu.Unlock()
+		s.acts.mu.Unlock()
 		return fmt.Errorf("%w %q", ErrUnknownAction, id)
 	}
 	if !s.clock.Now().Before(st.expires) {
-		s.mu.Unlock()
+		s.acts.mu.Unlock()
 		s.expire(id)
 		return nil
 	}
@@ -400,7 +407,7 @@ func (s *Session) settleAction(ctx context.Context, id string, d Decision) error
 	if d.At.IsZero() {
 		d.At = s.clock.Now()
 	}
-	s.mu.Unlock()
+	s.acts.mu.Unlock()
 
 	status := StatusDeclined
 	if d.Approved {
@@ -419,10 +426,10 @@ func (s *Session) settleAction(ctx context.Context, id string, d Decision) error
 		s.log_.Warn("session: action upstream failed", "action", id, "err", err)
 		upd = event.ActionUpdated{ActionID: id, Status: StatusFailed, Reason: "the action could not be completed", Via: d.Via}
 	}
-	s.mu.Lock()
+	s.acts.mu.Lock()
 	st.status = upd.Status
-	s.emitLocked(event.TypeActionUpdated, upd)
-	s.mu.Unlock()
+	s.ev.emit(event.TypeActionUpdated, upd)
+	s.acts.mu.Unlock()
 	if wasOffer && d.Via != ViaSpeech && d.Via != ViaText {
 		s.generate(s.offerNext)
 	}
@@ -432,37 +439,37 @@ func (s *Session) settleAction(ctx context.Context, id string, d Decision) error
 // retireLocked stops an action's timers and, when it is the offer, clears
 // its prompt from the surfaces; it reports whether it was the offer.
 func (s *Session) retireLocked(st *actionState) bool {
-	s.stopTimerLocked(st.expiry)
+	s.timers.stop(st.expiry)
 	st.expiry = nil
-	o := s.offer
+	o := s.acts.offer
 	if o == nil || o.st != st {
 		return false
 	}
-	s.stopTimerLocked(o.silence)
+	s.timers.stop(o.silence)
 	for _, cs := range st.prompt {
 		if o.shown[cs.Surface] > 0 {
-			s.emitLocked(event.TypeDisplayClear, event.DisplayClear{CardID: promptCardID(st.a.ID), Surface: cs.Surface})
+			s.ev.emit(event.TypeDisplayClear, event.DisplayClear{CardID: promptCardID(st.a.ID), Surface: cs.Surface})
 		}
 	}
-	s.offer = nil
+	s.acts.offer = nil
 	return true
 }
 
 // expire ends a proposed action that reached its expiry: action.updated
 // expired and a decline upstream (Via expiry) — never an approval.
 func (s *Session) expire(id string) {
-	s.mu.Lock()
-	st := s.actions[id]
+	s.acts.mu.Lock()
+	st := s.acts.byID[id]
 	if st == nil || st.status != StatusProposed {
-		s.mu.Unlock()
+		s.acts.mu.Unlock()
 		return
 	}
 	st.status = StatusExpired
 	wasOffer := s.retireLocked(st)
 	a := st.a
 	at := s.clock.Now()
-	s.emitLocked(event.TypeActionUpdated, event.ActionUpdated{ActionID: id, Status: StatusExpired, Via: ViaExpiry})
-	s.mu.Unlock()
+	s.ev.emit(event.TypeActionUpdated, event.ActionUpdated{ActionID: id, Status: StatusExpired, Via: ViaExpiry})
+	s.acts.mu.Unlock()
 	if h := s.deps.Actions; h != nil {
 		if err := h.Decline(s.ctx, s.id, a, Decision{Via: ViaExpiry, At: at}); err != nil {
 			s.log_.Warn("session: action decline on expiry failed", "action", id, "err", err)
@@ -478,17 +485,17 @@ func (s *Session) expire(id string) {
 // caller tells the ActionHandler, outside the lock.
 func (s *Session) withdrawLocked() []Action {
 	var out []Action
-	for _, st := range s.actions {
+	for _, st := range s.acts.byID {
 		if st.status != StatusProposed {
 			continue
 		}
 		s.retireLocked(st)
 		st.status = StatusDeclined
-		s.emitLocked(event.TypeActionUpdated, event.ActionUpdated{ActionID: st.a.ID, Status: StatusDeclined,
+		s.ev.emit(event.TypeActionUpdated, event.ActionUpdated{ActionID: st.a.ID, Status: StatusDeclined,
 			Reason: "the session ended", Via: ViaHangUp})
 		out = append(out, st.a)
 	}
-	s.order = nil
+	s.acts.order = nil
 	return out
 }
 
@@ -503,26 +510,26 @@ func (s *Session) ReportResult(actionID, status string) error {
 	if status != StatusSucceeded && status != StatusFailed {
 		return fmt.Errorf("%w, not %q", ErrResultStatus, status)
 	}
-	s.mu.Lock()
-	st := s.actions[actionID]
+	s.acts.mu.Lock()
+	st := s.acts.byID[actionID]
 	switch {
-	case s.closed:
-		s.mu.Unlock()
+	case s.ev.isClosed():
+		s.acts.mu.Unlock()
 		return ErrClosed
 	case st == nil:
-		s.mu.Unlock()
+		s.acts.mu.Unlock()
 		return fmt.Errorf("%w %q", ErrUnknownAction, actionID)
 	case st.result != "":
-		s.mu.Unlock()
+		s.acts.mu.Unlock()
 		return fmt.Errorf("%w: %q", ErrResultReported, actionID)
 	case st.status != StatusApproved:
-		s.mu.Unlock()
+		s.acts.mu.Unlock()
 		return fmt.Errorf("%w: %q is %s", ErrActionNotApproved, actionID, st.status)
 	}
 	st.result = status
-	s.emitLocked(event.TypeActionUpdated, event.ActionUpdated{ActionID: actionID, Status: status})
+	s.ev.emit(event.TypeActionUpdated, event.ActionUpdated{ActionID: actionID, Status: status})
 	title := strings.TrimRight(NormalizeTitle(st.a.Title), ".!?")
-	s.mu.Unlock()
+	s.acts.mu.Unlock()
 	if title == "" {
 		title = "your request"
 	}

@@ -114,7 +114,7 @@ func newRig(t *testing.T, device string, acts ...session.Action) *rig {
 func newRigSafety(t *testing.T, sl session.SafetyLayer, device string, acts ...session.Action) *rig {
 	t.Helper()
 	r := &rig{t: t, conv: &proposer{acts: acts}, dec: &decisions{}, clk: clocktest.NewClock(t0), cfg: session.DefaultConfig()}
-	m, err := session.NewManager(r.cfg, session.Deps{Converser: r.conv, Safety: sl, Layout: session.PlainLayout{},
+	m, err := session.NewManager(r.cfg, session.Deps{Converser: r.conv, Safety: sl, Layout: testLayout,
 		Clock: r.clk, Actions: r.dec})
 	if err != nil {
 		t.Fatal(err)
@@ -775,8 +775,8 @@ func TestGlassesPromptLayoutEveryProfile(t *testing.T) {
 			if !sf.Visual() {
 				continue
 			}
-			for name, l := range map[string]session.PromptLayout{"glasses": gl, "plain": session.PlainLayout{}} {
-				pages, err := l.LayoutPrompt("prompt_act_1", a, p, sf)
+			for name, l := range map[string]session.CardLayout{"glasses": gl} {
+				pages, err := l.PromptPages("prompt_act_1", session.NormalizeTitle(a.Title), session.NormalizeTitle(a.Summary), p.ID, sf)
 				if err != nil {
 					t.Errorf("%s %s/%s: %v", name, id, sf.ID, err)
 					continue

@@ -23,7 +23,7 @@ func BenchmarkCrisisTurn(b *testing.B) {
 }
 
 func benchTurn(b *testing.B, text string, card bool) {
-	m, err := session.NewManager(session.DefaultConfig(), session.Deps{Converser: echo(), Safety: keywordSafety{}, Layout: session.PlainLayout{}})
+	m, err := session.NewManager(session.DefaultConfig(), session.Deps{Converser: echo(), Safety: keywordSafety{}, Layout: testLayout})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -59,7 +59,7 @@ func benchTurn(b *testing.B, text string, card bool) {
 // prompt laid out for the Meta display, the offer as a reply of its own),
 // then a transcript "no thanks" settled without a model turn.
 func BenchmarkSpokenAnswer(b *testing.B) {
-	m, err := session.NewManager(session.DefaultConfig(), session.Deps{Converser: echo(), Safety: keywordSafety{}, Layout: session.PlainLayout{}})
+	m, err := session.NewManager(session.DefaultConfig(), session.Deps{Converser: echo(), Safety: keywordSafety{}, Layout: testLayout})
 	if err != nil {
 		b.Fatal(err)
 	}

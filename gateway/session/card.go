@@ -4,16 +4,38 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/veraneural/vera-gateway/devices"
 	"github.com/veraneural/vera-gateway/gateway/clock"
 	"github.com/veraneural/vera-gateway/gateway/consent"
 	"github.com/veraneural/vera-gateway/gateway/event"
+	"github.com/veraneural/vera-gateway/glasses"
 	"github.com/veraneural/vera-gateway/safety"
 )
 
-// cardAcks tracks one safety card's acknowledgements; guarded by Session.mu.
+// cards is the safety-card part: every card sent, its acknowledgements
+// per surface and page, and the card on display that input.key pages.
+// Lock order: the offers' lock first (a card covers a prompt, closing it
+// uncovers one), then this one, then the timers' and the events'.
+type cards struct {
+	ev       *events
+	timers   *timers
+	counters *safety.Counters
+	log      *slog.Logger
+	resends  int // Config.AckResends
+	// unacked is Deps.OnUnacked bound to the session (nil: none), called
+	// outside the lock.
+	unacked func(card event.SafetyCard, surface string)
+
+	mu     sync.Mutex // mu guards the fields below
+	byID   map[string]*cardAcks
+	active *activeCard // the card on display for input.key
+}
+
+// cardAcks tracks one safety card's acknowledgements; guarded by cards.mu.
 type cardAcks struct {
 	card     event.SafetyCard
 	surfaces map[string]*surfaceAcks
@@ -36,107 +58,114 @@ type activeCard struct {
 
 // sendCard lays the assessment out for every visual surface and emits
 // safety.card, arming the ack timers. It never drops a resource: a surface
-// whose layout fails gets PlainLayout's pages, and if even that fails the
-// card (with no pages) so the client draws the structured resources.
+// whose layout fails gets the glasses engine's plain fallback pages, and if
+// even that fails the card (with no pages) so the client draws the
+// structured resources.
 func (s *Session) sendCard(turnID string, a safety.Assessment) {
-	s.mu.Lock()
-	surfaces := append(s.surfaces[:0:0], s.surfaces...)
-	profile := s.profile
-	cardID := fmt.Sprintf("card_%s_%d", turnID, len(s.cards)+1)
-	s.mu.Unlock()
-
+	d := s.device()
+	surfaces, profile := d.surfaces, d.profile
+	cardID := s.cards.newID(turnID)
 	res := a.Resources
 	if res == nil {
 		res = []safety.Resource{}
 	}
 	card := event.SafetyCard{
-		CardID: cardID, TurnID: turnID, Level: a.Level.String(), DisplayRequired: a.DisplayRequired,
-		Source: string(a.Source), Resources: res, Surfaces: []event.CardSurface{},
+		CardID: cardID, TurnID: turnID, Level: safety.ShownLevel(a.Level), DisplayRequired: a.DisplayRequired,
+		Source: a.Source, Resources: res, Surfaces: []event.CardSurface{},
 		// Only a device that confirms renders can acknowledge pages.
 		RequiresAck: len(surfaces) > 0 && profile.RenderConfirmation,
 		MustSpeak:   profile.MustSpeakSafety(),
 	}
 	for _, sf := range surfaces {
-		pages, err := s.deps.Layout.LayoutSafety(cardID, a, profile, sf)
+		pages, err := s.deps.Layout.SafetyPages(cardID, a.Resources, profile.ID, sf)
 		if err != nil {
-			// A surface never goes without the card: the plain layout
-			// (which accepts any resource) takes over.
+			// The engine's plain fallback drew the pages, or (pages nil)
+			// the client draws the structured resources: never no card.
 			s.log_.Error("session: lay out safety card", "surface", sf.ID, "device", profile.ID, "err", err)
-			if pages, err = (PlainLayout{}).LayoutSafety(cardID, a, profile, sf); err != nil {
-				s.log_.Error("session: plain layout of safety card", "surface", sf.ID, "device", profile.ID, "err", err)
-				pages = nil
-			}
 		}
 		card.Surfaces = append(card.Surfaces, event.CardSurface{Surface: sf.ID, Profile: profile.ID,
 			Width: sf.Width, Height: sf.Height, AckTimeoutMS: int64(profile.AckTimeoutMS), Pages: pages})
 	}
 
 	if o := s.deps.Observer; o != nil {
-		// After the event is out (deferred unlock runs first).
+		// After the event is out (deferred unlocks run first).
 		defer o.SafetyCard(s, card)
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	ca := &cardAcks{card: card, surfaces: map[string]*surfaceAcks{}}
-	s.cards[cardID] = ca
-	s.active = &activeCard{card: card, page: map[string]int{}, cleared: map[string]bool{}}
-	if o := s.offer; o != nil {
+	// The card and the prompt it covers change together.
+	s.acts.mu.Lock()
+	defer s.acts.mu.Unlock()
+	s.cards.mu.Lock()
+	defer s.cards.mu.Unlock()
+	if o := s.acts.offer; o != nil {
 		// The card covers the prompt; the prompt shows again once the
 		// person closes the card (key), never before.
 		clear(o.shown)
 	}
-	s.emitLocked(event.TypeSafetyCard, card)
-	region := s.region
-	for _, sf := range surfaces {
-		s.deps.Counters.CardShown(a.Level, region, safety.SurfaceKind(sf.Kind))
+	s.cards.showLocked(card, d, time.Duration(profile.AckTimeoutMS)*time.Millisecond)
+}
+
+// newID names the next card of turnID.
+func (c *cards) newID(turnID string) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return fmt.Sprintf("card_%s_%d", turnID, len(c.byID)+1)
+}
+
+// showLocked makes card the one on display, emits it, counts it shown on
+// every surface of d and arms the ack timers. mu held.
+func (c *cards) showLocked(card event.SafetyCard, d *device, timeout time.Duration) {
+	ca := &cardAcks{card: card, surfaces: map[string]*surfaceAcks{}}
+	c.byID[card.CardID] = ca
+	c.active = &activeCard{card: card, page: map[string]int{}, cleared: map[string]bool{}}
+	c.ev.emit(event.TypeSafetyCard, card)
+	for _, sf := range d.surfaces {
+		c.counters.CardShown(card.Level, d.region, safety.SurfaceKind(sf.Kind))
 	}
-	timeout := time.Duration(profile.AckTimeoutMS) * time.Millisecond
 	for _, cs := range card.Surfaces {
 		n := len(cs.Pages)
 		if n == 0 {
 			n = 1
 		}
-		sa := &surfaceAcks{pages: make([]bool, n), timeout: timeout, kind: string(kindOf(surfaces, cs.Surface))}
+		sa := &surfaceAcks{pages: make([]bool, n), timeout: timeout, kind: string(kindOf(d.surfaces, cs.Surface))}
 		ca.surfaces[cs.Surface] = sa
-		s.active.page[cs.Surface] = 1
+		c.active.page[cs.Surface] = 1
 		if timeout > 0 && card.RequiresAck {
-			s.armAckLocked(cardID, cs.Surface, sa)
+			c.armLocked(card.CardID, cs.Surface, sa)
 		}
 	}
 }
 
-func (s *Session) armAckLocked(cardID, surface string, sa *surfaceAcks) {
-	sa.timer = s.afterFuncLocked(sa.timeout, func() { s.ackTimeout(cardID, surface) })
+func (c *cards) armLocked(cardID, surface string, sa *surfaceAcks) {
+	sa.timer = c.timers.after(sa.timeout, func() { c.timeout(cardID, surface) })
 }
 
-// ackTimeout re-sends a card whose first page was not acknowledged on a
-// surface and notifies the phone surface; it re-arms up to AckResends.
-func (s *Session) ackTimeout(cardID, surface string) {
-	s.mu.Lock()
-	ca := s.cards[cardID]
+// timeout re-sends a card whose first page was not acknowledged on a
+// surface and notifies the phone surface; it re-arms up to resends.
+func (c *cards) timeout(cardID, surface string) {
+	c.mu.Lock()
+	ca := c.byID[cardID]
 	if ca == nil {
-		s.mu.Unlock()
+		c.mu.Unlock()
 		return
 	}
 	sa := ca.surfaces[surface]
 	if sa == nil || sa.pages[0] {
-		s.mu.Unlock()
+		c.mu.Unlock()
 		return
 	}
 	sa.resends++
 	card := ca.card
 	card.Resend = sa.resends
-	s.emitLocked(event.TypeSafetyCard, card)
-	s.emitLocked(event.TypeNotice, event.Notice{Kind: "safety_unacknowledged", Surface: "phone", CardID: cardID,
+	c.ev.emit(event.TypeSafetyCard, card)
+	c.ev.emit(event.TypeNotice, event.Notice{Kind: "safety_unacknowledged", Surface: "phone", CardID: cardID,
 		Text: "Your glasses did not confirm the safety card. The resources are shown here as well."})
-	if sa.resends < s.cfg.AckResends {
-		s.armAckLocked(cardID, surface, sa)
+	if sa.resends < c.resends {
+		c.armLocked(cardID, surface, sa)
 	}
-	hook := s.deps.OnUnacked
-	s.mu.Unlock()
-	s.log_.Warn("session: safety card not acknowledged", "card", cardID, "surface", surface, "resend", card.Resend)
-	if hook != nil {
-		hook(s, card, surface)
+	c.mu.Unlock()
+	c.log.Warn("session: safety card not acknowledged", "card", cardID, "surface", surface, "resend", card.Resend)
+	if c.unacked != nil {
+		c.unacked(card, surface)
 	}
 }
 
@@ -147,10 +176,11 @@ var (
 	ErrBadPage        = errors.New("session: page out of range")
 )
 
-func (s *Session) ack(a *event.DisplayAck) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	ca := s.cards[a.CardID]
+// ack records a display.ack; the first page's stops its timer.
+func (c *cards) ack(a *event.DisplayAck, region string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ca := c.byID[a.CardID]
 	if ca == nil {
 		return fmt.Errorf("%w %q", ErrUnknownCard, a.CardID)
 	}
@@ -162,25 +192,25 @@ func (s *Session) ack(a *event.DisplayAck) error {
 		return fmt.Errorf("%w: page %d of %d", ErrBadPage, a.Page, len(sa.pages))
 	}
 	if !sa.pages[0] && a.Page == 1 {
-		lvl, _ := safety.ParseLevel(ca.card.Level)
-		s.deps.Counters.CardAcked(lvl, s.region, safety.SurfaceKind(sa.kind))
+		c.counters.CardAcked(ca.card.Level, region, safety.SurfaceKind(sa.kind))
 	}
 	sa.pages[a.Page-1] = true
 	if a.Page == 1 && sa.timer != nil {
-		s.stopTimerLocked(sa.timer)
+		c.timers.stop(sa.timer)
 		sa.timer = nil
 	}
-	if s.active != nil && s.active.card.CardID == a.CardID {
-		s.active.page[a.Surface] = a.Page
+	if c.active != nil && c.active.card.CardID == a.CardID {
+		c.active.page[a.Surface] = a.Page
 	}
 	return nil
 }
 
 // Acked reports, per surface, which pages of a card were acknowledged.
 func (s *Session) Acked(cardID string) map[string][]bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	ca := s.cards[cardID]
+	c := &s.cards
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ca := c.byID[cardID]
 	if ca == nil {
 		return nil
 	}
@@ -189,6 +219,51 @@ func (s *Session) Acked(cardID string) map[string][]bool {
 		out[id] = append([]bool(nil), sa.pages...)
 	}
 	return out
+}
+
+// coversLocked reports whether the card on display covers surface (the
+// person has not closed it there). mu held.
+func (c *cards) coversLocked(surface string) bool {
+	ac := c.active
+	return ac != nil && !ac.cleared[surface] && cardOn(ac.card, surface)
+}
+
+// pageLocked applies key to the card on display on surface (which it
+// covers) and reports whether the person closed it there. mu held.
+func (c *cards) pageLocked(surface, key string) (closed bool) {
+	ac := c.active
+	var cs *event.CardSurface
+	for i := range ac.card.Surfaces {
+		if ac.card.Surfaces[i].Surface == surface {
+			cs = &ac.card.Surfaces[i]
+		}
+	}
+	n := len(cs.Pages)
+	if n == 0 {
+		return false
+	}
+	cur := ac.page[surface]
+	mv := glasses.PageKey(glasses.KindSafety, cur, n, key)
+	if mv.Done {
+		c.ev.emit(event.TypeDisplayClear, event.DisplayClear{CardID: ac.card.CardID, Surface: surface})
+		ac.cleared[surface] = true
+		return true
+	}
+	if mv.Page == cur {
+		return false
+	}
+	ac.page[surface] = mv.Page
+	c.ev.emit(event.TypeDisplayCard, event.DisplayCard{CardID: ac.card.CardID, Kind: "safety", Surface: surface, Page: cs.Pages[mv.Page-1]})
+	return false
+}
+
+func kindOf(list []devices.Surface, id string) devices.SurfaceKind {
+	for _, sf := range list {
+		if sf.ID == id {
+			return sf.Kind
+		}
+	}
+	return ""
 }
 
 // key applies input.key. A safety card on the surface always takes the
@@ -202,115 +277,63 @@ func (s *Session) Acked(cardID string) map[string][]bool {
 // the focused control (focus starts on Decline, so a stray select never
 // approves) and back goes to the previous page without deciding.
 func (s *Session) key(ctx context.Context, k *event.InputKey) error {
-	s.mu.Lock()
-	ac, o := s.active, s.offer
+	decided, id, err := s.keyLocked(k)
+	if err != nil || decided == nil {
+		return err
+	}
+	return s.settleAction(ctx, id, *decided)
+}
+
+// keyLocked routes a key to the safety card or the prompt on its surface
+// and returns the decision it made on the offered action id, if any.
+func (s *Session) keyLocked(k *event.InputKey) (decided *Decision, id string, err error) {
+	s.acts.mu.Lock()
+	defer s.acts.mu.Unlock()
+	s.cards.mu.Lock()
+	defer s.cards.mu.Unlock()
+	ac, o := s.cards.active, s.acts.offer
 	surface := k.Surface
 	if surface == "" {
-		switch {
+		switch d := s.device(); {
 		case ac != nil && len(ac.card.Surfaces) > 0:
 			surface = ac.card.Surfaces[0].Surface
-		case len(s.surfaces) > 0:
-			surface = s.surfaces[0].ID
+		case len(d.surfaces) > 0:
+			surface = d.surfaces[0].ID
 		}
 	}
 	if ac != nil && !ac.cleared[surface] {
 		if cardOn(ac.card, surface) {
-			err := s.cardKeyLocked(ac, surface, k.Key)
-			s.mu.Unlock()
-			return err
+			if s.cards.pageLocked(surface, k.Key) && o != nil {
+				s.showPromptLocked(o, surface) // the prompt waited behind the card
+			}
+			return nil, "", nil
 		}
 		if o == nil || len(o.st.promptPages(surface)) == 0 {
-			s.mu.Unlock()
-			return fmt.Errorf("%w %q", ErrUnknownSurface, surface)
+			return nil, "", fmt.Errorf("%w %q", ErrUnknownSurface, surface)
 		}
 	}
 	if o == nil {
-		s.mu.Unlock()
-		return nil
+		return nil, "", nil
 	}
 	pages := o.st.promptPages(surface)
 	if len(pages) == 0 {
-		s.mu.Unlock()
-		return fmt.Errorf("%w %q", ErrUnknownSurface, surface)
+		return nil, "", fmt.Errorf("%w %q", ErrUnknownSurface, surface)
 	}
-	n, cur := len(pages), min(max(o.shown[surface], 1), len(pages))
-	var decided *Decision
-	switch {
-	case k.Key == event.KeyBack:
-		cur = max(cur-1, 1)
-	case cur < n && k.Key == event.KeyPrev:
-		cur = max(cur-1, 1)
-	case cur < n: // next or select on an earlier page
-		cur++
-	default:
+	mv := glasses.PageKey(glasses.KindAction, o.shown[surface], len(pages), k.Key)
+	if mv.Controls {
 		r, err := o.ap.Key(k.Key, surface)
 		if err != nil {
-			s.mu.Unlock()
 			if errors.Is(err, consent.ErrSettled) {
-				return fmt.Errorf("%w %q", ErrUnknownAction, o.st.a.ID)
+				return nil, "", fmt.Errorf("%w %q", ErrUnknownAction, o.st.a.ID)
 			}
-			return fmt.Errorf("session: prompt key: %w", err)
+			return nil, "", fmt.Errorf("session: prompt key: %w", err)
 		}
 		if r.Decided {
-			decided = &Decision{Approved: r.Status == consent.Approved, Via: ViaKey, Surface: surface}
+			return &Decision{Approved: r.Status == consent.Approved, Via: ViaKey, Surface: surface}, o.st.a.ID, nil
 		}
 	}
-	if decided == nil {
-		o.shown[surface] = cur
-		s.emitLocked(event.TypeDisplayCard, event.DisplayCard{CardID: promptCardID(o.st.a.ID), Kind: "prompt",
-			Surface: surface, Page: focusPage(pages[cur-1], focusControl(o.ap))})
-	}
-	id := o.st.a.ID
-	s.mu.Unlock()
-	if decided != nil {
-		return s.settleAction(ctx, id, *decided)
-	}
-	return nil
-}
-
-// cardKeyLocked pages the safety card on surface.
-func (s *Session) cardKeyLocked(ac *activeCard, surface, key string) error {
-	var cs *event.CardSurface
-	for i := range ac.card.Surfaces {
-		if ac.card.Surfaces[i].Surface == surface {
-			cs = &ac.card.Surfaces[i]
-		}
-	}
-	n := len(cs.Pages)
-	if n == 0 {
-		return nil
-	}
-	cur := ac.page[surface]
-	next := cur
-	switch key {
-	case event.KeyNext:
-		next = min(cur+1, n)
-	case event.KeyPrev, event.KeyBack:
-		next = max(cur-1, 1)
-	case event.KeySelect:
-		if cur == n {
-			s.emitLocked(event.TypeDisplayClear, event.DisplayClear{CardID: ac.card.CardID, Surface: surface})
-			ac.cleared[surface] = true
-			if o := s.offer; o != nil {
-				s.showPromptLocked(o, surface) // the prompt waited behind the card
-			}
-			return nil
-		}
-		next = cur + 1
-	}
-	if next == cur {
-		return nil
-	}
-	ac.page[surface] = next
-	s.emitLocked(event.TypeDisplayCard, event.DisplayCard{CardID: ac.card.CardID, Kind: "safety", Surface: surface, Page: cs.Pages[next-1]})
-	return nil
-}
-
-func kindOf(list []devices.Surface, id string) devices.SurfaceKind {
-	for _, sf := range list {
-		if sf.ID == id {
-			return sf.Kind
-		}
-	}
-	return ""
+	o.shown[surface] = mv.Page
+	s.ev.emit(event.TypeDisplayCard, event.DisplayCard{CardID: promptCardID(o.st.a.ID), Kind: "prompt",
+		Surface: surface, Page: pages[mv.Page-1].WithFocus(focusControl(o.ap))})
+	return nil, "", nil
 }

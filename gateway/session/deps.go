@@ -10,6 +10,7 @@ import (
 	"github.com/veraneural/vera-gateway/devices"
 	"github.com/veraneural/vera-gateway/gateway/clock"
 	"github.com/veraneural/vera-gateway/gateway/event"
+	"github.com/veraneural/vera-gateway/glasses"
 	"github.com/veraneural/vera-gateway/safety"
 )
 
@@ -70,25 +71,24 @@ type SafetyLayer interface {
 	// directory plus local emergency number).
 	Assess(history []string, text, region string) safety.Assessment
 	// Merge combines the engine's and the local assessment; it must never
-	// rank below either or drop a resource (the session re-checks).
+	// rank below either or drop a resource (the session re-imposes
+	// that floor with safety.Guard).
 	Merge(engine, local safety.Assessment) safety.Assessment
 }
 
-// CardLayout lays a safety card out in pages for one visual surface of a
-// profile (the glasses package). Every page carries the title and n/N; no
-// text is dropped; an error means the surface gets the structured card
-// without pages (never no card).
+// CardLayout lays cards out in display-op pages for one visual surface of
+// a device: the glasses engine (NewGlassesLayout). Every page carries the
+// title and n/N and no text is dropped. When its own layout fails the
+// engine falls back to its plain layout and returns those pages with an
+// error wrapping glasses.ErrFallback; no pages with an error means the
+// surface gets the structured card without pages (never no card).
 type CardLayout interface {
-	LayoutSafety(cardID string, a safety.Assessment, p devices.Profile, s devices.Surface) ([]event.Page, error)
-}
-
-// PromptLayout lays an action's approve/decline prompt out in pages for one
-// visual surface: the title and n/N on every page, the controls "approve"
-// and "decline" on the last page with focus on "decline". A CardLayout that
-// also implements it lays prompts out too; otherwise, or when it fails,
-// PlainLayout does.
-type PromptLayout interface {
-	LayoutPrompt(cardID string, a Action, p devices.Profile, s devices.Surface) ([]event.Page, error)
+	// SafetyPages lays out the safety card cardID with resources res.
+	SafetyPages(cardID string, res []safety.Resource, device string, s devices.Surface) ([]glasses.OpsPage, error)
+	// PromptPages lays out an approve/decline prompt: the controls
+	// glasses.ControlApprove and ControlDecline on the last page, focus on
+	// Decline.
+	PromptPages(cardID, title, body, device string, s devices.Surface) ([]glasses.OpsPage, error)
 }
 
 // ActionHandler carries out an approved action or records a declined one
@@ -200,10 +200,13 @@ func (l *LocalSafety) Merge(engine, local safety.Assessment) safety.Assessment {
 // the matching event was emitted. It sees every turn the person started
 // (a consent answer too); replies the session starts on its own (an
 // offer asked again, an action's result) are events only
-// (reply.done with generated: true). a voice pipeline speaks the safety card
-// and then the reply from it, so audio can never precede the card. Calls
-// come from the session's turn goroutine, outside session locks; they must
-// not block for long.
+// (reply.done with generated: true). It is the gateway-wide hook (the
+// inbox, the partner's turn webhooks); a transport that acts on the output
+// itself (a voice session speaking it) subscribes to its own Stream
+// instead (Subscriber), in the order its client receives the events.
+// Calls come from the session's turn goroutine, outside the locks of the
+// session's parts (a turn's own gate may be held); they must not block
+// for long nor call back into the turn.
 type TurnObserver interface {
 	SafetyCard(s *Session, card event.SafetyCard)
 	ReplyDelta(s *Session, turnID, delta string)

@@ -13,7 +13,7 @@
 //   - The local detector (SafetyLayer.Assess) runs on every user text before
 //     the converse call, even when the engine answers.
 //   - The merged assessment never ranks below either input and never drops a
-//     resource, whatever the SafetyLayer returns (guardMerge).
+//     resource, whatever the SafetyLayer returns (safety.Guard).
 //   - No reply text leaves before its safety card: reply deltas are held until
 //     the engine's assessment is known — when Converse returns, or earlier if
 //     the Converser calls ConverseRequest.SafetyFinal — and the card, when
@@ -54,6 +54,21 @@
 // Config.ReplayEvents/ReplayBytes allow), the stream fails with
 // ErrSlowConsumer and its transport closes. Producers never block, so one
 // slow client cannot stall another session or this session's turn.
+//
+// Parts: a Session is a few parts with one job each, each in its own file
+// with its own lock, taken only in this order:
+//
+//	turn.mu (one turn's gate, turn.go)
+//	  → offers (proposed actions and the offer, actions.go)
+//	  → cards (safety cards and their acks, card.go)
+//	  → timers (clock callbacks, timers.go)
+//	  → events (the numbered event log and the attached Stream, events.go)
+//
+// and turns (the turn runner, turn.go) and titles (title.go), which take
+// only events' lock after their own. The negotiated device (device.go) is
+// an immutable snapshot read without a lock. events is a leaf: a part
+// emits while holding its own lock, so an event and the state it reports
+// change together.
 //
 // Goroutines: one turn worker per session, joined by Close; clock timers
 // are stopped by Close and their callbacks joined.

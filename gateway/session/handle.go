@@ -26,7 +26,7 @@ func (s *Session) Handle(ctx context.Context, ev event.Client) error {
 	case *event.InputText:
 		s.submitInput(turnInput{text: e.Text, via: ViaText})
 	case *event.DisplayAck:
-		err = s.ack(e)
+		err = s.cards.ack(e, s.device().region)
 	case *event.InputKey:
 		err = s.key(ctx, e)
 	case *event.ActionApprove:
@@ -43,9 +43,8 @@ func (s *Session) Handle(ctx context.Context, ev event.Client) error {
 		// A hello on a live connection re-negotiates the device.
 		err = s.negotiate(e)
 		if err == nil {
-			s.mu.Lock()
-			s.emitLocked(event.TypeSessionCreated, s.createdLocked(true, s.seq+1))
-			s.mu.Unlock()
+			created := s.created(true, 0)
+			s.ev.emitSeq(event.TypeSessionCreated, func(seq int64) any { created.ReplayFrom = seq; return created })
 		}
 	default:
 		err = fmt.Errorf("session: unhandled event %T", ev)

@@ -160,10 +160,7 @@ func (m *Manager) detached(s *Session) {
 			m.mu.Unlock()
 			return
 		}
-		s.mu.Lock()
-		attached := s.stream != nil
-		s.mu.Unlock()
-		if attached {
+		if s.ev.attached() {
 			delete(m.expiry, s)
 			m.mu.Unlock()
 			return

@@ -9,9 +9,8 @@ import (
 	"io"
 	"log/slog"
 	"sync"
-	"time"
+	"sync/atomic"
 
-	"github.com/veraneural/vera-gateway/devices"
 	"github.com/veraneural/vera-gateway/gateway/clock"
 	"github.com/veraneural/vera-gateway/gateway/event"
 	"github.com/veraneural/vera-gateway/safety"
@@ -25,7 +24,10 @@ type Owner struct {
 }
 
 // Session is one conversation. Create sessions with a Manager (or New);
-// attach a transport with Attach; feed client events with Handle.
+// attach a transport with Attach; feed client events with Handle. Its
+// state is in parts with their own locks (see the package doc for their
+// order); the fields before them are set by New (onDetach by the Manager
+// before the first Attach) and never change.
 type Session struct {
 	id          string
 	resumeToken string
@@ -39,35 +41,19 @@ type Session struct {
 
 	ctx    context.Context // cancelled by Close; parent of every turn
 	cancel context.CancelFunc
-	inputs chan turnInput
-	gens   chan genReply  // session-written replies, run in turn order
 	wg     sync.WaitGroup // the worker and in-flight timer callbacks
 
 	closedOnce sync.Once // runs Deps.OnClosed
 
-	// mu guards everything below.
-	mu       sync.Mutex
-	closed   bool
-	seq      int64
-	log      replayLog
-	wake     chan struct{} // closed and replaced on every emit
-	stream   *Stream
-	profile  devices.Profile
-	surfaces []devices.Surface // visual surfaces cards are laid out for
-	region   string
-	history  []Message
-	turnN    int
-	lastTurn string     // id of the last finished turn, for Interrupt
-	cur      *turnState // the turn in progress, if any
-	cards    map[string]*cardAcks
-	active   *activeCard // the card on display for input.key
-	actions  map[string]*actionState
-	order    []string // ids of proposed actions not yet offered, oldest first
-	offer    *offer   // the action offered for an answer, if any
-	audio    bool     // a voice transport is attached (speech or reply audio seen)
-	title    string
-	titled   bool // named once (automatically, or by the person) — SetTitle no longer applies
-	timers   map[clock.Timer]struct{}
+	ev     *events // the event stream and resume (events.go, stream.go)
+	turns  turns   // the turn runner (turn.go)
+	timers *timers // clock callbacks joined by Close (timers.go)
+	names  titles  // the session's title (title.go)
+
+	devMu sync.Mutex             // devMu serialises negotiate
+	dev   atomic.Pointer[device] // what the hello negotiated (device.go)
+	cards cards                  // safety cards and their acknowledgements (card.go)
+	acts  offers                 // proposed actions and the offer (actions.go)
 }
 
 // New creates a session for owner with the device negotiated from hello
@@ -95,17 +81,19 @@ func New(cfg Config, deps Deps, owner Owner, hello *event.Hello) (*Session, erro
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
+	log := deps.Logger.With("session", id)
 	s := &Session{
 		id: id, resumeToken: tok, owner: owner, cfg: cfg, deps: deps,
-		log_: deps.Logger.With("session", id), clock: deps.Clock,
+		log_: log, clock: deps.Clock, ev: newEvents(id, deps.Clock, log, cfg),
 		ctx: ctx, cancel: cancel,
-		inputs:  make(chan turnInput, cfg.MaxQueued),
-		gens:    make(chan genReply, maxGens),
-		log:     replayLog{maxEvents: cfg.ReplayEvents, maxBytes: cfg.ReplayBytes},
-		wake:    make(chan struct{}),
-		cards:   map[string]*cardAcks{},
-		actions: map[string]*actionState{},
-		timers:  map[clock.Timer]struct{}{},
+		turns: turns{inputs: make(chan turnInput, cfg.MaxQueued), gens: make(chan genReply, maxGens), max: cfg.HistoryMessages},
+		acts:  offers{byID: map[string]*actionState{}},
+	}
+	s.timers = newTimers(deps.Clock, &s.wg)
+	s.cards = cards{ev: s.ev, timers: s.timers, counters: deps.Counters, log: log, resends: cfg.AckResends,
+		byID: map[string]*cardAcks{}}
+	if h := deps.OnUnacked; h != nil {
+		s.cards.unacked = func(card event.SafetyCard, surface string) { h(s, card, surface) }
 	}
 	if hello == nil {
 		hello = &event.Hello{Device: cfg.DefaultDevice}
@@ -115,12 +103,10 @@ func New(cfg Config, deps Deps, owner Owner, hello *event.Hello) (*Session, erro
 		return nil, err
 	}
 	s.disclosure = safety.NewDisclosure(s.clock.Now, cfg.DisclosureEvery)
-	s.mu.Lock()
-	s.emitLocked(event.TypeSessionCreated, s.createdLocked(false, 1))
+	s.ev.emit(event.TypeSessionCreated, s.created(false, 1))
 	// The AI disclosure opens every session (and repeats per the schedule).
-	text, _ := s.disclosure.Take(s.surfaceKindLocked())
-	s.emitLocked(event.TypeNotice, event.Notice{Kind: "ai_disclosure", Text: s.disclosureText(text)})
-	s.mu.Unlock()
+	text, _ := s.disclosure.Take(s.device().surfaceKind())
+	s.ev.emit(event.TypeNotice, event.Notice{Kind: "ai_disclosure", Text: s.disclosureText(text)})
 	s.wg.Add(1)
 	go s.worker()
 	return s, nil
@@ -133,57 +119,6 @@ var ErrMissingDeps = errors.New("converser, safety and layout are required")
 // override out of bounds); the message names the field.
 var ErrBadHello = errors.New("session: bad hello")
 
-func (s *Session) negotiate(h *event.Hello) error {
-	dh := devices.Hello{Profile: h.Device}
-	if h.Overrides != nil {
-		dh.Overrides = *h.Overrides
-	}
-	p, err := devices.Negotiate(dh)
-	if err != nil {
-		return fmt.Errorf("%w: %w", ErrBadHello, err)
-	}
-	var surf []devices.Surface
-	for _, sf := range p.Surfaces {
-		if !sf.Visual() {
-			continue
-		}
-		if len(h.Surfaces) > 0 && !contains(h.Surfaces, sf.ID) {
-			continue
-		}
-		surf = append(surf, sf)
-	}
-	for _, want := range h.Surfaces {
-		if _, ok := p.Surface(want); !ok {
-			return fmt.Errorf("%w: surfaces: profile %s has no surface %q", ErrBadHello, p.ID, want)
-		}
-	}
-	s.mu.Lock()
-	s.profile, s.surfaces = p, surf
-	if h.Region != "" {
-		s.region = h.Region
-	}
-	s.mu.Unlock()
-	return nil
-}
-
-func contains(list []string, v string) bool {
-	for _, x := range list {
-		if x == v {
-			return true
-		}
-	}
-	return false
-}
-
-// surfaceKindLocked is the kind of the session's main surface, for the
-// disclosure wording.
-func (s *Session) surfaceKindLocked() safety.SurfaceKind {
-	if len(s.surfaces) > 0 {
-		return safety.SurfaceKind(s.surfaces[0].Kind)
-	}
-	return safety.SurfaceVoice
-}
-
 func (s *Session) disclosureText(fromSchedule string) string {
 	if s.cfg.Disclosure != "" {
 		return s.cfg.Disclosure
@@ -194,14 +129,16 @@ func (s *Session) disclosureText(fromSchedule string) string {
 	return safety.DisclosureText(safety.SurfaceScreen)
 }
 
-func (s *Session) createdLocked(resumed bool, from int64) event.SessionCreated {
-	info := make([]event.SurfaceInfo, 0, len(s.surfaces))
-	for _, sf := range s.surfaces {
-		info = append(info, event.SurfaceInfo{ID: sf.ID, Profile: s.profile.ID, Width: sf.Width, Height: sf.Height,
-			AckTimeoutMS: int64(s.profile.AckTimeoutMS)})
+// created is the session.created payload: replay from seq from.
+func (s *Session) created(resumed bool, from int64) event.SessionCreated {
+	d := s.device()
+	info := make([]event.SurfaceInfo, 0, len(d.surfaces))
+	for _, sf := range d.surfaces {
+		info = append(info, event.SurfaceInfo{ID: sf.ID, Profile: d.profile.ID, Width: sf.Width, Height: sf.Height,
+			AckTimeoutMS: int64(d.profile.AckTimeoutMS)})
 	}
 	return event.SessionCreated{ResumeToken: s.resumeToken, ResumeWindowMS: s.cfg.ResumeWindow.Milliseconds(),
-		Resumed: resumed, ReplayFrom: from, Device: s.profile.ID, Surfaces: info, Title: s.title}
+		Resumed: resumed, ReplayFrom: from, Device: d.profile.ID, Surfaces: info, Title: s.names.get()}
 }
 
 // ID returns the session id.
@@ -213,62 +150,33 @@ func (s *Session) ResumeToken() string { return s.resumeToken }
 // Owner returns who the session belongs to.
 func (s *Session) Owner() Owner { return s.owner }
 
-// Profile returns the negotiated device profile.
-func (s *Session) Profile() devices.Profile {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.profile
-}
-
 // LastSeq returns the seq of the newest event.
-func (s *Session) LastSeq() int64 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.seq
-}
+func (s *Session) LastSeq() int64 { return s.ev.lastSeq() }
 
 // Attach connects a transport. afterSeq is the last seq the client has
 // seen (0 for a new connection); the stream yields every later event. A
 // previously attached stream ends with ErrReplaced. A resumed attach first
 // yields a session.created with resumed=true and seq 0 (outside the log).
 func (s *Session) Attach(afterSeq int64, resumed bool) (*Stream, error) {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		return nil, ErrClosed
-	}
-	if afterSeq > s.seq {
-		s.mu.Unlock()
-		return nil, fmt.Errorf("%w: last_seq %d, newest %d", ErrResumeAhead, afterSeq, s.seq)
-	}
-	if afterSeq+1 < s.log.firstSeq {
-		s.mu.Unlock()
-		return nil, fmt.Errorf("%w: last_seq %d, oldest kept %d", ErrResumeTooOld, afterSeq, s.log.firstSeq)
-	}
-	if old := s.stream; old != nil {
-		old.failLocked(ErrReplaced)
-	}
-	st := &Stream{s: s, next: afterSeq + 1, done: make(chan struct{})}
-	s.stream = st
+	var ack any
 	if resumed {
-		// The resume acknowledgement is not part of the numbered log (seq 0):
-		// it comes first, before the replayed events.
-		b, err := event.Encode(event.Envelope{Type: event.TypeSessionCreated, SessionID: s.id, At: s.clock.Now().UnixMilli()},
-			s.createdLocked(true, afterSeq+1))
-		if err == nil {
-			st.pre = b
-		}
+		ack = s.created(true, afterSeq+1)
 	}
-	s.mu.Unlock()
-	return st, nil
+	return s.ev.attach(s, afterSeq, ack)
 }
 
 // Emit appends a server event to the session (transports use it for
 // errors they detect; pipelines for speech and audio events).
 func (s *Session) Emit(t event.Type, payload any) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.emitLocked(t, payload)
+	if !transportEvent(t) {
+		s.ev.emit(t, payload)
+		return
+	}
+	// Speech and reply audio move the offer's answer window: the event
+	// and the window change together.
+	s.acts.mu.Lock()
+	defer s.acts.mu.Unlock()
+	s.ev.emit(t, payload)
 	s.transportEventLocked(t, payload)
 }
 
@@ -277,50 +185,20 @@ func (s *Session) EmitError(t event.ErrorType, msg string) {
 	s.Emit(event.TypeError, event.Error{Error: event.ErrorBody{Type: t, Message: msg}})
 }
 
-// emitLocked numbers, encodes and logs one event and wakes the stream; a
-// stream that has not read an evicted event fails with ErrSlowConsumer.
-func (s *Session) emitLocked(t event.Type, payload any) {
-	if s.closed {
-		return
-	}
-	b, err := event.Encode(event.Envelope{Type: t, Seq: s.seq + 1, SessionID: s.id, At: s.clock.Now().UnixMilli()}, payload)
-	if err != nil {
-		// Payloads are our own types; this is a bug, not client input.
-		s.log_.Error("session: encode event", "type", string(t), "err", err)
-		return
-	}
-	s.seq++
-	s.log.append(s.seq, b)
-	if st := s.stream; st != nil && st.next < s.log.firstSeq {
-		st.failLocked(ErrSlowConsumer)
-		s.stream = nil
-		s.log_.Warn("session: slow consumer", "seq", s.seq)
-	}
-	close(s.wake)
-	s.wake = make(chan struct{})
-}
-
 // Close cancels the turn in progress, ends the attached stream, stops the
 // timers and joins every goroutine the session started.
 func (s *Session) Close(ctx context.Context) error {
-	s.mu.Lock()
+	s.acts.mu.Lock()
 	var withdrawn []Action
 	at := s.clock.Now()
-	if !s.closed {
+	if !s.ev.isClosed() {
 		// Pending actions are declined, never approved, by a hang-up; the
 		// events go out before the session stops emitting.
 		withdrawn = s.withdrawLocked()
-		s.closed = true
-		if s.stream != nil {
-			s.stream.failLocked(ErrClosed)
-			s.stream = nil
-		}
-		for t := range s.timers {
-			t.Stop()
-		}
-		clear(s.timers)
+		s.timers.stopAll()
+		s.ev.close()
 	}
-	s.mu.Unlock()
+	s.acts.mu.Unlock()
 	if h := s.deps.Actions; h != nil {
 		for _, a := range withdrawn {
 			if err := h.Decline(ctx, s.id, a, Decision{Via: ViaHangUp, At: at}); err != nil {
@@ -342,33 +220,6 @@ func (s *Session) Close(ctx context.Context) error {
 		}
 	})
 	return nil
-}
-
-// afterFunc arms a timer whose callback is joined by Close and never runs
-// after it.
-func (s *Session) afterFuncLocked(d time.Duration, f func()) clock.Timer {
-	var t clock.Timer
-	t = s.clock.AfterFunc(d, func() {
-		s.mu.Lock()
-		if s.closed {
-			s.mu.Unlock()
-			return
-		}
-		delete(s.timers, t)
-		s.wg.Add(1)
-		s.mu.Unlock()
-		defer s.wg.Done()
-		f()
-	})
-	s.timers[t] = struct{}{}
-	return t
-}
-
-func (s *Session) stopTimerLocked(t clock.Timer) {
-	if t != nil {
-		t.Stop()
-		delete(s.timers, t)
-	}
 }
 
 func randomID(prefix string, n int) (string, error) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -21,6 +22,15 @@ import (
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// testLayout is the glasses engine the test sessions lay cards out with.
+var testLayout = func() *glasses.Engine {
+	e, err := glasses.New(glasses.DefaultConfig(), nil)
+	if err != nil {
+		panic(err) // the embedded fonts are part of the binary
+	}
+	return e
+}()
 
 var (
 	lifeline = safety.Resource{ID: "us-988", Name: "988 Suicide & Crisis Lifeline", Country: "US",
@@ -90,7 +100,7 @@ func (e ev) str(k string) string {
 
 func newManager(t *testing.T, cfg session.Config, conv session.Converser, sl session.SafetyLayer, clk clock.Clock) *session.Manager {
 	t.Helper()
-	m, err := session.NewManager(cfg, session.Deps{Converser: conv, Safety: sl, Layout: session.PlainLayout{}, Clock: clk})
+	m, err := session.NewManager(cfg, session.Deps{Converser: conv, Safety: sl, Layout: testLayout, Clock: clk})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,7 +204,7 @@ func TestLocalCrisisCardBeforeAnyDelta(t *testing.T) {
 	var card event.SafetyCard
 	b, _ := json.Marshal(evs[ci].raw)
 	_ = json.Unmarshal(b, &card)
-	if !card.RequiresAck || card.Level != "crisis" || len(card.Resources) != 1 || card.Resources[0].Actions[0].Value != "988" {
+	if !card.RequiresAck || card.Level != safety.LevelCrisis || len(card.Resources) != 1 || card.Resources[0].Actions[0].Value != "988" {
 		t.Fatalf("card %+v", card)
 	}
 	if len(card.Surfaces) != 1 || card.Surfaces[0].Surface != "display" || len(card.Surfaces[0].Pages) == 0 {
@@ -251,7 +261,7 @@ func TestMergeNeverDowngrades(t *testing.T) {
 		t.Fatalf("want local card then merged card, got %d: %v", len(cards), types(evs))
 	}
 	last := cards[1]
-	if last.Level != "crisis" || len(last.Resources) != 2 {
+	if last.Level != safety.LevelCrisis || len(last.Resources) != 2 {
 		t.Fatalf("merged card %+v", last)
 	}
 	if index(evs, event.TypeReplyDelta) < 3 {
@@ -358,7 +368,7 @@ func TestAckTimeoutResendsAndNotifies(t *testing.T) {
 	clk := clocktest.NewClock(time.Unix(1_800_000_000, 0))
 	var unacked []string
 	var mu sync.Mutex
-	m, err := session.NewManager(session.DefaultConfig(), session.Deps{Converser: echo(), Safety: keywordSafety{}, Layout: session.PlainLayout{}, Clock: clk,
+	m, err := session.NewManager(session.DefaultConfig(), session.Deps{Converser: echo(), Safety: keywordSafety{}, Layout: testLayout, Clock: clk,
 		OnUnacked: func(s *session.Session, c event.SafetyCard, surface string) {
 			mu.Lock()
 			unacked = append(unacked, surface)
@@ -443,7 +453,7 @@ func TestResendsAreBounded(t *testing.T) {
 func TestResume(t *testing.T) {
 	clk := clocktest.NewClock(time.Unix(1_800_000_000, 0))
 	rec := &recorder{done: make(chan string, 8)}
-	m, err := session.NewManager(session.DefaultConfig(), session.Deps{Converser: echo(), Safety: keywordSafety{}, Layout: session.PlainLayout{}, Clock: clk, Observer: rec})
+	m, err := session.NewManager(session.DefaultConfig(), session.Deps{Converser: echo(), Safety: keywordSafety{}, Layout: testLayout, Clock: clk, Observer: rec})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -602,41 +612,6 @@ func TestBadHello(t *testing.T) {
 	}
 }
 
-func TestPlainLayoutEveryProfile(t *testing.T) {
-	a := safety.Assessment{Level: safety.LevelCrisis, DisplayRequired: true, Resources: []safety.Resource{lifeline, textLine,
-		{ID: "intl", Name: "International directory of crisis lines", Description: "Find a helpline in your country. If you are in immediate danger, call your local emergency number.",
-			Actions: []safety.Action{{Type: safety.ActionURL, Value: "https://findahelpline.com"}}}}}
-	for _, p := range devices.Builtins() {
-		for _, sf := range p.Surfaces {
-			if !sf.Visual() {
-				continue
-			}
-			pages, err := session.PlainLayout{}.LayoutSafety("card_1", a, p, sf)
-			if err != nil {
-				t.Fatalf("%s/%s: %v", p.ID, sf.ID, err)
-			}
-			var all []string
-			for i, pg := range pages {
-				if pg.N != i+1 || pg.Of != len(pages) || pg.Title == "" || len(pg.Lines) > sf.TextBudget.LinesPerPage {
-					t.Fatalf("%s page %+v", p.ID, pg)
-				}
-				all = append(all, pg.Lines...)
-				for _, l := range pg.Lines {
-					if strings.Contains(l, "…") || strings.Contains(l, "...") {
-						t.Fatalf("ellipsis in %q", l)
-					}
-				}
-			}
-			joined := strings.Join(all, "\n")
-			for _, want := range []string{"988", "741741", "https://findahelpline.com"} {
-				if !strings.Contains(joined, want) {
-					t.Fatalf("%s: %q missing or split in %q", p.ID, want, joined)
-				}
-			}
-		}
-	}
-}
-
 // A long reply held behind safety leaves coalesced: a reader keeping up is
 // never failed as slow by the burst.
 func TestHeldBurstDoesNotOverflow(t *testing.T) {
@@ -695,7 +670,7 @@ func TestLocalSafetyRealDetector(t *testing.T) {
 		var card event.SafetyCard
 		b, _ := json.Marshal(evs[ci].raw)
 		_ = json.Unmarshal(b, &card)
-		if card.Level != "crisis" || len(card.Resources) == 0 || len(card.Surfaces[0].Pages) == 0 {
+		if card.Level != safety.LevelCrisis || len(card.Resources) == 0 || len(card.Surfaces[0].Pages) == 0 {
 			t.Fatalf("region %q card %+v", region, card)
 		}
 		// The glasses layout (not the fallback) drew it: its title, n/N.
@@ -743,7 +718,7 @@ func TestGlassesLayoutEveryProfile(t *testing.T) {
 			if !sf.Visual() {
 				continue
 			}
-			pages, err := gl.LayoutSafety("card_t", a, p, sf)
+			pages, err := gl.SafetyPages("card_t", a.Resources, p.ID, sf)
 			if err != nil {
 				t.Fatalf("%s/%s: %v", p.ID, sf.ID, err)
 			}
@@ -764,14 +739,51 @@ func TestGlassesLayoutEveryProfile(t *testing.T) {
 	}
 }
 
+// failingLayout lays nothing out: not even a plain page.
 type failingLayout struct{}
 
-func (failingLayout) LayoutSafety(string, safety.Assessment, devices.Profile, devices.Surface) ([]event.Page, error) {
+func (failingLayout) SafetyPages(string, []safety.Resource, string, devices.Surface) ([]glasses.OpsPage, error) {
 	return nil, errors.New("cannot lay out")
 }
 
-// A layout failure never leaves a surface without pages.
+func (failingLayout) PromptPages(string, string, string, string, devices.Surface) ([]glasses.OpsPage, error) {
+	return nil, errors.New("cannot lay out")
+}
+
+// A resource the glasses fonts cannot draw still gets pages: the engine's
+// plain fallback draws it, whole.
 func TestLayoutFailureFallsBack(t *testing.T) {
+	odd := safety.Resource{ID: "x-odd", Name: "Linea de ayuda \u2615", Actions: []safety.Action{{Type: safety.ActionCall, Value: "988"}}}
+	a := safety.Assessment{Level: safety.LevelCrisis, DisplayRequired: true, Resources: []safety.Resource{odd}}
+	m, err := session.NewManager(session.DefaultConfig(), session.Deps{Converser: echo(), Safety: fixedSafety{a}, Layout: testLayout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close(context.Background())
+	s, st, _ := m.Open(owner, &event.Hello{Device: devices.MetaRayBanDisplay})
+	_ = s.Handle(context.Background(), &event.InputText{Text: "anything"})
+	evs := until(t, st, event.TypeReplyDone)
+	var card event.SafetyCard
+	b, _ := json.Marshal(evs[index(evs, event.TypeSafetyCard)].raw)
+	_ = json.Unmarshal(b, &card)
+	if len(card.Surfaces) != 1 || len(card.Surfaces[0].Pages) == 0 || card.Surfaces[0].Pages[0].Of < 1 {
+		t.Fatalf("no fallback pages: %+v", card.Surfaces)
+	}
+	if card.Surfaces[0].Pages[0].Title == glasses.SafetyTitle {
+		t.Fatalf("the engine drew a rune its fonts lack: %+v", card.Surfaces[0].Pages[0])
+	}
+	var lines []string
+	for _, pg := range card.Surfaces[0].Pages {
+		lines = append(lines, pg.Lines...)
+	}
+	if got := strings.Join(lines, " "); !strings.Contains(got, odd.Name) || !strings.Contains(got, "988") {
+		t.Fatalf("fallback pages lost text: %q", got)
+	}
+}
+
+// A layout that draws nothing still leaves the structured card: every
+// resource, no pages.
+func TestLayoutFailureKeepsTheCard(t *testing.T) {
 	m, err := session.NewManager(session.DefaultConfig(), session.Deps{Converser: echo(), Safety: keywordSafety{}, Layout: failingLayout{}})
 	if err != nil {
 		t.Fatal(err)
@@ -780,11 +792,15 @@ func TestLayoutFailureFallsBack(t *testing.T) {
 	s, st, _ := m.Open(owner, &event.Hello{Device: devices.MetaRayBanDisplay})
 	_ = s.Handle(context.Background(), &event.InputText{Text: "I want to end my life"})
 	evs := until(t, st, event.TypeReplyDone)
+	ci, di := index(evs, event.TypeSafetyCard), index(evs, event.TypeReplyDelta)
+	if ci < 0 || ci > di {
+		t.Fatalf("card not first: %v", types(evs))
+	}
 	var card event.SafetyCard
-	b, _ := json.Marshal(evs[index(evs, event.TypeSafetyCard)].raw)
+	b, _ := json.Marshal(evs[ci].raw)
 	_ = json.Unmarshal(b, &card)
-	if len(card.Surfaces) != 1 || len(card.Surfaces[0].Pages) == 0 || card.Surfaces[0].Pages[0].Of < 1 {
-		t.Fatalf("no fallback pages: %+v", card.Surfaces)
+	if len(card.Resources) != 1 || card.Resources[0].ID != lifeline.ID || len(card.Surfaces) != 1 {
+		t.Fatalf("card %+v", card)
 	}
 }
 
@@ -848,7 +864,7 @@ type recorder struct {
 
 func (r *recorder) add(s string) { r.mu.Lock(); r.log = append(r.log, s); r.mu.Unlock() }
 func (r *recorder) SafetyCard(_ *session.Session, c event.SafetyCard) {
-	r.add("card:" + c.Level)
+	r.add("card:" + c.Level.String())
 }
 func (r *recorder) ReplyDelta(_ *session.Session, _, d string) { r.add("delta:" + d) }
 func (r *recorder) ReplyDone(_ *session.Session, turnID, text string) {
@@ -880,7 +896,10 @@ func TestObserverAndInterrupt(t *testing.T) {
 		onDelta("Here you go.")
 		return session.Reply{Message: "Here you go."}, nil
 	}}
-	m, err := session.NewManager(session.DefaultConfig(), session.Deps{Converser: conv, Safety: keywordSafety{}, Layout: session.PlainLayout{}, Observer: rec})
+	// A fake clock: the card's ack timeout must not re-send it mid-test
+	// however slow the machine.
+	m, err := session.NewManager(session.DefaultConfig(), session.Deps{Converser: conv, Safety: keywordSafety{}, Layout: testLayout,
+		Observer: rec, Clock: clocktest.NewClock(time.Unix(1_800_000_000, 0))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -977,7 +996,7 @@ func TestNoRenderConfirmation(t *testing.T) {
 func TestOnClosed(t *testing.T) {
 	var mu sync.Mutex
 	closed := map[string]int{}
-	m, err := session.NewManager(session.DefaultConfig(), session.Deps{Converser: echo(), Safety: keywordSafety{}, Layout: session.PlainLayout{},
+	m, err := session.NewManager(session.DefaultConfig(), session.Deps{Converser: echo(), Safety: keywordSafety{}, Layout: testLayout,
 		OnClosed: func(s *session.Session) { mu.Lock(); closed[s.ID()]++; mu.Unlock() }})
 	if err != nil {
 		t.Fatal(err)
@@ -995,5 +1014,59 @@ func TestOnClosed(t *testing.T) {
 	defer mu.Unlock()
 	if closed[a.ID()] != 1 || closed[b.ID()] != 1 || m.Len() != 0 {
 		t.Fatalf("closed %v, live %d", closed, m.Len())
+	}
+}
+
+// typedLog is a Subscriber that records what it is given.
+type typedLog struct {
+	got  []string
+	card event.SafetyCard
+	text strings.Builder
+}
+
+func (l *typedLog) Notice(n event.Notice)         { l.got = append(l.got, "notice/"+n.Kind) }
+func (l *typedLog) SafetyCard(c event.SafetyCard) { l.got = append(l.got, "card"); l.card = c }
+func (l *typedLog) ReplyDelta(d event.ReplyDelta) {
+	l.got = append(l.got, "delta")
+	l.text.WriteString(d.Delta)
+}
+func (l *typedLog) ReplyDone(d event.ReplyDone)             { l.got = append(l.got, "done/"+d.Level.String()) }
+func (l *typedLog) ReplyInterrupted(event.ReplyInterrupted) { l.got = append(l.got, "interrupted") }
+
+// A stream's typed events are the values its JSON was encoded from, in
+// wire order: the disclosure, the card before the reply, the reply.
+func TestStreamDispatchesTypedEvents(t *testing.T) {
+	m := newManager(t, session.DefaultConfig(), echo(), keywordSafety{}, nil)
+	s, st, err := m.Open(owner, &event.Hello{Device: devices.MetaRayBanDisplay})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = s.Handle(context.Background(), &event.InputText{Text: "I want to end my life"})
+	var l typedLog
+	var wire event.SafetyCard
+	for {
+		e, err := st.NextEvent(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.Dispatch(&l)
+		if e.Type == event.TypeSafetyCard {
+			if err := json.Unmarshal(e.Data, &wire); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if e.Type == event.TypeReplyDone {
+			break
+		}
+	}
+	got := strings.Join(l.got, ",")
+	if !strings.HasPrefix(got, "notice/ai_disclosure,card,delta") || !strings.HasSuffix(got, "done/crisis") {
+		t.Fatalf("typed events %s", got)
+	}
+	if !reflect.DeepEqual(l.card, wire) {
+		t.Fatalf("typed card %+v\nwire card %+v", l.card, wire)
+	}
+	if l.card.Level != safety.LevelCrisis || len(l.card.Resources) != 1 || l.text.Len() == 0 {
+		t.Fatalf("card %+v, text %q", l.card, l.text.String())
 	}
 }

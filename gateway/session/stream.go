@@ -3,6 +3,8 @@ package session
 import (
 	"context"
 	"errors"
+
+	"github.com/veraneural/vera-gateway/gateway/event"
 )
 
 // Errors a Stream or Attach can return.
@@ -20,52 +22,60 @@ var (
 	ErrResumeAhead = errors.New("session: last_seq is ahead of the session")
 )
 
-// replayLog is the bounded, seq-ordered log of encoded events.
-// It is guarded by its Session's mu.
-type replayLog struct {
-	maxEvents, maxBytes int
-	evs                 [][]byte
-	firstSeq            int64 // seq of evs[0]
-	bytes               int
+// Event is one server event as a Stream yields it.
+type Event struct {
+	// Seq is the event's seq (0 for the resume acknowledgement).
+	Seq  int64
+	Type event.Type
+	// Data is the encoded event, for the transport to send; it must not be
+	// modified.
+	Data []byte
+	// payload is the value Data was encoded from, for the events a
+	// Subscriber acts on; read-only.
+	payload any
 }
 
-func (l *replayLog) append(seq int64, b []byte) {
-	if len(l.evs) == 0 {
-		l.firstSeq = seq
-	}
-	l.evs = append(l.evs, b)
-	l.bytes += len(b)
-	for len(l.evs) > 1 && (len(l.evs) > l.maxEvents || l.bytes > l.maxBytes) {
-		l.bytes -= len(l.evs[0])
-		l.evs[0] = nil
-		l.evs = l.evs[1:]
-		l.firstSeq++
-	}
-	// Compact once the dead prefix dominates the backing array.
-	if cap(l.evs) > 4*l.maxEvents && len(l.evs) < cap(l.evs)/4 {
-		l.evs = append([][]byte(nil), l.evs...)
-	}
+// Subscriber acts on a session's output as the transport's stream yields
+// it, in wire order, from the typed values the events were encoded from
+// (no JSON decoding): a voice session speaks the AI disclosure, the safety
+// resources of a card and the reply text. Every value is read-only: it
+// shares memory with the session's own state.
+type Subscriber interface {
+	Notice(n event.Notice)
+	SafetyCard(c event.SafetyCard)
+	ReplyDelta(d event.ReplyDelta)
+	ReplyDone(d event.ReplyDone)
+	ReplyInterrupted(r event.ReplyInterrupted)
 }
 
-// get returns the event with seq, if it is still held.
-func (l *replayLog) get(seq int64) ([]byte, bool) {
-	i := seq - l.firstSeq
-	if len(l.evs) == 0 || i < 0 || i >= int64(len(l.evs)) {
-		return nil, false
+// Dispatch calls sub's method for ev when ev is a notice, a safety card or
+// a reply event; other events call nothing.
+func (ev Event) Dispatch(sub Subscriber) {
+	switch p := ev.payload.(type) {
+	case event.Notice:
+		sub.Notice(p)
+	case event.SafetyCard:
+		sub.SafetyCard(p)
+	case event.ReplyDelta:
+		sub.ReplyDelta(p)
+	case event.ReplyDone:
+		sub.ReplyDone(p)
+	case event.ReplyInterrupted:
+		sub.ReplyInterrupted(p)
 	}
-	return l.evs[i], true
 }
 
 // Stream is one transport's view of a session: it yields the session's
 // encoded events in seq order from where the transport attached. Only one
 // Stream is attached at a time; Next may be called from one goroutine.
 type Stream struct {
-	s *Session
-	// next is the seq Next returns next; guarded by s.mu.
+	s  *Session
+	ev *events
+	// next is the seq Next returns next; guarded by ev.mu.
 	next int64
 	// pre is yielded before the log (the resume acknowledgement).
 	pre []byte
-	// err and done record why the stream ended; guarded by s.mu.
+	// err and done record why the stream ended; guarded by ev.mu.
 	err  error
 	done chan struct{}
 }
@@ -79,39 +89,48 @@ func (st *Stream) Done() <-chan struct{} { return st.done }
 
 // Err returns why the stream ended, or nil while it is live.
 func (st *Stream) Err() error {
-	st.s.mu.Lock()
-	defer st.s.mu.Unlock()
+	st.ev.mu.Lock()
+	defer st.ev.mu.Unlock()
 	return st.err
 }
 
 // Next returns the next encoded event (one JSON object), waiting for it.
 // The slice must not be modified.
 func (st *Stream) Next(ctx context.Context) ([]byte, error) {
-	s := st.s
+	ev, err := st.NextEvent(ctx)
+	return ev.Data, err
+}
+
+// NextEvent returns the next event, waiting for it: its encoding for the
+// transport and, through Event.Dispatch, its typed payload for a
+// Subscriber.
+func (st *Stream) NextEvent(ctx context.Context) (Event, error) {
+	e := st.ev
 	for {
-		s.mu.Lock()
+		e.mu.Lock()
 		if st.err != nil {
 			err := st.err
-			s.mu.Unlock()
-			return nil, err
+			e.mu.Unlock()
+			return Event{}, err
 		}
 		if b := st.pre; b != nil {
 			st.pre = nil
-			s.mu.Unlock()
-			return b, nil
+			e.mu.Unlock()
+			return Event{Type: event.TypeSessionCreated, Data: b}, nil
 		}
-		if b, ok := s.log.get(st.next); ok {
+		if le, ok := e.log.get(st.next); ok {
+			ev := Event{Seq: st.next, Type: le.typ, Data: le.data, payload: le.payload}
 			st.next++
-			s.mu.Unlock()
-			return b, nil
+			e.mu.Unlock()
+			return ev, nil
 		}
-		wake := s.wake
-		s.mu.Unlock()
+		wake := e.wake
+		e.mu.Unlock()
 		select {
 		case <-wake:
 		case <-st.done:
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return Event{}, ctx.Err()
 		}
 	}
 }
@@ -119,22 +138,22 @@ func (st *Stream) Next(ctx context.Context) ([]byte, error) {
 // Detach ends the stream; the session waits Config.ResumeWindow for a
 // reconnect. Safe to call more than once.
 func (st *Stream) Detach() {
-	s := st.s
-	s.mu.Lock()
+	e := st.ev
+	e.mu.Lock()
 	st.failLocked(errDetached)
-	detached := s.stream == st
+	detached := e.stream == st
 	if detached {
-		s.stream = nil
+		e.stream = nil
 	}
-	s.mu.Unlock()
-	if detached && s.onDetach != nil {
+	e.mu.Unlock()
+	if s := st.s; detached && s.onDetach != nil {
 		s.onDetach(s)
 	}
 }
 
 var errDetached = errors.New("session: stream detached")
 
-// failLocked ends the stream with err; s.mu must be held.
+// failLocked ends the stream with err; ev.mu must be held.
 func (st *Stream) failLocked(err error) {
 	if st.err != nil {
 		return

@@ -2,6 +2,7 @@ package session
 
 import (
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -64,13 +65,22 @@ func NormalizeTitle(title string) string {
 	return string(cut)
 }
 
+// titles is the session's name. Its lock is taken before events'.
+type titles struct {
+	mu     sync.Mutex // mu guards the fields below
+	title  string
+	titled bool // named once (automatically, or by the person) — SetTitle no longer applies
+}
+
+func (t *titles) get() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.title
+}
+
 // Title returns the session's current title ("" when it has none, or the
 // person cleared it).
-func (s *Session) Title() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.title
-}
+func (s *Session) Title() string { return s.names.get() }
 
 // SetTitle names the session automatically (the snappy slot after the
 // first completed turn, or an extension): only if it has never had a
@@ -82,18 +92,19 @@ func (s *Session) Title() string {
 // the title changes.
 func (s *Session) SetTitle(title string) TitleOutcome {
 	title = NormalizeTitle(title)
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	n := &s.names
+	n.mu.Lock()
+	defer n.mu.Unlock()
 	switch {
-	case s.closed:
+	case s.ev.isClosed():
 		return TitleNotFound
-	case s.titled:
+	case n.titled:
 		return TitleNamed
 	case title == "":
 		return TitleNotFound
 	}
-	s.titled, s.title = true, title
-	s.emitLocked(event.TypeSessionTitle, event.SessionTitle{Title: title, By: event.TitleByAuto})
+	n.titled, n.title = true, title
+	s.ev.emit(event.TypeSessionTitle, event.SessionTitle{Title: title, By: event.TitleByAuto})
 	return TitleSet
 }
 
@@ -103,17 +114,18 @@ func (s *Session) SetTitle(title string) TitleOutcome {
 // out when the title changes.
 func (s *Session) Rename(title string) {
 	title = NormalizeTitle(title)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
+	n := &s.names
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if s.ev.isClosed() {
 		return
 	}
-	s.titled = true
-	if s.title == title {
+	n.titled = true
+	if n.title == title {
 		return
 	}
-	s.title = title
-	s.emitLocked(event.TypeSessionTitle, event.SessionTitle{Title: title, By: event.TitleByUser})
+	n.title = title
+	s.ev.emit(event.TypeSessionTitle, event.SessionTitle{Title: title, By: event.TitleByUser})
 }
 
 // SetTitle names the open session id as Session.SetTitle does;

@@ -33,10 +33,51 @@ type genReply func(turnID string) string
 // more than that is dropped with a warning (each action has at most a few).
 const maxGens = 32
 
-// turnState is the turn in progress; guarded by Session.mu.
+// turnState is the turn in progress.
 type turnState struct {
 	id     string
 	cancel context.CancelCauseFunc
+}
+
+// turns is the turn runner's state: the worker (one goroutine per
+// session, joined by Close) runs one turn at a time from inputs and gens.
+// Its lock is taken before events' (a turn's history and the event that
+// reports it change together) and is never held while calling another
+// part.
+type turns struct {
+	inputs chan turnInput
+	gens   chan genReply // session-written replies, run in turn order
+
+	mu      sync.Mutex // mu guards the fields below
+	n       int        // turns started, for ids
+	last    string     // id of the last finished turn, for Interrupt
+	cur     *turnState // the turn in progress, if any
+	history []Message
+	max     int // Config.HistoryMessages
+}
+
+// nextID numbers a turn. mu held.
+func (r *turns) nextIDLocked() string {
+	r.n++
+	return fmt.Sprintf("turn_%d", r.n)
+}
+
+// remember appends a turn to the bounded history.
+func (r *turns) remember(turnID, user, assistant string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.history = append(r.history, Message{Role: "user", Text: user})
+	r.last = turnID
+	if assistant != "" {
+		r.history = append(r.history, Message{Role: "assistant", Text: assistant})
+	}
+	r.trimLocked()
+}
+
+func (r *turns) trimLocked() {
+	if n := len(r.history) - r.max; n > 0 {
+		r.history = append([]Message(nil), r.history[n:]...)
+	}
 }
 
 // Causes of a cancelled turn, reported in reply.interrupted.
@@ -49,13 +90,14 @@ var (
 func (s *Session) submit(text string) { s.submitInput(turnInput{text: text}) }
 
 func (s *Session) submitInput(in turnInput) {
-	s.mu.Lock()
-	if s.cur != nil && s.cfg.OnBusy == BusyCancel {
-		s.cur.cancel(errSuperseded)
+	r := &s.turns
+	r.mu.Lock()
+	if r.cur != nil && s.cfg.OnBusy == BusyCancel {
+		r.cur.cancel(errSuperseded)
 	}
-	s.mu.Unlock()
+	r.mu.Unlock()
 	select {
-	case s.inputs <- in:
+	case r.inputs <- in:
 	default:
 		s.EmitError(event.ErrRateLimited, fmt.Sprintf("too many inputs waiting for a turn (at most %d)", s.cfg.MaxQueued))
 	}
@@ -70,14 +112,11 @@ func (s *Session) Submit(text string) { s.submit(text) }
 // generate queues a session-generated reply behind the turn in progress;
 // it never cancels a turn.
 func (s *Session) generate(g genReply) {
-	s.mu.Lock()
-	closed := s.closed
-	s.mu.Unlock()
-	if closed {
+	if s.ev.isClosed() {
 		return
 	}
 	select {
-	case s.gens <- g:
+	case s.turns.gens <- g:
 	default:
 		s.log_.Warn("session: generated reply dropped", "queued", maxGens)
 	}
@@ -87,26 +126,25 @@ func (s *Session) generate(g genReply) {
 // reply.delta, caption and reply.done with generated: true. The history
 // keeps it as an assistant message.
 func (s *Session) runGen(g genReply) {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
+	if s.ev.isClosed() {
 		return
 	}
-	s.turnN++
-	turnID := fmt.Sprintf("turn_%d", s.turnN)
-	s.mu.Unlock()
+	r := &s.turns
+	r.mu.Lock()
+	turnID := r.nextIDLocked()
+	r.mu.Unlock()
 	text := g(turnID)
 	if text == "" {
 		return
 	}
 	s.Emit(event.TypeReplyDelta, event.ReplyDelta{TurnID: turnID, Delta: text})
 	s.Emit(event.TypeCaption, event.Caption{TurnID: turnID, Speaker: "vera", Text: text, Final: true})
-	s.mu.Lock()
-	s.history = append(s.history, Message{Role: "assistant", Text: text})
-	s.lastTurn = turnID
-	s.trimHistoryLocked()
-	s.emitLocked(event.TypeReplyDone, event.ReplyDone{TurnID: turnID, Text: text, Level: safety.LevelNone.String(), Generated: true})
-	s.mu.Unlock()
+	r.mu.Lock()
+	r.history = append(r.history, Message{Role: "assistant", Text: text})
+	r.last = turnID
+	r.trimLocked()
+	s.ev.emit(event.TypeReplyDone, event.ReplyDone{TurnID: turnID, Text: text, Level: safety.LevelNone, Generated: true})
+	r.mu.Unlock()
 }
 
 // interruptCause carries what the person actually heard when a transport
@@ -123,23 +161,24 @@ func (c *interruptCause) Error() string { return "interrupted: " + c.reason }
 // history entry is truncated to heard. It reports whether turnID was the
 // current or last turn.
 func (s *Session) Interrupt(turnID, heard, reason string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.cur != nil && s.cur.id == turnID {
-		s.cur.cancel(&interruptCause{heard: heard, reason: reason})
+	r := &s.turns
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.cur != nil && r.cur.id == turnID {
+		r.cur.cancel(&interruptCause{heard: heard, reason: reason})
 		return true
 	}
-	if s.lastTurn != turnID {
+	if r.last != turnID {
 		return false
 	}
-	if n := len(s.history); n > 0 && s.history[n-1].Role == "assistant" {
+	if n := len(r.history); n > 0 && r.history[n-1].Role == "assistant" {
 		if heard == "" {
-			s.history = s.history[:n-1]
+			r.history = r.history[:n-1]
 		} else {
-			s.history[n-1].Text = heard
+			r.history[n-1].Text = heard
 		}
 	}
-	s.emitLocked(event.TypeReplyInterrupted, event.ReplyInterrupted{TurnID: turnID, Heard: heard, Reason: reason})
+	s.ev.emit(event.TypeReplyInterrupted, event.ReplyInterrupted{TurnID: turnID, Heard: heard, Reason: reason})
 	return true
 }
 
@@ -154,12 +193,13 @@ func (s *Session) emitDelta(turnID, d string) {
 
 // cancelTurn cancels the reply in progress (response.cancel).
 func (s *Session) cancelTurn(turnID string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.cur == nil || (turnID != "" && turnID != s.cur.id) {
+	r := &s.turns
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.cur == nil || (turnID != "" && turnID != r.cur.id) {
 		return false
 	}
-	s.cur.cancel(errCancelled)
+	r.cur.cancel(errCancelled)
 	return true
 }
 
@@ -169,19 +209,31 @@ func (s *Session) worker() {
 		select {
 		case <-s.ctx.Done():
 			return
-		case in := <-s.inputs:
+		case in := <-s.turns.inputs:
 			s.runTurn(in)
-		case g := <-s.gens:
+		case g := <-s.turns.gens:
 			s.runGen(g)
 		}
 	}
 }
 
-// gate holds reply deltas until the turn's safety is settled.
-type gate struct {
-	mu       sync.Mutex // guards the fields below
-	released bool
-	closed   bool
+// turn is one user turn on the worker, run as assess → converse → settle
+// → finish. Reply deltas are held until the turn's safety is settled.
+type turn struct {
+	s      *Session
+	ctx    context.Context // the turn's: cancelled by new input, Interrupt, the timeout or Close
+	id     string
+	in     turnInput
+	region string
+	hist   []Message
+	local  safety.Assessment // the local detector's verdict on the turn
+
+	// mu guards the fields below: the Converser calls onDelta and
+	// SafetyFinal from any goroutine, and settle and finish run under it.
+	mu       sync.Mutex
+	shown    *safety.Assessment // the assessment the last card carried
+	released bool               // deltas flow (safety settled)
+	closed   bool               // Converse returned: late deltas are dropped
 	held     []string
 	sent     strings.Builder // text emitted as reply.delta
 }
@@ -192,111 +244,145 @@ func (s *Session) runTurn(in turnInput) {
 	ctx, cancelT := context.WithTimeout(ctx, s.cfg.TurnTimeout)
 	defer cancelT()
 
-	s.mu.Lock()
-	s.turnN++
-	turnID := fmt.Sprintf("turn_%d", s.turnN)
+	t := s.beginTurn(ctx, in, cancel)
+	defer s.endTurn()
+	if t.assess() {
+		return
+	}
+	reply, err := t.converse()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.closed = true
+	if t.settle(reply, err) {
+		t.finish(reply)
+	}
+}
+
+// beginTurn makes the turn current: its id, the disclosure when it is due,
+// and transcript.final.
+func (s *Session) beginTurn(ctx context.Context, in turnInput, cancel context.CancelCauseFunc) *turn {
+	r := &s.turns
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	d := s.device()
+	t := &turn{s: s, ctx: ctx, id: r.nextIDLocked(), in: in, region: d.region,
+		hist: append([]Message(nil), r.history...)}
 	if in.id != "" {
-		turnID = in.id
+		t.id = in.id
 	}
-	s.cur = &turnState{id: turnID, cancel: cancel}
-	region := s.region
-	hist := append([]Message(nil), s.history...)
-	if text, ok := s.disclosure.Take(s.surfaceKindLocked()); ok {
-		s.emitLocked(event.TypeNotice, event.Notice{Kind: "ai_disclosure", Text: s.disclosureText(text)})
+	r.cur = &turnState{id: t.id, cancel: cancel}
+	if text, ok := s.disclosure.Take(d.surfaceKind()); ok {
+		s.ev.emit(event.TypeNotice, event.Notice{Kind: "ai_disclosure", Text: s.disclosureText(text)})
 	}
-	s.emitLocked(event.TypeTranscriptFinal, event.Transcript{TurnID: turnID, Text: in.text})
-	s.mu.Unlock()
+	s.ev.emit(event.TypeTranscriptFinal, event.Transcript{TurnID: t.id, Text: in.text})
+	return t
+}
+
+func (s *Session) endTurn() {
+	s.turns.mu.Lock()
+	s.turns.cur = nil
+	s.turns.mu.Unlock()
+}
+
+// assess runs the local detector first, on every turn, whatever the engine
+// does, and shows its card; then takes the text as an answer to the
+// offered action when it is one. It reports whether the turn is over.
+func (t *turn) assess() (done bool) {
+	s := t.s
 	var userHist []string
-	for _, m := range hist {
+	for _, m := range t.hist {
 		if m.Role == "user" {
 			userHist = append(userHist, m.Text)
 		}
 	}
-	defer func() {
-		s.mu.Lock()
-		s.cur = nil
-		s.mu.Unlock()
-	}()
-
-	// Local detector first, on every turn, whatever the engine does.
-	local := s.deps.Safety.Assess(userHist, in.safetyText(), region)
-	var shown *safety.Assessment // the assessment the last card carried
-	if local.DisplayRequired {
-		s.sendCard(turnID, local)
-		shown = &local
+	t.local = s.deps.Safety.Assess(userHist, t.in.safetyText(), t.region)
+	if t.local.DisplayRequired {
+		s.sendCard(t.id, t.local)
+		t.shown = &t.local
 	}
 	// An answer to the offered action is settled here and not sent to the
 	// model; a flagged utterance is never an answer (consentTurn).
-	flagged := local.DisplayRequired || local.Level >= safety.LevelElevated
-	if reply, ok := s.consentTurn(ctx, turnID, in, flagged); ok {
-		s.finishAnswer(turnID, in.text, reply)
-		return
+	flagged := t.local.DisplayRequired || t.local.Level >= safety.LevelElevated
+	if reply, ok := s.consentTurn(t.ctx, t.id, t.in, flagged); ok {
+		s.finishAnswer(t.id, t.in.text, reply)
+		return true
 	}
-	if strings.TrimSpace(in.text) == "" {
-		// A voice turn without words whose audio held crisis key phrases:
-		// the card above is its answer; the model is not sent an empty turn.
-		return
-	}
+	// A voice turn without words whose audio held crisis key phrases: the
+	// card above is its answer; the model is not sent an empty turn.
+	return strings.TrimSpace(t.in.text) == ""
+}
 
-	g := &gate{}
-	flush := func() { // g.mu held
-		// Held deltas leave coalesced into few events so a long held reply
-		// cannot burst past the replay log and fail a healthy consumer.
-		for _, d := range coalesce(g.held, maxDeltaBytes) {
-			s.emitDelta(turnID, d)
-			g.sent.WriteString(d)
-		}
-		g.held = nil
-		g.released = true
-	}
-	settle := func(engine safety.Assessment) { // g.mu held
-		merged := guardMerge(engine, local, s.deps.Safety.Merge(engine, local))
-		if needsCard(merged, shown) {
-			s.sendCard(turnID, merged)
-			shown = &merged
-		}
-	}
+// converse asks the Converser, holding its deltas until the safety of the
+// turn is settled (SafetyFinal, or settle once Converse returns).
+func (t *turn) converse() (Reply, error) {
+	s := t.s
 	req := ConverseRequest{
 		SessionID: s.id, PartnerID: s.owner.PartnerID, EndUserID: s.owner.EndUserID,
-		Region: region, Text: in.text, History: hist,
+		Region: t.region, Text: t.in.text, History: t.hist,
 		SafetyFinal: func(engine safety.Assessment) {
-			g.mu.Lock()
-			defer g.mu.Unlock()
-			if g.closed || g.released {
+			t.mu.Lock()
+			defer t.mu.Unlock()
+			if t.closed || t.released {
 				return
 			}
-			settle(engine)
-			flush()
+			t.settleSafety(engine)
+			t.flush()
 		},
 	}
-	onDelta := func(d string) {
-		if d == "" {
-			return
-		}
-		g.mu.Lock()
-		defer g.mu.Unlock()
-		if g.closed {
-			return
-		}
-		if g.released {
-			s.emitDelta(turnID, d)
-			g.sent.WriteString(d)
-			return
-		}
-		g.held = append(g.held, d)
+	return s.deps.Converser.Converse(t.ctx, req, t.onDelta)
+}
+
+func (t *turn) onDelta(d string) {
+	if d == "" {
+		return
 	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return
+	}
+	if t.released {
+		t.s.emitDelta(t.id, d)
+		t.sent.WriteString(d)
+		return
+	}
+	t.held = append(t.held, d)
+}
 
-	reply, err := s.deps.Converser.Converse(ctx, req, onDelta)
+// settleSafety shows the merged assessment's card when it adds to what the
+// turn showed. t.mu held.
+func (t *turn) settleSafety(engine safety.Assessment) {
+	merged := safety.Guard(engine, t.local, t.s.deps.Safety.Merge(engine, t.local))
+	if safety.NeedsCard(merged, t.shown) {
+		t.s.sendCard(t.id, merged)
+		t.shown = &merged
+	}
+}
 
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.closed = true
-	if ctx.Err() != nil {
+// flush releases the held deltas, coalesced into few events so a long held
+// reply cannot burst past the replay log and fail a healthy consumer.
+// t.mu held.
+func (t *turn) flush() {
+	for _, d := range coalesce(t.held, maxDeltaBytes) {
+		t.s.emitDelta(t.id, d)
+		t.sent.WriteString(d)
+	}
+	t.held = nil
+	t.released = true
+}
+
+// settle ends the converse call: an interrupted or failed turn is
+// remembered and reported; otherwise the engine's safety is settled and
+// the reply released. It reports whether the reply goes on to finish.
+// t.mu held.
+func (t *turn) settle(reply Reply, err error) bool {
+	s := t.s
+	if t.ctx.Err() != nil {
 		// Interrupted: only what already left counts as said.
-		heard := g.sent.String()
+		heard := t.sent.String()
 		reason := "cancelled"
 		var ic *interruptCause
-		switch cause := context.Cause(ctx); {
+		switch cause := context.Cause(t.ctx); {
 		case errors.As(cause, &ic):
 			// The transport knows what was really heard (playout position).
 			heard, reason = ic.heard, ic.reason
@@ -305,61 +391,65 @@ func (s *Session) runTurn(in turnInput) {
 		case errors.Is(cause, context.DeadlineExceeded):
 			reason = "timeout"
 		case errors.Is(s.ctx.Err(), context.Canceled):
-			return // session closing
+			return false // session closing
 		}
 		// History first, so it is settled when the event is seen.
-		s.remember(turnID, in.text, heard)
-		s.Emit(event.TypeReplyInterrupted, event.ReplyInterrupted{TurnID: turnID, Heard: heard, Reason: reason})
-		return
+		s.turns.remember(t.id, t.in.text, heard)
+		s.Emit(event.TypeReplyInterrupted, event.ReplyInterrupted{TurnID: t.id, Heard: heard, Reason: reason})
+		return false
 	}
 	if err != nil {
-		s.log_.Warn("session: converse failed", "turn", turnID, "err", err)
+		s.log_.Warn("session: converse failed", "turn", t.id, "err", err)
 		// The local card (if any) is already out; the engine path failed.
 		s.EmitError(event.ErrEngineUnavailable, "VERA could not answer this turn; please try again")
-		s.remember(turnID, in.text, "")
-		return
+		s.turns.remember(t.id, t.in.text, "")
+		return false
 	}
-	if !g.released {
-		settle(reply.Safety)
-		if len(g.held) == 0 && reply.Message != "" {
-			g.held = []string{reply.Message}
+	if !t.released {
+		t.settleSafety(reply.Safety)
+		if len(t.held) == 0 && reply.Message != "" {
+			t.held = []string{reply.Message}
 		}
-		flush()
+		t.flush()
 	}
-	level := guardMerge(reply.Safety, local, reply.Safety).Level
-	if shown != nil {
-		level = maxLevel(level, shown.Level)
+	return true
+}
+
+// finish ends a released reply: its proposed actions, the offer (or the
+// question asked again) as its last sentence, caption, history and
+// reply.done, the last event of a turn. t.mu held.
+func (t *turn) finish(reply Reply) {
+	s := t.s
+	level := safety.Guard(reply.Safety, t.local, reply.Safety).Level
+	if t.shown != nil {
+		level = safety.MaxLevel(level, t.shown.Level)
 	}
 	text := reply.Message
 	if text == "" {
-		text = g.sent.String()
+		text = t.sent.String()
 	}
-	// Proposed actions, then the offer (or the question asked again) as the
-	// reply's last sentence, so a voice session speaks it; never in a turn
-	// that showed a safety card.
-	s.propose(turnID, reply.ProposedActions)
-	if q := s.afterReply(turnID, shown != nil); q != "" {
+	// The offer is the reply's last sentence, so a voice session speaks it;
+	// never in a turn that showed a safety card.
+	s.propose(t.id, reply.ProposedActions)
+	if q := s.afterReply(t.id, t.shown != nil); q != "" {
 		if text != "" {
 			q = " " + q
 		}
-		s.emitDelta(turnID, q)
-		g.sent.WriteString(q)
+		s.emitDelta(t.id, q)
+		t.sent.WriteString(q)
 		text += q
 	}
-	s.Emit(event.TypeCaption, event.Caption{TurnID: turnID, Speaker: "vera", Text: text, Final: true})
-	s.remember(turnID, in.text, text)
-	// reply.done is the last event of a turn.
-	s.Emit(event.TypeReplyDone, event.ReplyDone{TurnID: turnID, Text: text, Model: reply.Model, Provider: reply.Provider, Level: level.String()})
+	s.Emit(event.TypeCaption, event.Caption{TurnID: t.id, Speaker: "vera", Text: text, Final: true})
+	s.turns.remember(t.id, t.in.text, text)
+	s.Emit(event.TypeReplyDone, event.ReplyDone{TurnID: t.id, Text: text, Model: reply.Model, Provider: reply.Provider, Level: safety.ShownLevel(level)})
 	if o := s.deps.Observer; o != nil {
-		o.ReplyDone(s, turnID, text)
+		o.ReplyDone(s, t.id, text)
 	}
 	// An Interrupt that raced with the end of the reply still counts.
 	var ic *interruptCause
-	if errors.As(context.Cause(ctx), &ic) {
-		s.mu.Lock()
-		s.cur = nil
-		s.mu.Unlock()
-		s.Interrupt(turnID, ic.heard, ic.reason)
+	if errors.As(context.Cause(t.ctx), &ic) {
+		s.endTurn()
+		s.Interrupt(t.id, ic.heard, ic.reason)
 	}
 }
 
@@ -369,91 +459,18 @@ func (s *Session) runTurn(in turnInput) {
 func (s *Session) finishAnswer(turnID, user, reply string) {
 	s.emitDelta(turnID, reply)
 	s.Emit(event.TypeCaption, event.Caption{TurnID: turnID, Speaker: "vera", Text: reply, Final: true})
-	s.remember(turnID, user, reply)
-	s.Emit(event.TypeReplyDone, event.ReplyDone{TurnID: turnID, Text: reply, Level: safety.LevelNone.String(), Generated: true})
+	s.turns.remember(turnID, user, reply)
+	s.Emit(event.TypeReplyDone, event.ReplyDone{TurnID: turnID, Text: reply, Level: safety.LevelNone, Generated: true})
 	if o := s.deps.Observer; o != nil {
 		o.ReplyDone(s, turnID, reply)
 	}
 }
 
-// remember appends a turn to the bounded history.
-func (s *Session) remember(turnID, user, assistant string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.history = append(s.history, Message{Role: "user", Text: user})
-	s.lastTurn = turnID
-	if assistant != "" {
-		s.history = append(s.history, Message{Role: "assistant", Text: assistant})
-	}
-	s.trimHistoryLocked()
-}
-
-func (s *Session) trimHistoryLocked() {
-	if n := len(s.history) - s.cfg.HistoryMessages; n > 0 {
-		s.history = append([]Message(nil), s.history[n:]...)
-	}
-}
-
 // History returns a copy of the conversation history.
 func (s *Session) History() []Message {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Message(nil), s.history...)
-}
-
-// guardMerge enforces the merge invariant whatever the SafetyLayer did: the
-// level is at least both inputs', display is required if either requires
-// it, and every resource of both inputs is present (merged order first,
-// then the engine's, then the local ones).
-func guardMerge(engine, local, merged safety.Assessment) safety.Assessment {
-	out := merged
-	out.Level = maxLevel(out.Level, maxLevel(engine.Level, local.Level))
-	out.DisplayRequired = out.DisplayRequired || engine.DisplayRequired || local.DisplayRequired
-	out.Resources = append([]safety.Resource(nil), merged.Resources...)
-	for _, src := range [][]safety.Resource{engine.Resources, local.Resources} {
-		for _, r := range src {
-			if !hasResource(out.Resources, r) {
-				out.Resources = append(out.Resources, r)
-			}
-		}
-	}
-	if out.Source == "" {
-		out.Source = safety.SourceMerged
-	}
-	return out
-}
-
-func hasResource(list []safety.Resource, r safety.Resource) bool {
-	for _, x := range list {
-		if x.ID == r.ID && x.Name == r.Name {
-			return true
-		}
-	}
-	return false
-}
-
-// needsCard reports whether merged must be shown: display is required and
-// nothing shown so far carries its level and every one of its resources.
-func needsCard(merged safety.Assessment, shown *safety.Assessment) bool {
-	if !merged.DisplayRequired {
-		return false
-	}
-	if shown == nil || merged.Level > shown.Level {
-		return true
-	}
-	for _, r := range merged.Resources {
-		if !hasResource(shown.Resources, r) {
-			return true
-		}
-	}
-	return false
-}
-
-func maxLevel(a, b safety.Level) safety.Level {
-	if a > b {
-		return a
-	}
-	return b
+	s.turns.mu.Lock()
+	defer s.turns.mu.Unlock()
+	return append([]Message(nil), s.turns.history...)
 }
 
 // maxDeltaBytes bounds one coalesced reply.delta.

@@ -17,6 +17,7 @@ import (
 	"github.com/veraneural/vera-gateway/gateway"
 	"github.com/veraneural/vera-gateway/gateway/router"
 	"github.com/veraneural/vera-gateway/gateway/session"
+	"github.com/veraneural/vera-gateway/glasses"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -116,7 +117,7 @@ func newManager(t *testing.T) *session.Manager {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := session.NewManager(session.DefaultConfig(), session.Deps{Converser: echo{}, Safety: local, Layout: session.PlainLayout{}})
+	m, err := session.NewManager(session.DefaultConfig(), session.Deps{Converser: echo{}, Safety: local, Layout: cardLayout(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,4 +241,15 @@ func counter(t *testing.T, c prometheus.Counter) float64 {
 		t.Fatal(err)
 	}
 	return m.GetCounter().GetValue()
+}
+
+// cardLayout is the glasses engine the test sessions lay cards out with
+// (with its plain fallback).
+func cardLayout(t testing.TB) *glasses.Engine {
+	t.Helper()
+	e, err := glasses.New(glasses.DefaultConfig(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
 }

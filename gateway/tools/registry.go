@@ -64,7 +64,10 @@ func (r *Registry) Routes() []gateway.Route {
 // or the bound an input passed (tools.max_input_bytes, its depth, or the
 // work its check would take).
 func (r *Registry) Validate(partner, name string, input json.RawMessage) error {
-	t, ok := r.store.Get(partner, name)
+	t, ok, err := r.store.Get(partner, name)
+	if err != nil {
+		return fmt.Errorf("tools: %q: %w", name, err)
+	}
 	if !ok {
 		return fmt.Errorf("tools: %q: %w", name, ErrUnknownTool)
 	}
@@ -110,9 +113,13 @@ type OpenAIFunction struct {
 }
 
 // OpenAI returns partner's tools in the OpenAI tools format, sorted by name,
-// for converse providers that take tools.
+// for converse providers that take tools. A store that cannot answer
+// gives none: the turn goes on without tools.
 func (r *Registry) OpenAI(partner string) []OpenAITool {
-	ts := r.store.List(partner)
+	ts, err := r.store.List(partner)
+	if err != nil {
+		return nil
+	}
 	out := make([]OpenAITool, len(ts))
 	for i, t := range ts {
 		out[i] = OpenAITool{Type: "function", Function: OpenAIFunction{Name: t.Name, Description: t.Description, Parameters: t.InputSchema}}
@@ -183,7 +190,7 @@ func (r *Registry) handlePut(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	if err != nil {
-		gateway.WriteError(w, req, fmt.Errorf("tools: put: %w", err))
+		gateway.WriteError(w, req, storeUnavailable())
 		return
 	}
 	status := http.StatusOK
@@ -199,12 +206,15 @@ func (r *Registry) handleGet(w http.ResponseWriter, req *http.Request) {
 		gateway.WriteError(w, req, aerr)
 		return
 	}
-	t, ok := r.store.Get(partnerOf(req), name)
-	if !ok {
+	t, ok, err := r.store.Get(partnerOf(req), name)
+	switch {
+	case err != nil:
+		gateway.WriteError(w, req, storeUnavailable())
+	case !ok:
 		gateway.WriteError(w, req, gateway.Errorf(gateway.NotFound, "no tool named %q", name))
-		return
+	default:
+		gateway.WriteJSON(w, http.StatusOK, t)
 	}
-	gateway.WriteJSON(w, http.StatusOK, t)
 }
 
 func (r *Registry) handleDelete(w http.ResponseWriter, req *http.Request) {
@@ -214,11 +224,15 @@ func (r *Registry) handleDelete(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	partner := partnerOf(req)
-	if !r.store.Delete(partner, name) {
+	existed, err := r.store.Delete(partner, name)
+	switch {
+	case err != nil:
+		gateway.WriteError(w, req, storeUnavailable())
+	case !existed:
 		gateway.WriteError(w, req, gateway.Errorf(gateway.NotFound, "no tool named %q", name))
-		return
+	default:
+		w.WriteHeader(http.StatusNoContent)
 	}
-	w.WriteHeader(http.StatusNoContent)
 }
 
 type listBody struct {
@@ -226,5 +240,15 @@ type listBody struct {
 }
 
 func (r *Registry) handleList(w http.ResponseWriter, req *http.Request) {
-	gateway.WriteJSON(w, http.StatusOK, listBody{Tools: r.store.List(partnerOf(req))})
+	ts, err := r.store.List(partnerOf(req))
+	if err != nil {
+		gateway.WriteError(w, req, storeUnavailable())
+		return
+	}
+	gateway.WriteJSON(w, http.StatusOK, listBody{Tools: ts})
+}
+
+// storeUnavailable is the answer while the store cannot (Redis down).
+func storeUnavailable() *gateway.Error {
+	return &gateway.Error{Type: gateway.Unavailable, RetryAfter: 1, Message: "the tool store is unavailable; retry"}
 }

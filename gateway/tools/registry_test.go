@@ -30,7 +30,10 @@ type env struct {
 	reg *tools.Registry
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t *testing.T) *env { return newEnvOn(t, nil) }
+
+// newEnvOn serves the tool routes on store (nil: a MemoryStore).
+func newEnvOn(t *testing.T, store tools.Store) *env {
 	t.Helper()
 	cfg := gateway.DefaultConfig()
 	cfg.Auth.Keys = []gateway.KeyConfig{
@@ -43,7 +46,7 @@ func newEnv(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg, err := tools.New(tools.DefaultConfig(), nil, nil)
+	reg, err := tools.New(tools.DefaultConfig(), store, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

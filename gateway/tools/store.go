@@ -17,19 +17,20 @@ type Tool struct {
 	UpdatedAt   time.Time       `json:"updated_at"`
 }
 
-// Store keeps tools per partner. A durable store implements the same
-// interface.
+// Store keeps tools per partner: MemoryStore for one node, RedisStore for a
+// cluster. An error means the store could not answer (Redis down); the
+// routes answer 503 then.
 type Store interface {
 	// Put creates or replaces partner's tool t.Name. Creating a tool when
 	// the partner already has max fails with ErrLimit; replacing never
 	// does. It reports whether the tool is new and keeps CreatedAt of a
 	// replaced tool.
 	Put(partner string, t Tool, max int) (Tool, bool, error)
-	Get(partner, name string) (Tool, bool)
+	Get(partner, name string) (Tool, bool, error)
 	// Delete reports whether the tool existed.
-	Delete(partner, name string) bool
+	Delete(partner, name string) (bool, error)
 	// List returns partner's tools sorted by name.
-	List(partner string) []Tool
+	List(partner string) ([]Tool, error)
 }
 
 // MemoryStore is the in-process Store.
@@ -62,30 +63,34 @@ func (m *MemoryStore) Put(partner string, t Tool, max int) (Tool, bool, error) {
 }
 
 // Get implements Store.
-func (m *MemoryStore) Get(partner, name string) (Tool, bool) {
+func (m *MemoryStore) Get(partner, name string) (Tool, bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	t, ok := m.tools[partner][name]
-	return t, ok
+	return t, ok, nil
 }
 
 // Delete implements Store.
-func (m *MemoryStore) Delete(partner, name string) bool {
+func (m *MemoryStore) Delete(partner, name string) (bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	_, ok := m.tools[partner][name]
 	delete(m.tools[partner], name)
-	return ok
+	return ok, nil
 }
 
 // List implements Store.
-func (m *MemoryStore) List(partner string) []Tool {
+func (m *MemoryStore) List(partner string) ([]Tool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	out := make([]Tool, 0, len(m.tools[partner]))
 	for _, t := range m.tools[partner] {
 		out = append(out, t)
 	}
-	slices.SortFunc(out, func(a, b Tool) int { return strings.Compare(a.Name, b.Name) })
-	return out
+	sortTools(out)
+	return out, nil
+}
+
+func sortTools(ts []Tool) {
+	slices.SortFunc(ts, func(a, b Tool) int { return strings.Compare(a.Name, b.Name) })
 }

@@ -58,4 +58,12 @@
 // the speaker, per turn a feeder and a final-transcript waiter, and in
 // record mode the record writer, all owned by the session and joined by
 // Closed.
+//
+// Files by job: factory.go (the Factory: one voice session per
+// connection, the unacknowledged-card hook), session.go (one connection:
+// lifecycle, resume, the listening path and its turns), events.go (the
+// event pump and the session.Subscriber that queues speech), speaker.go
+// (synthesis and playout), bargein.go (pause, resume, interrupt);
+// inbound.go, echo.go and feeder.go join the audio/pipeline listening
+// path, the echo guard's tap and the recogniser.
 package voice

@@ -11,6 +11,7 @@ import (
 	"github.com/veraneural/vera-gateway/gateway/event"
 	"github.com/veraneural/vera-gateway/gateway/rtc"
 	"github.com/veraneural/vera-gateway/gateway/session"
+	"github.com/veraneural/vera-gateway/glasses"
 	"github.com/veraneural/vera-gateway/safety"
 )
 
@@ -162,8 +163,12 @@ func TestNewFactoryNeedsDeps(t *testing.T) {
 // from barge-in.
 func TestOnUnackedSpeaksFirstResource(t *testing.T) {
 	r, local := getShared(t)
+	layout, err := session.NewGlassesLayout(glasses.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
 	mgr, err := session.NewManager(session.DefaultConfig(), session.Deps{
-		Converser: newConverser(t, r), Safety: local, Layout: session.PlainLayout{}})
+		Converser: newConverser(t, r), Safety: local, Layout: layout})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,7 +189,7 @@ func TestOnUnackedSpeaksFirstResource(t *testing.T) {
 	if len(a.Resources) == 0 {
 		t.Fatal("no resources for a crisis text")
 	}
-	card := event.SafetyCard{CardID: "card_1", TurnID: "t1", Level: a.Level.String(), Resources: a.Resources}
+	card := event.SafetyCard{CardID: "card_1", TurnID: "t1", Level: a.Level, Resources: a.Resources}
 	f.OnUnacked(sess, card, "display")
 	select {
 	case it := <-vs.speakCh:

@@ -33,7 +33,14 @@ type chromium struct {
 // profile, a DevTools port (read back from profile) and the flags the
 // browser tests need. Register it after the server's cleanup, so that the
 // browser goes first.
-func startChromium(t *testing.T, bin, profile, url string) *chromium {
+func startChromium(t testing.TB, bin, profile, url string) *chromium {
+	t.Helper()
+	return startChromiumSized(t, bin, profile, url, "1320,980")
+}
+
+// startChromiumSized is startChromium with a window of size "W,H" (the
+// viewport, headless).
+func startChromiumSized(t testing.TB, bin, profile, url, size string) *chromium {
 	t.Helper()
 	c := &chromium{profile: profile}
 	cmd := exec.Command(bin,
@@ -41,7 +48,7 @@ func startChromium(t *testing.T, bin, profile, url string) *chromium {
 		"--disable-background-networking", "--disable-component-update", "--disable-sync",
 		"--disable-default-apps", "--disable-extensions", "--mute-audio", "--enable-logging=stderr", "--v=0",
 		"--allow-loopback-in-peer-connection", "--use-fake-ui-for-media-stream", "--use-fake-device-for-media-stream",
-		"--user-data-dir="+c.profile, "--window-size=1320,980", "--remote-debugging-port=0", url)
+		"--user-data-dir="+c.profile, "--window-size="+size, "--remote-debugging-port=0", url)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -81,10 +88,12 @@ func (c *chromium) Log() []string {
 
 // cdp drives one page over the DevTools protocol: script evaluation,
 // trusted key and mouse input (the same path as a person's keyboard) and
-// screenshots. Calls are sequential; events are read and dropped.
+// screenshots. Calls are sequential; events read while waiting for an
+// answer go to onEvent (nil: dropped).
 type cdp struct {
-	conn *websocket.Conn
-	id   int
+	conn    *websocket.Conn
+	id      int
+	onEvent func(method string, params json.RawMessage)
 }
 
 // dialPage connects to the page whose URL contains match.
@@ -171,8 +180,16 @@ func (d *cdp) call(ctx context.Context, method string, params any) (json.RawMess
 			Error  *struct {
 				Message string `json:"message"`
 			} `json:"error"`
+			Method string          `json:"method"`
+			Params json.RawMessage `json:"params"`
 		}
-		if json.Unmarshal(b, &res) != nil || res.ID != id {
+		if json.Unmarshal(b, &res) != nil {
+			continue
+		}
+		if res.Method != "" && d.onEvent != nil {
+			d.onEvent(res.Method, res.Params)
+		}
+		if res.ID != id {
 			continue // an event, or not ours
 		}
 		if res.Error != nil {

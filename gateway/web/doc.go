@@ -1,26 +1,37 @@
-// Package web serves VERA's browser client: one HTML page with its CSS and
-// JavaScript, embedded with go:embed (no build step), speaking the event
-// protocol over GET /v1/chat and, for voice, WebRTC to POST
-// /v1/voice/sessions.
+// Package web serves VERA's two browser apps, embedded with go:embed (no
+// build step), both speaking the event protocol over GET /v1/chat: the
+// desktop web client at "/" and the Meta Ray-Ban Display app at /glasses.
 //
-// The page offers text chat, a transcript, captions, per-turn latency,
-// safety cards announced once to screen readers, the session's title with
-// a rename control (session.rename), and a HUD emulator that draws the
-// display ops of a card exactly as the chosen glasses profile receives
-// them. Safety cards are paged locally with arrow keys, Enter and Escape
-// and acknowledged page by page; Done on the last page is also sent as an
+// The desktop client offers text chat (and voice over WebRTC to POST
+// /v1/voice/sessions), a transcript, captions, per-turn latency, the
+// session's title with a rename control, device and region pickers, and a
+// HUD emulator that draws the display ops of a card exactly as the chosen
+// glasses profile receives them. The current safety card is pinned above
+// the conversation; an earlier one folds into the transcript once the
+// person closed it with Done — a required card not yet closed is never
+// folded. Cards are paged locally with arrow keys, Enter and Escape and
+// acknowledged page by page; Done on the last page is also sent as an
 // input.key select so the server clears the card and shows any prompt
-// waiting behind it.
+// waiting behind it. Proposed actions show twice: on the phone/browser
+// panel as Approve and Decline buttons, and on the HUD as the server's
+// prompt page, whose keys go to the server (it owns the focus, which
+// starts on Decline). A prompt is never drawn over a safety card.
 //
-// Proposed actions show twice: on the phone/browser panel as Approve and
-// Decline buttons (action.approve / action.decline with the tapping
-// surface), and on the HUD as the server's prompt page (display.card, kind
-// "prompt"), whose keys go to the server as input.key — the server owns
-// the prompt's focus (it starts on Decline) and the decision. Invariants:
-// a prompt is never drawn over a safety card; prompt pages are never
-// acknowledged (display.ack is for safety cards); action.updated takes the
-// prompt away and shows the outcome briefly.
+// The glasses app (Glasses) is a 600×600 page for the glasses' browser:
+// captions on black, the glasses' own composer behind a plain input, and
+// safety cards and prompts rendered as DOM from the pages the gateway laid
+// out for the display — the lines as laid out, never cut (a page another
+// font overflows is scaled down), n/N on every page, focusable controls.
+// Invariants: Escape never leaves a safety card (only Done does); every
+// page drawn while the page is visible is acknowledged; the socket closes
+// while the page is hidden and the session resumes from the last seq; a
+// prompt's focus starts on Decline and Escape backs out without deciding.
+// Its script, icon and manifest have content-hashed names and are
+// immutable; the page and its service worker revalidate, and the worker's
+// cache is named by the build, so an upgraded gateway never serves a stale
+// app. Without dev mode the app pairs first (gateway/pairing).
 //
-// Handler serves "/" (the page) and "/web/..." (its assets) with a strict
-// Content-Security-Policy; it has no state and starts no goroutines.
+// Handler serves "/" and "/web/..."; Glasses serves "/glasses" and
+// "/glasses/...". Both set a strict Content-Security-Policy, keep no state
+// after construction and start no goroutines.
 package web

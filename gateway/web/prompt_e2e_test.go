@@ -239,6 +239,22 @@ func TestBrowserActionPrompt(t *testing.T) {
 	var sid string
 	must(page.eval(ctx, `__vera.sessionId`, &sid))
 
+	// A device switch (dev mode offers every profile) re-negotiates the
+	// session: same session, no "reconnected" or "resumed" flash.
+	for _, dev := range []string{"even-g2", "meta-rayban-display"} {
+		must(page.eval(ctx, fmt.Sprintf(`(() => { const p = document.getElementById('profile'); p.value = %q;
+			p.dispatchEvent(new Event('change')); return true; })()`, dev), nil))
+		must(page.waitFor(ctx, fmt.Sprintf(`!__vera.renegotiating && __vera.device === %q && /^Connected · /.test(document.getElementById('status').textContent)`, dev), "switched to "+dev))
+		var st string
+		must(page.eval(ctx, `document.getElementById('status').textContent + ' ' + __vera.sessionId`, &st))
+		if strings.Contains(st, "reconnected") || strings.Contains(st, "resumed") || !strings.HasSuffix(st, " "+sid) {
+			t.Errorf("after switching to %s: %q", dev, st)
+		}
+		if s, ok := mgr.Get(sid); !ok || s.Profile().ID != dev {
+			t.Errorf("session profile after switching to %s", dev)
+		}
+	}
+
 	// Titles: an automatic name shows in the header and the window title;
 	// the person's own rename (a small button, then Enter) wins.
 	if got := mgr.SetTitle(sid, "Calling Sam later"); got != session.TitleSet {
@@ -448,6 +464,19 @@ func TestBrowserActionPrompt(t *testing.T) {
 	say("remind me to stretch")
 	must(page.waitFor(ctx, `document.querySelector('#action-act_5 button.approve') && window.__hud && __hud.kind === 'safety'`,
 		"act_5 on the phone panel, safety card on the HUD"))
+	// The card closed with Done folds into the conversation where it
+	// arrived; the new one is pinned above the conversation.
+	var cards struct {
+		Pinned []string `json:"pinned"`
+		Folded []string `json:"folded"`
+		Above  bool     `json:"above"`
+	}
+	must(page.eval(ctx, `({pinned: [...document.querySelectorAll('#cards > .safety')].map((c) => c.id),
+		folded: [...document.querySelectorAll('#transcript .card-fold .safety')].map((c) => c.id),
+		above: document.getElementById('cards').getBoundingClientRect().bottom <= document.getElementById('transcript').getBoundingClientRect().top + 1})`, &cards))
+	if len(cards.Pinned) != 1 || len(cards.Folded) != 1 || cards.Folded[0] != "card-"+h.CardID || cards.Pinned[0] == cards.Folded[0] || !cards.Above {
+		t.Errorf("cards after a second one: %+v (closed: %s)", cards, h.CardID)
+	}
 	replied(7)
 	clock.Advance(session.DefaultConfig().Consent.Expiry + time.Minute)
 	must(page.waitFor(ctx, `/^Expired/.test((document.querySelector('#action-act_5 .state') || {}).textContent)`, "act_5 expired"))

@@ -4,10 +4,13 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/veraneural/vera-gateway/gateway/web"
+	"github.com/veraneural/vera-gateway/safety"
 )
 
 func get(t *testing.T, h http.Handler, method, path string) *http.Response {
@@ -165,4 +168,28 @@ func mustRead(t *testing.T, h http.Handler, path string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// The region picker offers exactly the catalog's regions (plus automatic
+// and "another country", which gets the international directory).
+func TestRegionPickerMatchesCatalog(t *testing.T) {
+	page := string(mustRead(t, web.Handler(), "/"))
+	i := strings.Index(page, `<select id="region">`)
+	if i < 0 {
+		t.Fatal("no region picker")
+	}
+	sel := page[i : i+strings.Index(page[i:], "</select>")]
+	var got []string
+	for _, m := range regexp.MustCompile(`<option value="([A-Z]*)"`).FindAllStringSubmatch(sel, -1) {
+		if m[1] != "" && m[1] != "XX" {
+			got = append(got, m[1])
+		}
+	}
+	cat, err := safety.DefaultCatalog()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := cat.Regions(); !slices.Equal(got, want) {
+		t.Fatalf("region picker %v, catalog %v", got, want)
+	}
 }

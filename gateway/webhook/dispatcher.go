@@ -46,8 +46,11 @@ type Options struct {
 // Dispatcher queues events durably and delivers them: one queue and one
 // sender goroutine per partner endpoint.
 type Dispatcher struct {
-	cfg    Config
-	store  Store
+	cfg   Config
+	store Store
+	// shared is store when several nodes share it: it schedules, and
+	// leases decide which node sends to each endpoint.
+	shared SharedStore
 	clock  clock.Clock
 	log    *slog.Logger
 	client *http.Client
@@ -76,6 +79,7 @@ func NewDispatcher(cfg Config, store Store, opts Options) (*Dispatcher, error) {
 	}
 	d := &Dispatcher{cfg: cfg, store: store, clock: opts.Clock, log: opts.Logger, newBO: opts.NewBackOff,
 		queues: map[queueKey]*queue{}, byPartner: map[string][]*queue{}}
+	d.shared, _ = store.(SharedStore)
 	for p, list := range opts.Endpoints {
 		if err := ValidateTargets(fmt.Sprintf("partner %q webhooks", p), list, cfg, opts.Dev); err != nil {
 			return nil, fmt.Errorf("webhook: %w", err)
@@ -128,8 +132,13 @@ func newClient(cfg Config, p targetPolicy, r *net.Resolver) *http.Client {
 }
 
 // resume loads the pending deliveries into their queues; those of an
-// endpoint no longer configured are recorded as failed.
+// endpoint no longer configured are recorded as failed. A shared store
+// schedules them itself (and another node may still serve an endpoint
+// this one no longer has).
 func (d *Dispatcher) resume() error {
+	if d.shared != nil {
+		return nil
+	}
 	now := d.clock.Now()
 	var orphans []Delivery
 	err := d.store.Each(func(dl Delivery) error {
@@ -190,7 +199,7 @@ func (d *Dispatcher) Publish(partner string, ev Event) (int, error) {
 			errs = append(errs, fmt.Errorf("webhook: queue %s for %s: %w", ev.Type, hostOf(q.ep.URL), err))
 			continue
 		}
-		q.push(item{seq: ds[0].Seq, at: now}, now)
+		d.schedule(q, item{seq: ds[0].Seq, at: now}, now)
 		n++
 	}
 	return n, errors.Join(errs...)
@@ -220,20 +229,62 @@ func (d *Dispatcher) Close(ctx context.Context) error {
 	select {
 	case <-done:
 		d.client.CloseIdleConnections()
-		return nil
+		return d.release()
 	case <-ctx.Done():
 		return fmt.Errorf("webhook: close: %w", ctx.Err())
 	}
 }
 
+// release gives up this node's endpoint leases in a shared store, so
+// another node sends what was pending here at once (drain).
+func (d *Dispatcher) release() error {
+	if d.shared == nil {
+		return nil
+	}
+	var errs []error
+	for k := range d.queues {
+		errs = append(errs, d.shared.Release(k.partner, k.url))
+	}
+	return errors.Join(errs...)
+}
+
 // storeRetry is the wait after a store error before a sender tries again.
 const storeRetry = time.Second
+
+// schedule queues it in q, or with a shared store (which scheduled it
+// already) only wakes q's sender.
+func (d *Dispatcher) schedule(q *queue, it item, now time.Time) {
+	if d.shared == nil {
+		q.push(it, now)
+		return
+	}
+	select {
+	case q.wake <- struct{}{}:
+	default:
+	}
+}
+
+// next is q's oldest due delivery; otherwise how long until one is due
+// (0: wait for a wake). A shared store answers only to the node holding
+// the endpoint's lease.
+func (d *Dispatcher) next(q *queue) (item, bool, time.Duration) {
+	now := d.clock.Now()
+	if d.shared == nil {
+		return q.next(now)
+	}
+	seq, ok, wait, err := d.shared.Next(q.key.partner, q.key.url, now)
+	if err != nil {
+		d.log.Error("webhook store read failed", "err", err)
+		return item{}, false, storeRetry
+	}
+	return item{seq: seq, at: now}, ok, wait
+}
 
 // work is one endpoint's sender: one attempt at a time, the oldest due
 // delivery first.
 func (d *Dispatcher) work(q *queue) {
 	for {
-		it, ok, wait := q.next(d.clock.Now())
+		it, ok, wait := d.next(q)
 		if ok {
 			d.attempt(q, it)
 			if d.ctx.Err() != nil {
@@ -267,7 +318,7 @@ func (d *Dispatcher) attempt(q *queue, it item) {
 	dl, ok, err := d.store.Get(it.seq)
 	if err != nil {
 		d.log.Error("webhook store read failed", "err", err)
-		q.push(item{seq: it.seq, at: d.clock.Now().Add(storeRetry)}, d.clock.Now())
+		d.schedule(q, item{seq: it.seq, at: d.clock.Now().Add(storeRetry)}, d.clock.Now())
 		return
 	}
 	if !ok {
@@ -298,7 +349,7 @@ func (d *Dispatcher) attempt(q *queue, it item) {
 	if err := d.store.Reschedule(dl); err != nil {
 		d.log.Error("webhook store write failed", "err", err)
 	}
-	q.push(item{seq: dl.Seq, at: dl.NextAt}, d.clock.Now())
+	d.schedule(q, item{seq: dl.Seq, at: dl.NextAt}, d.clock.Now())
 }
 
 func (d *Dispatcher) fail(dl Delivery) {

@@ -24,10 +24,11 @@ import (
 
 	"github.com/veraneural/vera-gateway/gateway/clock"
 	"github.com/veraneural/vera-gateway/gateway/clock/clocktest"
+	"github.com/veraneural/vera-gateway/gateway/cluster/redistest"
 	"github.com/veraneural/vera-gateway/gateway/webhook"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m, redistest.LeakOptions...) }
 
 const secret = "whsec_test_0123456789abcdef"
 

@@ -17,21 +17,72 @@
     // it); closedCards: safety cards the server cleared; outcome: the
     // settled action's brief note on the HUD.
     actions: new Map(), prompt: null, closedCards: new Set(), outcome: null, keysSent: [], title: '',
+    // cardOrder: safety card ids as they arrived; slots: each card's place
+    // in the transcript, where it folds once acknowledged and superseded.
+    cardOrder: [], slots: new Map(),
+    // renegotiating: a device or region switch is in flight (its
+    // session.created is not a resume); reconnecting: the socket dropped.
+    renegotiating: false, reconnecting: false, replaced: false,
   };
   window.__vera = state; // inspected by the browser test
 
+  // A token fixes the device; dev mode offers every profile (?device=).
+  const bound = token ? tokenDevice(token) : '';
+  if (bound || params.get('device')) {
+    const want = bound || params.get('device');
+    if ([...$('profile').options].some((o) => o.value === want)) { $('profile').value = want; state.device = want; }
+  }
+  if (bound) {
+    for (const o of $('profile').options) o.disabled = o.value !== bound;
+    $('device-note').textContent = `This page’s token is for ${deviceLabel(bound)}. Another device needs a token minted for it.`;
+  }
+  // Region names in the person's language; the codes are what is sent.
+  try {
+    const names = new Intl.DisplayNames([navigator.language || 'en'], { type: 'region' });
+    for (const o of $('region').options) if (o.value && o.value !== 'XX') o.textContent = `${names.of(o.value)} (${o.value})`;
+  } catch { /* the codes stay */ }
+  state.region = params.get('region') || '';
+  if (state.region) {
+    if (![...$('region').options].some((o) => o.value === state.region)) $('region').append(new Option(state.region, state.region));
+    $('region').value = state.region;
+  }
+
   // ---- connection -------------------------------------------------------
   function status(text) { $('status').textContent = text; }
+
+  // The token's device (a client token is bound to one): other devices need
+  // a token minted for them, so the picker offers only this one.
+  function tokenDevice(t) {
+    try { return JSON.parse(atob(t.split('.')[1].replace(/-/g, '+').replace(/_/g, '/'))).dev || ''; } catch { return ''; }
+  }
+
+  function deviceLabel(id) {
+    const o = [...$('profile').options].find((x) => x.value === id);
+    return o ? o.textContent : id;
+  }
+
+  // Plain words for a closed connection; the code stays out of sight.
+  function closeReason(code, opened) {
+    if (!opened) return 'Can’t reach the gateway.';
+    switch (code) {
+      case 1001: return 'The gateway is restarting.';
+      case 1008: return 'The connection was too slow for the gateway.';
+      case 1009: return 'A message was too large to send.';
+      default: return 'Connection lost.';
+    }
+  }
 
   function connect() {
     const url = (location.protocol === 'https:' ? 'wss://' : 'ws://') + location.host + '/v1/chat';
     const ws = new WebSocket(url, token ? ['vera.v1', token] : ['vera.v1']);
     state.ws = ws;
+    let opened = false;
     ws.onopen = () => {
+      opened = true;
       state.retry = 0;
-      status('Connected');
+      status('Connecting…');
       const hello = { type: 'hello', device: state.device };
-      if (params.get('region')) hello.region = params.get('region');
+      if (state.region) hello.region = state.region;
       if (state.resumeToken) { hello.resume_token = state.resumeToken; hello.last_seq = state.lastSeq; }
       send(hello);
     };
@@ -42,9 +93,16 @@
     };
     ws.onclose = (e) => {
       if (state.ws !== ws) return;
-      const why = e.reason ? `${e.code}: ${e.reason}` : `${e.code}`;
+      state.reconnecting = true;
+      if (e.code === 4001) {
+        // Another tab resumed this conversation: do not fight over it.
+        state.replaced = true;
+        status('This conversation is open in another tab or device.');
+        $('reconnect').hidden = false;
+        return;
+      }
       const delay = Math.min(10000, 500 * 2 ** state.retry++);
-      status(`Disconnected (${why}). Reconnecting in ${Math.round(delay / 1000)} s…`);
+      status(`${closeReason(e.code, opened)} Reconnecting in ${Math.max(1, Math.round(delay / 1000))} s…`);
       setTimeout(connect, delay);
     };
   }
@@ -107,12 +165,19 @@
     state.device = ev.device;
     if ($('profile').value !== ev.device) $('profile').value = ev.device;
     setTitle(ev.title || '');
-    status(`Connected · ${ev.device}${ev.resumed ? ' · resumed' : ''}`);
+    // A device or region switch answers with session.created too: that is
+    // not a resume. Only a dropped connection that came back says so.
+    const back = ev.resumed && state.reconnecting && !state.renegotiating;
+    state.renegotiating = false;
+    state.reconnecting = false;
+    status(`Connected · ${deviceLabel(ev.device)}${back ? ' · reconnected, nothing missed' : ''}`);
   }
 
   function resetConversation() {
     $('transcript').textContent = '';
     $('cards').textContent = '';
+    state.cardOrder = [];
+    state.slots.clear();
     $('actions').textContent = '';
     state.turns.clear();
     state.cards.clear();
@@ -156,7 +221,7 @@
     return li;
   }
 
-  function system(text) { bubble('Notice', 'vera', text); }
+  function system(text) { return bubble('Notice', 'vera', text); }
 
   function onUserText(ev, src) {
     const t = turn(ev.turn_id);
@@ -248,10 +313,35 @@
       state.resumeToken = '';
       state.lastSeq = 0;
       resetConversation();
-      send({ type: 'hello', device: state.device }, src);
+      system('The earlier conversation had ended; this is a new one.');
+      send({ type: 'hello', device: state.device, ...(state.region ? { region: state.region } : {}) }, src);
       return;
     }
-    system(`Error (${e.type}): ${e.message}`);
+    if (e.event_type === 'hello' && e.type === 'permission_error' && state.renegotiating) {
+      // A token is bound to one device: put the picker back.
+      state.renegotiating = false;
+      $('profile').value = state.confirmedDevice || $('profile').value;
+      state.device = $('profile').value;
+    }
+    const li = system(readable(e));
+    if (li && e.message) li.title = `${e.type}: ${e.message}`;
+  }
+
+  // readable turns an error event into a sentence for the person; the
+  // gateway's own message stays in the bubble's tooltip.
+  function readable(e) {
+    switch (e.type) {
+      case 'rate_limited': return 'You are sending quickly. Wait a moment, then try again.';
+      case 'permission_error': return e.event_type === 'hello'
+        ? 'This page’s token is for another device. Switching devices needs a token minted for that device.'
+        : 'That isn’t allowed with this page’s credentials.';
+      case 'not_found': return 'That card or action is no longer there.';
+      case 'unavailable': return 'The gateway is busy right now. Try again in a moment.';
+      case 'engine_unavailable': return 'VERA couldn’t answer just now. Try again in a moment.';
+      case 'invalid_request': return e.field === 'text' ? `That message is too long (at most ${MAX_CHARS} characters).`
+        : 'The gateway couldn’t read that. Try again.';
+      default: return 'Something went wrong. Try again.';
+    }
   }
 
   // ---- safety cards -----------------------------------------------------
@@ -273,6 +363,13 @@
       box.className = 'safety';
       box.setAttribute('aria-label', 'Safety resources');
       $('cards').prepend(box);
+      // Its place in the conversation, where it folds once superseded.
+      const slot = document.createElement('li');
+      slot.className = 'card-slot';
+      slot.hidden = true;
+      $('transcript').append(slot);
+      state.slots.set(ev.card_id, slot);
+      state.cardOrder.push(ev.card_id);
     }
     box.textContent = '';
     const h = document.createElement('h3');
@@ -305,6 +402,7 @@
     acks.className = 'acks';
     acks.id = 'acks-' + ev.card_id;
     box.append(h, ul, acks);
+    tidyCards();
     // Announced once per card, however often it is re-sent.
     if (!state.announced.has(ev.card_id)) {
       state.announced.add(ev.card_id);
@@ -320,6 +418,33 @@
     }
     const keepPage = prev && state.hud && state.hud.card.card_id === ev.card_id ? state.hud.page : 1;
     showHud(ev, surf, keepPage, src, ev.resend > 0);
+  }
+
+  // tidyCards keeps the newest card, and every required card not yet
+  // acknowledged (closed with Done on the glasses), pinned above the
+  // conversation; the others fold into the transcript where they arrived,
+  // one click from open.
+  function tidyCards() {
+    const latest = state.cardOrder[state.cardOrder.length - 1];
+    for (const id of state.cardOrder) {
+      const card = state.cards.get(id);
+      const box = document.getElementById('card-' + id);
+      const slot = state.slots.get(id);
+      if (!card || !box || !slot) continue;
+      const acknowledged = state.closedCards.has(id) || card.requires_ack === false;
+      if (id === latest || !acknowledged) {
+        if (box.parentElement !== $('cards')) { $('cards').prepend(box); slot.hidden = true; slot.textContent = ''; }
+        continue;
+      }
+      if (slot.contains(box)) continue;
+      const fold = document.createElement('details');
+      fold.className = 'card-fold';
+      const summary = document.createElement('summary');
+      summary.textContent = 'Safety resources shown earlier: ' + (card.resources || []).map((r) => r.name).join(', ');
+      fold.append(summary, box);
+      slot.replaceChildren(fold);
+      slot.hidden = false;
+    }
   }
 
   function hudSurface(card) {
@@ -365,7 +490,12 @@
   function onDisplayClear(ev) {
     const id = ev.card_id || '';
     if (state.prompt && (!id || id === state.prompt.card_id)) state.prompt = null;
-    else if (id) state.closedCards.add(id);
+    else if (id) {
+      state.closedCards.add(id);
+      const acks = document.getElementById('acks-' + id);
+      if (acks) acks.textContent = 'Closed on the glasses with Done after every page was shown.';
+      tidyCards();
+    }
     if (state.hud && (!id || id === state.hud.card.card_id)) clearHud();
   }
 
@@ -770,13 +900,34 @@
     if (t) send({ type: 'response.cancel', turn_id: t.wire }, t.src);
     else send({ type: 'response.cancel' });
   });
+  // A device or region switch is a hello on the live connection: the
+  // session re-negotiates and answers with session.created (not a resume).
+  function renegotiate() {
+    state.renegotiating = true;
+    const hello = { type: 'hello', device: state.device };
+    if (state.region) hello.region = state.region;
+    if (!send(hello)) { state.renegotiating = false; system('Not connected yet; the switch applies when the connection is back.'); }
+  }
   $('profile').addEventListener('change', () => {
+    state.confirmedDevice = state.device;
     state.device = $('profile').value;
     // The prompt was laid out for the old display; the server lays out the
     // next one for the new device.
     state.prompt = null;
     clearHud();
-    send({ type: 'hello', device: state.device });
+    renegotiate();
+  });
+  $('region').addEventListener('change', () => {
+    state.region = $('region').value;
+    // The gateway keeps a region once set: there is no way back to automatic.
+    const auto = $('region').querySelector('option[value=""]');
+    if (auto) auto.disabled = true;
+    renegotiate();
+  });
+  $('reconnect').addEventListener('click', () => {
+    state.replaced = false;
+    $('reconnect').hidden = true;
+    connect();
   });
   $('hud').addEventListener('keydown', hudKey);
 
@@ -881,7 +1032,7 @@
       v.dc = dc;
       dc.onopen = () => {
         // The device came with the offer; a region needs a hello.
-        if (params.get('region')) dc.send(JSON.stringify({ type: 'hello', device: state.device, region: params.get('region') }));
+        if (state.region) dc.send(JSON.stringify({ type: 'hello', device: state.device, region: state.region }));
       };
       dc.onmessage = (e) => {
         let ev;

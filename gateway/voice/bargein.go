@@ -1,0 +1,90 @@
+package voice
+
+import "github.com/veraneural/vera-gateway/gateway/rtc"
+
+// pauseForBargeIn: user speech has overlapped playout for Turn.BargeInMs.
+// Playout pauses at once, unless what is playing is the AI disclosure or
+// spoken safety resources, which are never cut short.
+func (s *voiceSession) pauseForBargeIn(at int64) {
+	snd := s.conn.Sender()
+	if !snd.Active() {
+		return
+	}
+	s.playMu.Lock()
+	src, id := s.play, s.playTurn
+	s.playMu.Unlock()
+	if src == nil {
+		return // the source finished between the check and now
+	}
+	if src.protectedAt(int(snd.Position().Frames) * rtc.PCMFrame) {
+		s.log.Debug("voice: barge-in over protected speech", "turn", id)
+		s.m.BargeIns.WithLabelValues("protected").Inc()
+		return
+	}
+	s.bargeMu.Lock()
+	defer s.bargeMu.Unlock()
+	if s.pausedAt >= 0 {
+		return
+	}
+	snd.Pause()
+	s.pausedAt, s.bargeTurn = at, id
+}
+
+// checkBargeIn resumes paused playout when no words came in time (a false
+// interruption: a cough, a door, a word to someone else too short to
+// transcribe).
+func (s *voiceSession) checkBargeIn() {
+	s.bargeMu.Lock()
+	resume := s.pausedAt >= 0 && s.in.Now()-s.pausedAt >= int64(s.cfg.ResumeAfterMs)*16 && s.lastPart == ""
+	if resume {
+		s.pausedAt, s.bargeTurn = -1, ""
+	}
+	s.bargeMu.Unlock()
+	if resume {
+		s.conn.Sender().Resume()
+		s.m.BargeIns.WithLabelValues("resumed").Inc()
+	}
+}
+
+// confirmBargeIn: the person said words over paused playout. Playout stops,
+// the reply is cancelled, and the history keeps only what was heard. It does
+// nothing when no barge-in is pending.
+func (s *voiceSession) confirmBargeIn() {
+	s.bargeMu.Lock()
+	id := s.bargeTurn
+	pending := s.pausedAt >= 0
+	s.pausedAt, s.bargeTurn = -1, ""
+	s.bargeMu.Unlock()
+	if !pending {
+		return
+	}
+	s.playMu.Lock()
+	src := s.play
+	if s.playTurn != id {
+		src = nil // that reply already ended; a newer one is not the one interrupted
+	}
+	s.playMu.Unlock()
+	if src == nil {
+		s.conn.Sender().Resume()
+		return
+	}
+	pos := s.conn.Sender().Stop()
+	s.playMu.Lock()
+	if s.play == src {
+		s.play, s.playTurn = nil, ""
+	}
+	s.playMu.Unlock()
+	src.finish()
+	s.cancelTurn(id)
+	s.m.BargeIns.WithLabelValues("interrupted").Inc()
+	// The session cancels a reply still being generated, or truncates the
+	// finished one in its history, to what was heard.
+	s.session().Interrupt(id, src.heard(int(pos.Frames)*rtc.PCMFrame), "barge_in")
+}
+
+// cancelTurn makes the speaker drop the turn's queued and future sentences.
+func (s *voiceSession) cancelTurn(id string) {
+	s.playMu.Lock()
+	s.cancelled[id] = true
+	s.playMu.Unlock()
+}

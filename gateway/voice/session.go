@@ -1,0 +1,350 @@
+package voice
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/veraneural/vera-gateway/audio"
+	"github.com/veraneural/vera-gateway/audio/pipeline"
+	"github.com/veraneural/vera-gateway/audio/turn"
+	"github.com/veraneural/vera-gateway/gateway/event"
+	"github.com/veraneural/vera-gateway/gateway/router"
+	"github.com/veraneural/vera-gateway/gateway/rtc"
+	"github.com/veraneural/vera-gateway/gateway/session"
+)
+
+// voiceSession implements rtc.Session for one connection.
+type voiceSession struct {
+	factory *Factory
+	cfg     Config
+	deps    Deps
+	conn    *rtc.Conn
+	// sess is the conversation; a resume hello swaps it (before the first
+	// turn) for the one the client resumes.
+	sess     atomic.Pointer[session.Session]
+	streamMu sync.Mutex // streamMu guards stream (the pump reads it, Closed detaches it)
+	stream   *session.Stream
+	swapCh   chan *session.Stream // a resumed conversation's stream for the pump
+	resumeMu sync.Mutex           // serialises resume hellos
+	turns0   atomic.Bool          // a turn has started on this connection
+	log      *slog.Logger
+	m        *Metrics
+	ctx      context.Context
+	cancel   context.CancelFunc
+	wg       sync.WaitGroup
+	origin   time.Time
+	rec      *recording // record mode; nil when off
+
+	// in is the listening path: OnRTP pushes from the read loop, the
+	// media loop pulls and analyses, the sender's tap feeds its echo guard.
+	in   *pipeline.Inbound
+	echo *echoTap
+
+	// Owned by the media loop.
+	echoSeen   int     // in.EchoRuns already counted
+	feed       *feeder // the turn in progress
+	turnN      int
+	turnID     string
+	lastPart   string
+	partAt     int64
+	listenDone sync.WaitGroup // final-transcript goroutines, joined on close
+
+	// bargeMu guards the barge-in state: the media loop pauses and resumes,
+	// the media loop or a final transcript confirms.
+	bargeMu   sync.Mutex
+	pausedAt  int64  // sample time playout was paused by barge-in; -1 when not paused
+	bargeTurn string // turn id of the paused reply
+
+	speakCh chan speakItem
+
+	playMu sync.Mutex // playMu guards play and turns
+	play   *speechSource
+	// playTurn is the turn id of play; last is the newest source handed to
+	// the sender, playing or not.
+	playTurn string
+	last     *speechSource
+	turns    map[string]*turnTiming
+	// cancelled are turns whose reply was interrupted: the speaker drops
+	// their sentences.
+	cancelled map[string]bool
+}
+
+// turnTiming holds the wall times of one turn's latency segments.
+type turnTiming struct {
+	speechEnd  time.Time
+	transcript time.Time
+	firstText  bool
+}
+
+// OnRTP implements rtc.AudioSink.
+func (s *voiceSession) OnRTP(p rtc.Packet) {
+	s.rec.inbound(p.SequenceNumber, p.Timestamp, p.Payload)
+	arrival := audio.OpusTicks(p.Arrival.Sub(s.origin))
+	if err := s.in.Push(p.SequenceNumber, p.Timestamp, p.Payload, arrival); err != nil {
+		s.log.Debug("voice: packet dropped", "err", err)
+	}
+}
+
+// OnEvent implements rtc.EventSink: client events from the data channel.
+func (s *voiceSession) OnEvent(data []byte) {
+	s.rec.eventIn(data)
+	if ev, err := event.Decode(data); err == nil {
+		if h, ok := ev.(*event.Hello); ok && h.ResumeToken != "" {
+			s.resume(h)
+			return
+		}
+	}
+	// Errors are reported to the client by the session.
+	_ = s.session().HandleJSON(s.ctx, data)
+}
+
+func (s *voiceSession) session() *session.Session { return s.sess.Load() }
+
+// resume moves this connection onto the conversation the client resumes
+// (a phone that changed network): the session it was given at connect is
+// ended, and the pump streams the resumed one from the client's last seq,
+// so no event is lost. Only before the connection's first turn.
+func (s *voiceSession) resume(h *event.Hello) {
+	s.resumeMu.Lock()
+	defer s.resumeMu.Unlock()
+	cur := s.session()
+	if s.turns0.Load() {
+		cur.Emit(event.TypeError, event.Error{Error: event.ErrorBody{Type: event.ErrConflict,
+			Message: "a resume hello must come before the connection's first turn; reconnect to resume", EventType: string(event.TypeHello)}})
+		return
+	}
+	next, st, err := s.deps.Sessions.Open(cur.Owner(), h)
+	if err != nil {
+		t := event.ErrInvalidRequest
+		if errors.Is(err, session.ErrResumeUnknown) {
+			t = event.ErrNotFound
+		}
+		cur.Emit(event.TypeError, event.Error{Error: event.ErrorBody{Type: t, Message: err.Error(), EventType: string(event.TypeHello)}})
+		return
+	}
+	if next == cur {
+		st.Detach()
+		return
+	}
+	s.factory.mu.Lock()
+	if s.factory.live[cur.ID()] == s {
+		delete(s.factory.live, cur.ID())
+	}
+	s.factory.live[next.ID()] = s
+	s.factory.mu.Unlock()
+	s.sess.Store(next)
+	// The pump takes the new stream when the old one ends.
+	s.swapCh <- st
+	s.streamMu.Lock()
+	old := s.stream
+	s.streamMu.Unlock()
+	old.Detach()
+	ctx, cancel := context.WithTimeout(s.ctx, 5*time.Second)
+	defer cancel()
+	if err := s.deps.Sessions.End(ctx, cur); err != nil {
+		s.log.Warn("voice: end the connection's own session after a resume", "err", err)
+	}
+	s.log.Debug("voice: resumed", "resumed_session", next.ID(), "last_seq", h.LastSeq)
+}
+
+// Closed implements rtc.Session: the connection is gone; stop and join
+// everything, then end the conversation session.
+func (s *voiceSession) Closed(reason error) {
+	s.resumeMu.Lock() // no resume swaps the session from here on
+	defer s.resumeMu.Unlock()
+	sess := s.session()
+	s.factory.mu.Lock()
+	if s.factory.live[sess.ID()] == s {
+		delete(s.factory.live, sess.ID())
+	}
+	s.factory.mu.Unlock()
+	s.cancel()
+	s.wg.Wait()
+	if s.feed != nil {
+		s.feed.abort()
+		if ls, err := s.feed.result(); err == nil {
+			_ = ls.Close()
+		}
+	}
+	s.listenDone.Wait()
+	s.countSetupFailure()
+	s.stopRecording()
+	s.streamMu.Lock()
+	st := s.stream
+	s.streamMu.Unlock()
+	select {
+	case pending := <-s.swapCh:
+		pending.Detach()
+	default:
+	}
+	// A client that vanished (app killed, network changed: DTLS close or
+	// ICE failed) may come back with its resume token within the session's
+	// resume window; hang-up, idle timeout and shutdown end the
+	// conversation.
+	// A conversation another connection resumed is that connection's now.
+	switch {
+	case errors.Is(st.Err(), session.ErrReplaced):
+	case errors.Is(reason, rtc.ErrPeerClosed) || errors.Is(reason, rtc.ErrICEFailed):
+		st.Detach()
+	default:
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := s.deps.Sessions.End(ctx, sess); err != nil {
+			s.log.Warn("voice: end session", "err", err)
+		}
+	}
+	s.m.Sessions.Dec()
+	s.log.Debug("voice: closed", "reason", reason)
+}
+
+// sampleMs converts 16 kHz sample time to milliseconds.
+func sampleMs(t int64) int64 { return t / 16 }
+
+// mediaLoop pulls one 20 ms frame per tick from the jitter buffer and runs
+// VAD and the turn detector on it, on sample time.
+func (s *voiceSession) mediaLoop() {
+	defer s.wg.Done()
+	t := time.NewTicker(rtc.FrameDuration)
+	defer t.Stop()
+	// After a stall the loop catches up on as many frames as the jitter
+	// buffer can hold; older ones have been dropped by it already.
+	catchUp := int64(s.cfg.Jitter.MaxDelayMs/20) + 5
+	clock := time.Now()
+	// Frames sit on the media clock in samples since origin, the loop's
+	// start rounded down to the echo guard's 10 ms grid.
+	base := audio.SampleTime(clock.Sub(s.origin)) / audio.Frame10 * audio.Frame10
+	var done int64 // frames processed since clock
+	for {
+		select {
+		case <-s.ctx.Done():
+			return
+		case <-t.C:
+		}
+		// The media clock is elapsed time, not ticks: a late tick (a busy
+		// machine) is caught up frame by frame, so sample time stays true.
+		due := int64(time.Since(clock)/rtc.FrameDuration) - done
+		if due > catchUp {
+			due = catchUp
+			done = int64(time.Since(clock)/rtc.FrameDuration) - due
+		}
+		for ; due > 0; due-- {
+			s.frame(base + done*audio.Frame20)
+			done++
+		}
+	}
+}
+
+// frame processes one 20 ms frame at sample time at on the media clock.
+func (s *voiceSession) frame(at int64) {
+	start := time.Now()
+	pcm, _, err := s.in.Pull()
+	if err != nil {
+		s.log.Warn("voice: jitter pull", "err", err)
+		return
+	}
+	s.in.Analyse(pcm, at, s.conn.Sender().Active(), s.onTurnEvent)
+	if n := s.in.EchoRuns(); n > s.echoSeen {
+		s.m.BargeIns.WithLabelValues("echo").Add(float64(n - s.echoSeen))
+		s.echoSeen = n
+	}
+	if s.feed != nil {
+		s.feed.write(pcm)
+		s.maybePartial()
+	}
+	s.checkBargeIn()
+	s.m.Frame.Observe(time.Since(start).Seconds())
+}
+
+func (s *voiceSession) onTurnEvent(ev *turn.Event) {
+	switch ev.Type {
+	case turn.SpeechStarted:
+		s.turns0.Store(true)
+		s.turnN++
+		s.turnID = fmt.Sprintf("v%d", s.turnN)
+		s.session().Emit(event.TypeSpeechStarted, event.Speech{TurnID: s.turnID, AudioMS: sampleMs(ev.AudioStart)})
+		s.feed = newFeeder(s.ctx, s.deps.Listener, router.ListenRequest{Language: s.cfg.Language})
+		s.lastPart, s.partAt = "", ev.At
+		// The recogniser gets the speech from its padded start.
+		for _, f := range s.in.Prefix(s.in.Now() - ev.AudioStart) {
+			s.feed.write(f)
+		}
+	case turn.OverlapSpeech:
+		s.log.Debug("voice: speech over playout", "turn", s.turnID, "at_ms", sampleMs(ev.At))
+		s.pauseForBargeIn(ev.At)
+	case turn.SpeechStopped:
+		now := time.Now()
+		speechEnd := now.Add(-time.Duration(ev.At-ev.SpeechEnd) * time.Second / 16000)
+		s.m.EndOfTurnDelay.Observe(now.Sub(speechEnd).Seconds())
+		id := s.turnID
+		s.session().Emit(event.TypeSpeechStopped, event.Speech{TurnID: id, AudioMS: sampleMs(ev.SpeechEnd)})
+		fd := s.feed
+		s.feed = nil
+		if fd == nil {
+			return
+		}
+		fd.close()
+		s.playMu.Lock()
+		s.turns[id] = &turnTiming{speechEnd: speechEnd}
+		s.playMu.Unlock()
+		s.listenDone.Add(1)
+		go s.finishTurn(id, fd, now)
+	}
+}
+
+// finishTurn waits for the final transcript off the media loop, then starts
+// the session turn. A turn with no words starts nothing.
+func (s *voiceSession) finishTurn(id string, fd *feeder, stopped time.Time) {
+	defer s.listenDone.Done()
+	ls, err := fd.result()
+	var tr router.Transcript
+	if err == nil {
+		tr, err = ls.Final(s.ctx)
+		_ = ls.Close()
+	}
+	if err != nil {
+		if s.ctx.Err() == nil {
+			s.log.Warn("voice: final transcript", "turn", id, "err", err)
+			s.session().EmitError(event.ErrEngineUnavailable, "VERA could not hear that turn; please say it again")
+			s.session().NothingHeard(id)
+		}
+		return
+	}
+	s.m.TranscriptionDelay.Observe(time.Since(stopped).Seconds())
+	text := strings.TrimSpace(tr.Text)
+	if text == "" && len(tr.Spotted) == 0 {
+		s.session().NothingHeard(id)
+		return
+	}
+	s.playMu.Lock()
+	if tt := s.turns[id]; tt != nil {
+		tt.transcript = time.Now()
+	}
+	s.playMu.Unlock()
+	// Words over paused playout confirm the barge-in before the new turn
+	// starts, so the history holds only what was heard of the old reply.
+	s.confirmBargeIn()
+	s.session().SubmitVoiceTurn(id, text, tr.Spotted)
+}
+
+// maybePartial sends transcript.partial when the hypothesis changed, at
+// most every PartialEveryMs; words during a barge-in confirm it.
+func (s *voiceSession) maybePartial() {
+	now := s.in.Now()
+	if now-s.partAt < int64(s.cfg.PartialEveryMs)*16 {
+		return
+	}
+	s.partAt = now
+	p := strings.TrimSpace(s.feed.partial())
+	if p == "" || p == s.lastPart {
+		return
+	}
+	s.lastPart = p
+	s.session().Emit(event.TypeTranscriptPartial, event.Transcript{TurnID: s.turnID, Text: p})
+	s.confirmBargeIn()
+}

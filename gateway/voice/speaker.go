@@ -1,0 +1,152 @@
+package voice
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/veraneural/vera-gateway/gateway/event"
+	"github.com/veraneural/vera-gateway/gateway/router"
+	"github.com/veraneural/vera-gateway/gateway/rtc"
+	"github.com/veraneural/vera-gateway/safety"
+)
+
+type speakItem struct {
+	turnID string
+	text   string
+	last   bool // the reply is complete: finish the source after this
+	// protected: the disclosure or spoken safety resources (barge-in does
+	// not cut them; they are not reply text).
+	protected bool
+	// phrase: a fixed text spoken alone (the disclosure), played from the
+	// factory's phrase cache when it has one.
+	phrase bool
+}
+
+func (s *voiceSession) enqueue(it speakItem) {
+	select {
+	case s.speakCh <- it:
+	case <-s.ctx.Done():
+	}
+}
+
+// spokenResources is the pre-stored spoken form of every resource, in order.
+func spokenResources(rs []safety.Resource) string {
+	parts := make([]string, len(rs))
+	for i, r := range rs {
+		parts[i] = safety.SpokenResource(r)
+	}
+	return strings.Join(parts, " ")
+}
+
+// speaker synthesises queued sentences and plays them, one source per turn.
+func (s *voiceSession) speaker() {
+	defer s.wg.Done()
+	select {
+	case <-s.conn.Ready():
+		s.setupDone()
+	case <-s.ctx.Done():
+		return
+	}
+	for {
+		var it speakItem
+		select {
+		case it = <-s.speakCh:
+		case <-s.ctx.Done():
+			return
+		}
+		s.playMu.Lock()
+		skip := s.cancelled[it.turnID] && !it.protected // spoken resources outlive a barge-in
+		s.playMu.Unlock()
+		if skip {
+			continue
+		}
+		if it.phrase && it.last && s.playPhrase(it) {
+			continue
+		}
+		src := s.sourceFor(it.turnID, nil)
+		if it.text != "" {
+			src.beginSentence(it.text, it.protected)
+			asked := time.Now()
+			first := true
+			_, err := s.deps.Speaker.Speak(s.ctx, router.SpeakRequest{Text: it.text, SampleRate: rtc.PCMRate, PCMOnly: true},
+				func(c router.AudioChunk) error {
+					if c.Codec != router.CodecPCM || c.SampleRate != rtc.PCMRate {
+						return fmt.Errorf("voice: speak returned %s at %d Hz, want PCM at %d", c.Codec, c.SampleRate, rtc.PCMRate)
+					}
+					if first {
+						first = false
+						s.m.TTSTTFB.Observe(time.Since(asked).Seconds())
+					}
+					src.write(c.PCM)
+					return nil
+				})
+			if err != nil && s.ctx.Err() == nil {
+				s.log.Warn("voice: speak", "turn", it.turnID, "err", err)
+			}
+		}
+		if it.last {
+			// The source stays current until it has played out (a barge-in
+			// may still pause it); the sender's onDone releases it.
+			src.finish()
+		}
+	}
+}
+
+// sourceFor returns the playing source of turnID, or starts a new one
+// once the previous one has played out: the gateway never talks over
+// itself, and a newer Play would cut the older source short.
+//
+// With ph set the new source plays the phrase's pre-encoded frames.
+func (s *voiceSession) sourceFor(turnID string, ph *phrase) *speechSource {
+	s.playMu.Lock()
+	if ph == nil && s.play != nil && s.playTurn == turnID && !s.play.finished() {
+		src := s.play
+		s.playMu.Unlock()
+		return src
+	}
+	prev := s.last
+	if s.play != nil {
+		s.play.finish()
+	}
+	s.playMu.Unlock()
+	if prev != nil {
+		select {
+		case <-prev.played:
+		case <-s.ctx.Done():
+		}
+	}
+
+	s.playMu.Lock()
+	tt := s.turns[turnID]
+	src := &speechSource{played: make(chan struct{}), counts: s.m}
+	if ph != nil {
+		src = newPhraseSource(ph, s.phraseTap(), s.m)
+	}
+	src.onFirst = func() {
+		s.session().Emit(event.TypeReplyAudioStarted, event.ReplyAudio{TurnID: turnID})
+		if tt != nil && !tt.speechEnd.IsZero() {
+			s.m.E2ELatency.Observe(time.Since(tt.speechEnd).Seconds())
+		}
+	}
+	s.play, s.playTurn, s.last = src, turnID, src
+	s.playMu.Unlock() // PlayPCM may end an older source, whose onDone takes playMu
+	done := func(rtc.Playout) {
+		close(src.played)
+		s.playMu.Lock()
+		if s.play == src {
+			s.play, s.playTurn = nil, ""
+		}
+		s.playMu.Unlock()
+		s.session().Emit(event.TypeReplyAudioStopped, event.ReplyAudio{TurnID: turnID})
+		s.playMu.Lock()
+		delete(s.turns, turnID)
+		s.playMu.Unlock()
+	}
+	if ph != nil {
+		s.conn.Sender().PlayOpus(src, done)
+	} else {
+		s.conn.Sender().PlayPCM(src, done)
+	}
+	return src
+}

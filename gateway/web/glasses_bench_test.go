@@ -1,0 +1,383 @@
+package web_test
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"net/url"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/veraneural/vera-gateway/fixtures"
+)
+
+// The glasses' envelope as Meta's web-app toolkit gives it, emulated over
+// the DevTools protocol: a CPU 12× slower than this one, 500 kbps down and
+// up, 150 ms round trip.
+const (
+	benchLatencyMS   = 150
+	benchBytesPerSec = 500_000 / 8
+)
+
+// benchCPUSlowdown is DevTools' CPU throttling rate; 1 gives this
+// machine's own speed, for comparison on a loaded machine.
+var benchCPUSlowdown = flag.Int("glasses-cpu-slowdown", 12, "BenchmarkGlassesBudgets: CPU throttling rate")
+
+// BenchmarkGlassesBudgets measures the glasses app against its budgets in
+// headless Chromium at 600×600 under the glasses' CPU and network
+// envelope (see BENCHMARKS-glasses.md). Each iteration of a sub-benchmark
+// is one measurement; the metrics are medians over the iterations:
+//
+//	first-load: a launch with empty HTTP and service-worker caches (the
+//	  device is paired): bytes and requests on the wire, first contentful
+//	  paint, connected (session.created).
+//	warm-load: the same launch once the worker and the HTTP cache hold it.
+//	card: a crisis message; card on screen after its event arrived (the
+//	  first line's paint, Element Timing), and the longest input-to-frame
+//	  time (Event Timing) while it is paged through and back.
+//	turns: JS heap after 100 turns (after a GC), at most three runs.
+//
+// Nothing is asserted: run with -benchtime=10x for medians over 10.
+func BenchmarkGlassesBudgets(b *testing.B) {
+	bin := fixtures.ChromiumPath()
+	if bin == "" {
+		b.Skip("chromium is not installed")
+	}
+	if inLoopbackNamespace(b, "BenchmarkGlassesBudgets", "-test.benchtime="+flag.Lookup("test.benchtime").Value.String(),
+		fmt.Sprintf("-glasses-cpu-slowdown=%d", *benchCPUSlowdown)) {
+		return
+	}
+	g := newGlassesServer(b, echoCompanion{})
+	browser := startChromiumSized(b, bin, b.TempDir(), "about:blank", "600,600")
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	page, err := browser.dialPage(ctx, "about:blank")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer page.Close()
+	bp := &benchPage{b: b, ctx: ctx, cdp: page, origin: g.URL}
+	bp.setup()
+	bp.pair(g.code(b, "u_bench_7"))
+	g.wire.take()
+
+	b.Run("first-load", func(b *testing.B) {
+		var bytes, reqs, api, fcp, connected []float64
+		for range b.N {
+			bp.b = b
+			bp.clearCaches()
+			m := bp.launch()
+			wire := g.wire.take()
+			app, apiN, n := 0, 0, 0
+			for _, r := range wire {
+				if r.Websocket {
+					continue
+				}
+				if strings.HasPrefix(r.Path, "/v1/") {
+					apiN++
+				} else {
+					app++
+				}
+				n += r.Bytes
+			}
+			b.Logf("first load: FCP %.0f ms, connected %.0f ms; %s", m.FCP, m.Connected, describe(wire))
+			bytes, reqs, api = append(bytes, float64(n)), append(reqs, float64(app)), append(api, float64(apiN))
+			fcp, connected = append(fcp, m.FCP), append(connected, m.Connected)
+		}
+		b.ReportMetric(median(bytes)/1024, "KB-wire")
+		b.ReportMetric(median(reqs), "app-requests")
+		b.ReportMetric(median(api), "api-requests")
+		b.ReportMetric(median(fcp), "fcp-ms")
+		b.ReportMetric(median(connected), "connected-ms")
+	})
+
+	b.Run("warm-load", func(b *testing.B) {
+		bp.b = b
+		bp.clearCaches()
+		bp.launch() // fills the HTTP cache and installs the worker
+		bp.waitWorker()
+		g.wire.take()
+		var bytes, reqs, fcp, connected []float64
+		for range b.N {
+			m := bp.launch()
+			wire := g.wire.take()
+			n, app := 0, 0
+			for _, r := range wire {
+				if !r.Websocket {
+					n += r.Bytes
+					if !strings.HasPrefix(r.Path, "/v1/") {
+						app++
+					}
+				}
+			}
+			b.Logf("warm load: FCP %.0f ms, connected %.0f ms; %s", m.FCP, m.Connected, describe(wire))
+			bytes, reqs = append(bytes, float64(n)), append(reqs, float64(app))
+			fcp, connected = append(fcp, m.FCP), append(connected, m.Connected)
+		}
+		b.ReportMetric(median(bytes)/1024, "KB-wire")
+		b.ReportMetric(median(reqs), "app-requests")
+		b.ReportMetric(median(fcp), "fcp-ms")
+		b.ReportMetric(median(connected), "connected-ms")
+	})
+
+	b.Run("card", func(b *testing.B) {
+		bp.b = b
+		bp.launch()
+		var shown, raf, frame []float64
+		for range b.N {
+			c := bp.card()
+			shown, raf, frame = append(shown, c.PaintMS), append(raf, c.FrameMS), append(frame, c.LongestFrame)
+		}
+		b.ReportMetric(median(shown), "card-paint-ms")
+		b.ReportMetric(median(raf), "card-frame-ms")
+		b.ReportMetric(median(frame), "longest-frame-ms")
+	})
+
+	b.Run("turns", func(b *testing.B) {
+		bp.b = b
+		var heap []float64
+		// A hundred turns take a while at 12×: three runs give the median.
+		for range min(b.N, 3) {
+			bp.launch()
+			heap = append(heap, bp.turns(100))
+		}
+		b.ReportMetric(median(heap), "heap-MB-after-100-turns")
+	})
+}
+
+type benchPage struct {
+	b      testing.TB
+	ctx    context.Context
+	cdp    *cdp
+	origin string
+}
+
+func (p *benchPage) must(_ json.RawMessage, err error) {
+	p.b.Helper()
+	if err != nil {
+		p.b.Fatal(err)
+	}
+}
+
+func (p *benchPage) eval(expr string, out any) {
+	p.b.Helper()
+	if err := p.cdp.eval(p.ctx, expr, out); err != nil {
+		p.b.Fatal(err)
+	}
+}
+
+func (p *benchPage) waitFor(cond, what string) {
+	p.b.Helper()
+	if err := p.cdp.waitFor(p.ctx, cond, what); err != nil {
+		p.b.Fatal(err)
+	}
+}
+
+// setup fixes the viewport and the glasses' envelope for every load.
+func (p *benchPage) setup() {
+	p.must(p.cdp.call(p.ctx, "Emulation.setDeviceMetricsOverride", map[string]any{"width": 600, "height": 600,
+		"deviceScaleFactor": 1, "mobile": false}))
+	p.must(p.cdp.call(p.ctx, "Network.enable", map[string]any{}))
+	p.must(p.cdp.call(p.ctx, "Network.emulateNetworkConditions", map[string]any{"offline": false, "latency": benchLatencyMS,
+		"downloadThroughput": benchBytesPerSec, "uploadThroughput": benchBytesPerSec}))
+	p.must(p.cdp.call(p.ctx, "Emulation.setCPUThrottlingRate", map[string]any{"rate": *benchCPUSlowdown}))
+}
+
+// pair pairs the page once (not measured); later launches refresh.
+func (p *benchPage) pair(code string) {
+	p.navigate(p.origin + "/glasses")
+	p.waitFor(`document.activeElement && document.activeElement.id === 'code'`, "the pairing screen")
+	if err := p.cdp.insertText(p.ctx, code); err != nil {
+		p.b.Fatal(err)
+	}
+	if err := p.cdp.press(p.ctx, "Enter"); err != nil {
+		p.b.Fatal(err)
+	}
+	p.waitFor(`__glasses.sessionId`, "paired and connected")
+}
+
+func (p *benchPage) navigate(u string) {
+	p.b.Helper()
+	p.must(p.cdp.call(p.ctx, "Page.navigate", map[string]any{"url": u}))
+	// Until the new document is there, evaluation may hit the old one or
+	// a destroyed context: wait for ours.
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		var at string
+		err := p.cdp.eval(p.ctx, `location.href + ' ' + document.readyState`, &at)
+		if err == nil && strings.HasPrefix(at, u+" ") && !strings.HasSuffix(at, " loading") {
+			return
+		}
+		if time.Now().After(deadline) {
+			p.b.Fatalf("navigating to %s: at %q (%v)", u, at, err)
+		}
+		select {
+		case <-p.ctx.Done():
+			p.b.Fatal(p.ctx.Err())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// clearCaches empties the HTTP cache, the worker and its caches; the
+// pairing (local storage) stays, as on a paired device.
+func (p *benchPage) clearCaches() {
+	p.navigate("about:blank")
+	p.must(p.cdp.call(p.ctx, "Network.clearBrowserCache", map[string]any{}))
+	p.must(p.cdp.call(p.ctx, "Storage.clearDataForOrigin", map[string]any{"origin": p.origin,
+		"storageTypes": "service_workers,cache_storage"}))
+}
+
+type loadMetrics struct{ FCP, Connected float64 }
+
+var launches int
+
+// launch opens the app and waits until it is connected and its worker has
+// settled, so that every request of the load is counted.
+func (p *benchPage) launch() loadMetrics {
+	p.b.Helper()
+	launches++
+	p.navigate("about:blank")
+	p.navigate(p.origin + "/glasses?region=US&launch=" + fmt.Sprint(launches))
+	p.waitFor(`__glasses.t.connected > 0 && performance.getEntriesByName('first-contentful-paint').length > 0`, "connected")
+	p.waitWorker()
+	var m loadMetrics
+	p.eval(`({FCP: performance.getEntriesByName('first-contentful-paint')[0].startTime, Connected: __glasses.t.connected})`, &m)
+	return m
+}
+
+func (p *benchPage) waitWorker() {
+	p.eval(`navigator.serviceWorker.ready.then(() => new Promise((r) => setTimeout(r, 300))).then(() => true)`, nil)
+}
+
+type cardMetrics struct {
+	PaintMS      float64 `json:"paint"`
+	FrameMS      float64 `json:"frame"`
+	LongestFrame float64 `json:"longest"`
+	Pages        int     `json:"pages"`
+}
+
+// card sends a crisis message and pages its card through and back.
+func (p *benchPage) card() cardMetrics {
+	p.b.Helper()
+	p.eval(`(() => { if (window.__bench) { Object.assign(__bench, {events: [], el: [], detail: []}); return true; }
+  window.__bench = {events: [], el: [], detail: []};
+  new PerformanceObserver((l) => l.getEntries().forEach((e) => { __bench.events.push(e.duration); __bench.detail.push([e.name, e.duration, e.processingStart - e.startTime, e.processingEnd - e.processingStart]); })).observe({type: 'event', durationThreshold: 16});
+  new PerformanceObserver((l) => l.getEntries().forEach((e) => __bench.el.push(e.renderTime || e.loadTime))).observe({type: 'element'});
+  return true; })()`, nil)
+	var before int
+	p.eval(`__glasses.cards.length ? -1 : __glasses.trace.acks.length`, &before)
+	if before < 0 {
+		p.b.Fatal("a card is still open")
+	}
+	p.eval(`document.getElementById('msg').focus()`, nil)
+	if err := p.cdp.insertText(p.ctx, "I want to end my life tonight"); err != nil {
+		p.b.Fatal(err)
+	}
+	if err := p.cdp.press(p.ctx, "Enter"); err != nil {
+		p.b.Fatal(err)
+	}
+	p.waitFor(`__glasses.screen === 'card' && __glasses.t.cardShown > 0 && __bench.el.some((t) => t >= __glasses.t.cardRx)`, "the card on screen")
+	var of int
+	p.eval(`__glasses.cards[__glasses.cards.length - 1].surf.pages.length`, &of)
+	p.eval(`(() => { __bench.firstDraw = __glasses.t.drawMs; __bench.events = []; __bench.detail = []; __bench.draws = [];
+  if (!__bench.loaf) new PerformanceObserver((l) => l.getEntries().forEach((e) => __bench.loaf.push(e.duration))).observe({type: 'long-animation-frame'});
+  __bench.loaf = []; return true; })()`, nil)
+	page := func(key string, n int) {
+		if err := p.cdp.press(p.ctx, key); err != nil {
+			p.b.Fatal(err)
+		}
+		p.waitFor(fmt.Sprintf(`document.querySelector('#sheet .page.on .ind').textContent === '%d/%d'`, n, of), "page "+fmt.Sprint(n))
+		p.eval(`__bench.draws.push(__glasses.t.drawMs)`, nil)
+		// Let the frame be presented before the next key.
+		p.eval(`new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))`, nil)
+	}
+	for n := 2; n <= of; n++ {
+		page("ArrowDown", n)
+	}
+	for n := of - 1; n >= 1; n-- {
+		page("ArrowUp", n)
+	}
+	for n := 2; n <= of; n++ {
+		page("ArrowDown", n)
+	}
+	var m cardMetrics
+	p.eval(`new Promise((r) => setTimeout(r, 200)).then(() => ({
+  paint: Math.min(...__bench.el.filter((t) => t >= __glasses.t.cardRx)) - __glasses.t.cardRx,
+  frame: __glasses.t.cardShown - __glasses.t.cardRx,
+  longest: Math.max(0, ...__bench.events), pages: __glasses.cards[__glasses.cards.length - 1].surf.pages.length}))`, &m)
+	var detail any
+	p.eval(`({events: __bench.detail, draws: __bench.draws, first: __bench.firstDraw, loaf: __bench.loaf,
+  fit: [...document.querySelectorAll('#sheet .lines')].map((b) => b.dataset.fit)})`, &detail)
+	p.b.Logf("paging: event timing [name, duration, input delay, processing], page draw ms, LoAF: %v", detail)
+	if err := p.cdp.press(p.ctx, "Enter"); err != nil { // Done
+		p.b.Fatal(err)
+	}
+	p.waitFor(`__glasses.screen === 'talk'`, "the card closed")
+	// Event Timing reports only entries of 16 ms and more: none means less.
+	if m.LongestFrame == 0 {
+		m.LongestFrame = 16
+	}
+	p.b.Logf("card: %d pages, painted %.0f ms after its event (frame %.0f ms), longest input-to-frame %.0f ms",
+		m.Pages, m.PaintMS, m.FrameMS, m.LongestFrame)
+	return m
+}
+
+// turns has n turns with VERA and returns the JS heap after them, in MB.
+func (p *benchPage) turns(n int) float64 {
+	p.b.Helper()
+	p.eval(fmt.Sprintf(`(async () => {
+  const S = __glasses, done = () => S.trace.types.filter((t) => t === 'reply.done').length;
+  const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+  for (let i = 0; i < %d; i++) {
+    // No faster than a person: the websocket allows 10 events a second.
+    const want = done() + 1, started = performance.now();
+    document.getElementById('msg').value = 'turn ' + i + ', a quiet day at work';
+    document.getElementById('composer').requestSubmit();
+    while (done() < want) await sleep(5);
+    await sleep(Math.max(0, 150 - (performance.now() - started)));
+  }
+  return true; })()`, n), nil)
+	p.must(p.cdp.call(p.ctx, "HeapProfiler.collectGarbage", map[string]any{}))
+	raw, err := p.cdp.call(p.ctx, "Runtime.getHeapUsage", map[string]any{})
+	if err != nil {
+		p.b.Fatal(err)
+	}
+	var h struct {
+		Used float64 `json:"usedSize"`
+	}
+	if err := json.Unmarshal(raw, &h); err != nil {
+		p.b.Fatal(err)
+	}
+	p.b.Logf("JS heap after %d turns: %.2f MB", n, h.Used/(1<<20))
+	return h.Used / (1 << 20)
+}
+
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := slices.Clone(v)
+	sort.Float64s(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func describe(reqs []wireReq) string {
+	var parts []string
+	for _, r := range reqs {
+		if r.Websocket {
+			parts = append(parts, "websocket "+r.Path)
+			continue
+		}
+		p, _ := url.PathUnescape(r.Path)
+		parts = append(parts, fmt.Sprintf("%s %s %d %dB", r.Method, p, r.Status, r.Bytes))
+	}
+	return strings.Join(parts, ", ")
+}

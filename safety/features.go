@@ -1,0 +1,223 @@
+package safety
+
+// Features of one utterance for the model tier. Every feature is a short
+// byte string; the model file lists them by that string and the detector
+// looks them up by its FNV-1a hash. Five families:
+//
+//	g:xyz      a character n-gram of the canonical form (canon.go), which is
+//	           blind to case, punctuation, repeated letters and spacing
+//	w:word     a normalised word (normalize.go)
+//	b:a b      two consecutive words ("<" and ">" mark the ends)
+//	c:name     a concept (concepts.go) of some word
+//	p:a>b      concept a, then concept b within pairSpan concept-bearing
+//	           words
+//	t:a>b>c    three concepts in order within tripleSpan concept-bearing
+//	           words
+//	f:id       a frame (frames.go) that fired
+//
+// Words without a concept are skipped when counting spans, so "i took like
+// a whole bunch of my pills" still pairs "took" with "med".
+const (
+	pairSpan   = 4
+	tripleSpan = 3
+)
+
+// extractor holds the reusable buffers of one feature extraction.
+type extractor struct {
+	canon []byte
+	toks  []string
+	fixed []string // toks after repairTokens
+	sq    []string // fixed, squashed
+	cur   []string // the tokens of this run: what every feature reads
+	hash  func(uint64)
+	known *vocab // the model's vocabulary (repair.go)
+	// scoring state for model.windowScores
+	sum     [2]float32
+	weights *weightTable
+	sets    []cset
+	pos     []int // indices of tokens with concepts
+	buf     []byte
+	fired   []string // ids of the frames that fired (the model's f: features)
+	// frame is the best frame match of the last run; context reports
+	// fiction, news, idiom, code, cooking or sport words in it.
+	frame    frameHit
+	context  bool
+	everyday bool // see everydaySet
+	personal bool // see personalSet
+	// cues for DetectTurn: actSet and timeSet words
+	actCue, timeCue bool
+	risk            bool // see riskSet
+}
+
+// run calls emit once per feature occurrence of text (repeats are counted).
+// The slice passed to emit is only valid during the call. toks, when not
+// nil, is text already normalised, repaired and squashed by the caller
+// (Detector.analyze), else run does it. With x.hash set, features are
+// delivered as hashes to x.hash instead (emit is unused), which saves
+// building the character n-grams.
+func (x *extractor) run(text string, toks []string, nmin, nmax int, emit func([]byte)) {
+	x.prepare(text, toks)
+	x.features(text, nmin, nmax, emit)
+}
+
+// prepare tokenises text (unless toks is given), tags concepts, sets the
+// context flags and matches the frames: everything but the model's
+// features.
+func (x *extractor) prepare(text string, toks []string) {
+	if toks == nil {
+		toks = normalize(text, x.toks[:0])
+		x.toks = toks
+		x.fixed = repairTokens(toks, x.fixed, x.known)
+		x.sq = squashAll(x.fixed, x.sq)
+		toks = x.sq
+	}
+	x.cur = toks
+	if cap(x.sets) < len(toks) {
+		x.sets = make([]cset, len(toks))
+	}
+	b := x.sets[:len(toks)]
+	x.sets = b
+	concepts.tag(toks, b)
+	x.pos = x.pos[:0]
+	for i, v := range b {
+		if !v.empty() {
+			x.pos = append(x.pos, i)
+		}
+	}
+	x.context, x.everyday, x.personal, x.actCue, x.timeCue, x.risk = false, false, false, false, false, false
+	for _, c := range b {
+		x.context = x.context || c.any(contextSet)
+		x.everyday = x.everyday || c.any(everydaySet) && !c.has(notforID)
+		x.personal = x.personal || c.any(personalSet)
+		x.actCue = x.actCue || c.any(actSet)
+		x.timeCue = x.timeCue || c.any(timeSet)
+		x.risk = x.risk || c.any(riskSet)
+	}
+	x.fired = x.fired[:0]
+	x.frame = matchFrames(x.cur, x.sets, func(id string) { x.fired = append(x.fired, id) })
+}
+
+// features emits the model's features of the prepared text.
+func (x *extractor) features(text string, nmin, nmax int, emit func([]byte)) {
+	x.canon = modelCanon(text, x.canon)
+	c := x.canon
+	if x.hash != nil {
+		for i := range c {
+			h := uint64(gramG)
+			for n := 1; n <= nmax && i+n <= len(c); n++ {
+				h ^= uint64(c[i+n-1])
+				h *= fnvPrime
+				if n >= nmin {
+					x.hash(h)
+				}
+			}
+		}
+		emit = x.emitHash
+	} else {
+		for i := range c {
+			for n := nmin; n <= nmax && i+n <= len(c); n++ {
+				x.buf = append(append(x.buf[:0], 'g', ':'), c[i:i+n]...)
+				emit(x.buf)
+			}
+		}
+	}
+	prev := "<"
+	for _, t := range x.cur {
+		x.buf = append(append(x.buf[:0], 'w', ':'), t...)
+		emit(x.buf)
+		x.buf = append(append(append(append(x.buf[:0], 'b', ':'), prev...), ' '), t...)
+		emit(x.buf)
+		prev = t
+	}
+	x.buf = append(append(append(x.buf[:0], 'b', ':'), prev...), ' ', '>')
+	emit(x.buf)
+	x.conceptFeatures(emit)
+	for _, id := range x.fired {
+		x.buf = append(append(x.buf[:0], 'f', ':'), id...)
+		emit(x.buf)
+	}
+}
+
+func (x *extractor) conceptFeatures(emit func([]byte)) {
+	b := x.sets
+	names := concepts.names
+	for _, p := range x.pos {
+		b[p].each(func(c int) {
+			x.buf = append(append(x.buf[:0], 'c', ':'), names[c]...)
+			emit(x.buf)
+		})
+	}
+	pos := x.pos
+	for i := range pos {
+		for j := i + 1; j < len(pos) && j <= i+pairSpan; j++ {
+			b[pos[i]].each(func(u int) {
+				b[pos[j]].each(func(v int) {
+					x.buf = append(append(append(append(x.buf[:0], 'p', ':'), names[u]...), '>'), names[v]...)
+					emit(x.buf)
+				})
+			})
+		}
+		for j := i + 1; j < len(pos) && j < i+tripleSpan; j++ {
+			for k := j + 1; k < len(pos) && k <= i+tripleSpan; k++ {
+				x.triples(b[pos[i]], b[pos[j]], b[pos[k]], emit)
+			}
+		}
+	}
+}
+
+func (x *extractor) triples(a, b, c cset, emit func([]byte)) {
+	names := concepts.names
+	a.each(func(u int) {
+		b.each(func(v int) {
+			c.each(func(w int) {
+				x.buf = append(append(x.buf[:0], 't', ':'), names[u]...)
+				x.buf = append(append(x.buf, '>'), names[v]...)
+				x.buf = append(append(x.buf, '>'), names[w]...)
+				emit(x.buf)
+			})
+		})
+	})
+}
+
+// contextSet: words that put an utterance in a context the phrase rules
+// cannot see (see Detector.analyze): the rules count one level less.
+var contextSet, _ = conceptSet("fiction|news|idiom")
+
+// everydaySet: words of an ordinary activity or a mild mood ("early
+// tomorrow", "camping", "a bit lonely"): the rules alone show no card.
+var everydaySet, _ = conceptSet("benign|mundane|temporary|wakeother|treat|routine|mild|safe|code|cook|sport|recovery")
+
+// riskSet: the concepts of danger. The model alone may not raise an
+// utterance with none of them ("i think i'm coming down with a cold"):
+// its weights are evidence only beside a word of danger.
+var riskSet, _ = conceptSet("die|kill|suicide|selfharm|cutword|selfkill|otherkill|otherharm|harmdone|distress|hopeless|" +
+	"burden|med|weapon|rope|noose|poison|fumes|perch|edge|rail|height|jump|blood|overdosed|hit|threat|threatverb|" +
+	"follow|followme|victim|touch|bruises|locked|hidingplace|eat|substance|control|grief|attempt|farewell|goodbye|gone|" +
+	"end|life|sleep|nowake|wake|betterdead|deathgood|hopedie|notworth|neverborn|indifferent|keepinghere|toomuch|" +
+	"lethal|painful|way|tall|into|infront|crash|breathe|enclosed|gather|rehearse|giveaway|care|after|final|resolve|" +
+	"knowhow|do|fear|help|unreachable|breakin|outside|neck|body|platform|balcony|water|tracks")
+
+// personalSet: words that tie an utterance to the speaker or someone they
+// know; a third-party rule match without them is narration ("the old man
+// walked to the edge of the cliff").
+var personalSet, _ = conceptSet("self|my|me|friend|family|partner|child|other")
+
+// gramG is the FNV-1a state after "g:", the start of every character n-gram
+// feature.
+var gramG = gramHash([]byte("g:"))
+
+func (x *extractor) emitHash(b []byte) { x.hash(gramHash(b)) }
+
+func (x *extractor) addWeight(h uint64) {
+	if w, ok := x.weights.get(h); ok {
+		x.sum[0] += w[0]
+		x.sum[1] += w[1]
+	}
+}
+
+// actSet and timeSet: concept cues DetectTurn combines with earlier turns
+// ("i bought a rope" … "i'm going to use it tonight").
+var (
+	actSet, _  = conceptSet("farewell|goodbye|do|resolve|jump|athand|use|took")
+	timeSet, _ = conceptSet("now|soon")
+)

@@ -1,0 +1,392 @@
+package safety
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Frames are the compositional tier: a frame fires when every one of its
+// slots is filled by a different word within a few words of the others,
+// each slot naming concepts (concepts.go), and none of its veto concepts
+// occurs in the utterance. Because slots are concepts, one frame covers
+// every synonym and every language: "took & med & amount" reads "i took
+// all my pills", "me tomé toda la caja de pastillas", "j'ai avalé toute la
+// boîte de cachets" and "ich habe die ganze packung tabletten genommen".
+//
+// Slot syntax: concepts separated by "|"; a slot may end in
+// "!w1,w2" to refuse a word followed by one of those words ("life!in,at":
+// "i don't want to live" but not "… to live in the city").
+//
+// Flags lower a crisis frame to elevated, never to none: fNeg when a
+// negation sits inside or just before the match ("i'm not going to take
+// all my pills"), fPast when the utterance places it in the past ("i took
+// all my pills two years ago").
+type frameDef struct {
+	id    string
+	level Level
+	span  int // the slots' words lie within this many words
+	slots string
+	veto  string
+	flags frameFlag
+}
+
+type frameFlag uint8
+
+const (
+	fNeg frameFlag = 1 << iota
+	fPast
+	// fSpeaker: the last slot's word must have the speaker as subject
+	// ("quiero morir", "i want to die"), not a thing ("my phone is about
+	// to die").
+	fSpeaker
+	// fOther: someone else as the subject lowers to elevated ("he wants
+	// to die").
+	fOther
+)
+
+const vetoCommon = "fiction|news|code|cook|sport"
+
+var frameDefs = []frameDef{
+	// ---- acts in progress or just done ----
+	{"took_meds", LevelCrisis, 9, "self|my & took & med & amount|bignum", "routine|question|safe|" + vetoCommon, fNeg | fPast},
+	{"took_meds_other", LevelCrisis, 9, "friend|family|partner & took & med & amount|bignum", "routine|question|safe|" + vetoCommon, fNeg | fPast},
+	{"overdosed", LevelCrisis, 7, "self|my|friend|family|partner & overdosed", "treat|idiom|question|safe|" + vetoCommon, fNeg | fPast},
+	{"drank_poison", LevelCrisis, 9, "self|my|friend|family|partner & took & poison", "question|safe|benign|" + vetoCommon, fNeg | fPast},
+	{"took_too_much", LevelCrisis, 9, "self|my & took & toomuch|onpurpose", "routine|benign|question|safe|" + vetoCommon, fNeg | fPast},
+	{"meds_kicking_in", LevelCrisis, 7, "med|toomuch & kickin", "question|safe|recovery|" + vetoCommon, fNeg | fPast},
+	{"harm_done", LevelCrisis, 1, "harmdone", "question|idiom|" + vetoCommon, fNeg | fPast},
+	{"blade_in_body", LevelCrisis, 9, "weapon & body & my|now|blood", "benign|question|" + vetoCommon, fNeg | fPast},
+	{"head_banging", LevelCrisis, 8, "headbang & cantstop|blood|now", "question|" + vetoCommon, fNeg | fPast},
+	{"platform_edge", LevelCrisis, 8, "self & platform", "benign|question|" + vetoCommon, fNeg | fPast},
+	{"crash_car", LevelCrisis, 9, "self & intent|now & crash", "benign|question|" + vetoCommon, fNeg | fPast},
+	{"breathing_fumes", LevelCrisis, 9, "self & breathe & fumes|poison", "question|safe|" + vetoCommon, fNeg | fPast},
+	{"poison_closed", LevelCrisis, 8, "poison & enclosed", "question|safe|benign|" + vetoCommon, fNeg | fPast},
+	{"selfharm_now", LevelCrisis, 9, "self|me & selfharm|cutword & now|blood|where|athand", "idiom|question|past|benign|" + vetoCommon, fNeg},
+	{"blood_much", LevelCrisis, 7, "blood & amount|now", "question|benign|" + vetoCommon, fNeg | fPast},
+	{"at_edge", LevelCrisis, 7, "self & edge", "idiom|benign|question|" + vetoCommon, fNeg | fPast},
+	{"on_rails", LevelCrisis, 7, "self & rail", "benign|question|" + vetoCommon, fNeg | fPast},
+	{"at_perch", LevelElevated, 9, "self & where & perch", "benign|question|safe|" + vetoCommon, fNeg | fPast},
+	{"jump_bare", LevelCrisis, 3, "intent|want & jump!in,on,into,at,to,up,around,ahead,back,the,a,rope,ship,start,queue,over,through,for,with,en,sur,dans,auf,ins,de,del,al,aus,von,vom", "benign|sport|idiom|question|" + vetoCommon, fNeg | fPast},
+	{"height_now", LevelCrisis, 9, "self & height|perch|balcony|edge & now|intent|die|selfkill|final|jump", "idiom|benign|question|safe|" + vetoCommon, fNeg | fPast},
+	{"balcony_high", LevelCrisis, 9, "self & balcony & bignum|edge", "benign|question|" + vetoCommon, fNeg | fPast},
+	{"into_water", LevelCrisis, 9, "self & into & water", "benign|question|safe|" + vetoCommon, fNeg | fPast},
+	{"in_front", LevelCrisis, 7, "self & infront", "benign|question|" + vetoCommon, fNeg | fPast},
+	{"fumes_closed", LevelCrisis, 14, "fumes & enclosed", "benign|question|safe|" + vetoCommon, fNeg | fPast},
+	// ---- danger from others ----
+	{"hit_me", LevelCrisis, 9, "other|partner|family|friend|adult & hit & me", "soft|laugh|idiom|question|benign|" + vetoCommon, fNeg | fPast},
+	{"followed_me", LevelCrisis, 1, "followme", "social|pet|laugh|question|" + vetoCommon, fNeg | fPast},
+	{"threat_me", LevelCrisis, 9, "told|threatverb & threat", "mundane|laugh|idiom|" + vetoCommon, fNeg | fPast},
+	{"violence_now", LevelCrisis, 9, "other|family|partner|adult & hit & now", "soft|laugh|idiom|question|benign|" + vetoCommon, fNeg | fPast},
+	{"hit_body", LevelCrisis, 9, "other|partner|family|friend|adult & hit & mybody", "soft|laugh|idiom|question|benign|" + vetoCommon, fNeg | fPast},
+	{"victim", LevelCrisis, 1, "victim", "laugh|idiom|question|" + vetoCommon, fNeg | fPast},
+	{"hit_me_near", LevelElevated, 2, "me & hit", "sport|soft|laugh|idiom|question|benign|" + vetoCommon, 0},
+	{"hit_me_help", LevelCrisis, 9, "me & hit & now|help|fear|locked", "soft|laugh|idiom|question|benign|" + vetoCommon, fNeg | fPast},
+	{"bruises", LevelCrisis, 9, "bruises & family|partner|adult|other", "sport|benign|question|" + vetoCommon, fNeg | fPast},
+	{"weapon_outside", LevelCrisis, 7, "weapon & outside|breakin", "benign|question|" + vetoCommon, fNeg | fPast},
+	{"weapon_other", LevelCrisis, 9, "other|partner|family|adult & weapon & outside|breakin|me|threat", "benign|question|" + vetoCommon, fNeg | fPast},
+	{"followed", LevelCrisis, 7, "follow & me", "social|pet|laugh|question|" + vetoCommon, fNeg | fPast},
+	{"break_in", LevelCrisis, 7, "other|adult & breakin", "benign|question|" + vetoCommon, fNeg | fPast},
+	{"hiding", LevelCrisis, 9, "self & hidingplace & other|partner|family|gettingin|outside|hit", "benign|question|" + vetoCommon, fNeg | fPast},
+	{"touched", LevelCrisis, 9, "family|adult|other|partner & touch & me", "benign|question|" + vetoCommon, fNeg | fPast},
+	{"locked_in", LevelCrisis, 9, "family|partner & locked & me", "benign|question|" + vetoCommon, fNeg | fPast},
+	// ---- someone else in danger ----
+	{"other_farewell", LevelCrisis, 10, "friend|family|partner|other & farewell", "benign|" + vetoCommon, fNeg},
+	{"other_kill_now", LevelCrisis, 9, "friend|family|partner|other & otherkill & now|soon|intent|final|weapon|med", "benign|question|" + vetoCommon, fNeg | fPast},
+	{"other_height_now", LevelCrisis, 9, "friend|family|partner|other & perch|edge|height & now|intent|die|jump", "benign|question|idiom|" + vetoCommon, fNeg | fPast},
+	{"other_unreachable", LevelCrisis, 12, "friend|family|partner & farewell|goodbye & unreachable", "benign|" + vetoCommon, 0},
+	{"other_weapon_done", LevelCrisis, 9, "friend|family|partner & weapon & end|otherkill", "benign|question|" + vetoCommon, fNeg | fPast},
+	{"other_harm_now", LevelCrisis, 9, "friend|family|partner|other & selfharm|otherharm & now", "benign|question|" + vetoCommon, fNeg | fPast},
+	// ---- method ----
+	{"method_question", LevelCrisis, 14, "question|way & lethal|die|kill|suicide|painful|nowake & med|rope|noose|perch|height|weapon|poison|blood|fumes|rail|water|way|amount|bignum|tracks|lethal|cutword|body|selfharm",
+		"safe|" + vetoCommon, 0},
+	{"noose", LevelCrisis, 7, "question|self|my & noose", "benign|" + vetoCommon, fNeg | fPast},
+	{"lethal_dose", LevelCrisis, 7, "lethal & med|poison|amount", "safe|" + vetoCommon, 0},
+	{"lethal_means", LevelCrisis, 7, "lethal|painful & fumes|poison|med|rope|noose|perch|rail|weapon", "safe|" + vetoCommon, 0},
+	{"method_how", LevelCrisis, 7, "question|way & overdosed|selfkill|suicide", "safe|" + vetoCommon, 0},
+	{"method_way", LevelCrisis, 7, "way & die|kill", "safe|" + vetoCommon, 0},
+	{"method_cut", LevelCrisis, 9, "question & cutword|selfharm & blood|body", "safe|benign|" + vetoCommon, 0},
+	{"what_if_took", LevelCrisis, 10, "question & took & med|toomuch & amount|toomuch", "safe|" + vetoCommon, 0},
+	// ---- preparation ----
+	{"took_weapon", LevelCrisis, 9, "self|my & took & weapon|noose", "benign|question|safe|" + vetoCommon, fNeg | fPast},
+	{"gathering_means", LevelCrisis, 9, "self|my & gather & med|weapon|rope|noose|poison", "benign|question|safe|" + vetoCommon, fNeg | fPast},
+	{"means_at_hand", LevelCrisis, 7, "med|weapon|rope|noose|poison & athand", "benign|question|safe|" + vetoCommon, fNeg | fPast},
+	{"rehearsal", LevelCrisis, 10, "rehearse & rope|noose|weapon|med|perch|edge|rail|neck|blood", "benign|question|" + vetoCommon, fNeg | fPast},
+	{"around_neck", LevelCrisis, 7, "rope|noose & neck", "benign|" + vetoCommon, fNeg | fPast},
+	{"farewell", LevelCrisis, 10, "farewell", "benign|" + vetoCommon, fNeg},
+	{"giving_away", LevelCrisis, 12, "giveaway & final|after|gone", "benign|question|" + vetoCommon, fNeg | fPast},
+	{"arranging_care", LevelCrisis, 12, "care|pet|child & after|final", "benign|question|" + vetoCommon, fNeg | fPast},
+	// ---- ideation ----
+	{"kill_self", LevelCrisis, 1, "selfkill", "idiom|mundane|" + vetoCommon, fNeg | fPast | fOther},
+	{"intent_suicide", LevelCrisis, 7, "want|intent|think & suicide", "idiom|" + vetoCommon, fNeg | fPast | fSpeaker | fOther},
+	{"resolve", LevelCrisis, 10, "resolve & do|selfkill|die|suicide", "benign|" + vetoCommon, 0},
+	{"do_it_soon", LevelElevated, 7, "do & now|soon|intent", "mundane|benign|work|" + vetoCommon, fNeg},
+	{"gone_soon", LevelCrisis, 7, "gone & now|soon|final", "temporary|benign|work|" + vetoCommon, fPast},
+	{"know_how", LevelCrisis, 7, "knowhow & do|final|soon|now", "benign|work|question|" + vetoCommon, fNeg},
+	{"use_means", LevelCrisis, 9, "intent & use & weapon|med|rope|noose|poison", "benign|question|safe|" + vetoCommon, fNeg | fPast},
+	{"chose_place", LevelCrisis, 9, "self & chose & perch|rail|noose", "benign|question|" + vetoCommon, fNeg | fPast},
+	{"chose_date", LevelElevated, 7, "self & chose & when", "benign|question|" + vetoCommon, fNeg | fPast},
+	{"letters_family", LevelElevated, 9, "self|my & goodbye & family|everyone|love", "benign|" + vetoCommon, fNeg | fPast},
+	{"want_end_final", LevelElevated, 9, "want & end & final", "benign|mundane|work|" + vetoCommon, fNeg | fPast},
+	{"tall_place", LevelElevated, 9, "question & tall & perch", "benign|" + vetoCommon, 0},
+	{"want_die", LevelCrisis, 7, "want|intent|think & die|betterdead!laughing,inside", "idiom|" + vetoCommon, fNeg | fPast | fSpeaker | fOther},
+	{"better_dead", LevelCrisis, 1, "betterdead", "idiom|" + vetoCommon, fNeg | fPast},
+	{"not_live", LevelCrisis, 9, "neg & want|intent & life!in,at,with,near,there,alone,together,like,on,en,con,cerca,ahi,alli,dans,avec,pres,a,mit,bei,dort,allein,zusammen,so,ici,aqui,hier", "idiom|question|" + vetoCommon, 0},
+	{"relief_die", LevelCrisis, 9, "die & relief", "idiom|question|" + vetoCommon, fNeg | fOther},
+	{"goodbye_everyone", LevelCrisis, 9, "self|my & goodbye & everyone", "benign|work|" + vetoCommon, fNeg | fPast},
+	{"keeping_here", LevelCrisis, 1, "keepinghere", "" + vetoCommon, 0},
+	{"think_jump", LevelCrisis, 9, "think & jump|crash", "benign|sport|" + vetoCommon, fNeg | fPast},
+	{"research_method", LevelCrisis, 9, "research & way|do & die|kill|suicide|selfkill|overdosed", "benign|" + vetoCommon, fNeg | fPast},
+	{"research_how", LevelElevated, 7, "research & way|do", "benign|work|" + vetoCommon, fNeg | fPast},
+	{"guardian_now", LevelCrisis, 9, "care & child & now", "benign|" + vetoCommon, fNeg | fPast},
+	{"death_good", LevelCrisis, 1, "deathgood", "idiom|" + vetoCommon, fNeg},
+	{"hope_die", LevelCrisis, 7, "want|indifferent & hopedie", "idiom|" + vetoCommon, fNeg},
+	{"stop_living", LevelCrisis, 9, "want & end & life!in,at,with,near,there,like,en,con,dans,avec,mit,bei", "idiom|question|benign|" + vetoCommon, fNeg | fPast | fOther},
+	{"indifferent_live_die", LevelCrisis, 9, "indifferent & life & die", "idiom|question|" + vetoCommon, fPast},
+	{"life_not_worth", LevelCrisis, 7, "notworth & life", "idiom|question|" + vetoCommon, fPast},
+	{"never_born", LevelCrisis, 1, "neverborn", "idiom|" + vetoCommon, fPast},
+	{"hope_not_wake", LevelCrisis, 9, "want & wake & neg", "mundane|wakeother|mundane|idiom|question|" + vetoCommon, fPast},
+	{"no_wake", LevelCrisis, 7, "nowake & want|self|neg|intent", "benign|idiom|mundane|wakeother|question|" + vetoCommon, fPast},
+	// ---- elevated concerns ----
+	{"past_attempt", LevelElevated, 9, "self|my & attempt & suicide|selfkill|overdosed|kill|die|life", "idiom|benign|fiction|news", 0},
+	{"burden", LevelElevated, 7, "self|my|me & burden", "question|" + vetoCommon, 0},
+	{"selfharm", LevelElevated, 7, "self|my|me & selfharm", "idiom|benign|question|" + vetoCommon, 0},
+	{"suicide_self", LevelElevated, 7, "self|my|me & suicide", "" + vetoCommon, 0},
+}
+
+// frame is a compiled frameDef.
+type frame struct {
+	def   *frameDef
+	slots []frameSlot
+	veto  cset
+	// reason ids, built once: "frame.id" and its lowered forms
+	reason, negated, past, other string
+}
+
+type frameSlot struct {
+	c       cset
+	nextNot map[string]bool
+}
+
+var frames, framesErr = compileFrames(frameDefs)
+
+// compileFrames compiles defs. A malformed frame is skipped and reported
+// in the error rather than dropping every frame: the others still protect
+// people (the detector's Err reports it; TestConceptTable keeps the table
+// clean).
+func compileFrames(defs []frameDef) ([]frame, error) {
+	out := make([]frame, 0, len(defs))
+	ids := map[string]bool{}
+	var errs []error
+	for i := range defs {
+		d := &defs[i]
+		if ids[d.id] {
+			errs = append(errs, fmt.Errorf("safety: duplicate frame %s", d.id))
+			continue
+		}
+		ids[d.id] = true
+		var bad error
+		f := frame{def: d, reason: "frame." + d.id, negated: "frame." + d.id + "/negated",
+			past: "frame." + d.id + "/past", other: "frame." + d.id + "/third_party"}
+		for _, s := range strings.Split(d.slots, "&") {
+			s = strings.TrimSpace(s)
+			var sl frameSlot
+			if k := strings.IndexByte(s, '!'); k >= 0 {
+				sl.nextNot = map[string]bool{}
+				for _, w := range strings.Split(s[k+1:], ",") {
+					sl.nextNot[squashWord(w)] = true
+				}
+				s = s[:k]
+			}
+			c, err := conceptSet(s)
+			if err != nil {
+				bad = fmt.Errorf("safety: frame %s: %w", d.id, err)
+			}
+			sl.c = c
+			f.slots = append(f.slots, sl)
+		}
+		if d.veto != "" {
+			c, err := conceptSet(d.veto)
+			if err != nil {
+				bad = fmt.Errorf("safety: frame %s veto: %w", d.id, err)
+			}
+			f.veto = c
+		}
+		if bad != nil {
+			errs = append(errs, bad)
+			continue
+		}
+		out = append(out, f)
+	}
+	return out, errors.Join(errs...)
+}
+
+func conceptSet(alts string) (cset, error) {
+	var c cset
+	for _, n := range strings.Split(alts, "|") {
+		i, ok := concepts.byName[strings.TrimSpace(n)]
+		if !ok {
+			return c, fmt.Errorf("unknown concept %q", n)
+		}
+		c.add(i)
+	}
+	return c, nil
+}
+
+// frameHit is the best frame match in one utterance.
+type frameHit struct {
+	level  Level
+	reason string
+}
+
+var (
+	negID      = conceptID("neg")
+	pastID     = conceptID("past")
+	questionID = conceptID("question")
+	notforID   = conceptID("notfor")
+	benignID   = conceptID("benign")
+)
+
+// matchFrames runs every frame over toks and their concept sets and
+// returns the highest level found (and calls hit for every frame that
+// fired, for the model's frame features).
+func matchFrames(toks []string, sets []cset, hit func(id string)) frameHit {
+	var all cset
+	for _, s := range sets {
+		all.or(s)
+	}
+	// As a veto, "question" means the utterance opens with a question
+	// word ("how many …", "so what …"), not any "what" in a statement.
+	vetoAll := all
+	vetoAll[questionID>>6] &^= 1 << uint(questionID&63)
+	if all.has(notforID) {
+		// "a rope, and it's not for camping": the ordinary purpose is denied
+		vetoAll[benignID>>6] &^= 1 << uint(benignID&63)
+	}
+	for k := 0; k < len(sets) && k < 2; k++ {
+		if sets[k].has(questionID) {
+			vetoAll.add(questionID)
+		}
+	}
+	var best frameHit
+	var pos [8]int
+	for fi := range frames {
+		f := &frames[fi]
+		if vetoAll.any(f.veto) || len(f.slots) > len(pos) {
+			continue
+		}
+		if !f.match(toks, sets, all, pos[:len(f.slots)]) {
+			continue
+		}
+		first := pos[0]
+		for _, p := range pos[:len(f.slots)] {
+			first = min(first, p)
+		}
+		if f.def.flags&fSpeaker != 0 && !speakerIsSubject(toks, 0, first) {
+			continue
+		}
+		lvl, reason := f.def.level, f.reason
+		if lvl == LevelCrisis {
+			lo, hi := pos[0], pos[0]
+			for _, p := range pos[:len(f.slots)] {
+				lo, hi = min(lo, p), max(hi, p)
+			}
+			switch {
+			case f.def.flags&fNeg != 0 && negatedFrame(toks, sets, lo, hi):
+				lvl, reason = LevelElevated, f.negated
+			case f.def.flags&fPast != 0 && all.has(pastID):
+				lvl, reason = LevelElevated, f.past
+			case f.def.flags&fOther != 0 && thirdParty(toks, lo):
+				lvl, reason = LevelElevated, f.other
+			}
+		}
+		if hit != nil {
+			hit(f.def.id)
+		}
+		if lvl > best.level {
+			best = frameHit{lvl, reason}
+		}
+	}
+	return best
+}
+
+// negatedFrame: a negation inside the match, or up to five words before it
+// in the same clause ("i'm not going to kill myself": the concept sits on
+// the phrase's last word). Pseudo-negations ("not going to lie") do not
+// count.
+func negatedFrame(toks []string, sets []cset, lo, hi int) bool {
+	for k := lo; k <= hi; k++ {
+		if sets[k].has(negID) && negators[toks[k]] && !isPseudoNeg(toks, k) {
+			return true
+		}
+	}
+	for k := lo - 1; k >= 0 && k >= lo-5; k-- {
+		t := toks[k]
+		if t != "i" && clauseBoundary[t] {
+			return false
+		}
+		if negators[t] && !isPseudoNeg(toks, k) && negatesHere(toks, k, lo) {
+			return true
+		}
+	}
+	return false
+}
+
+// match looks for distinct words, one per slot, within def.span words; pos
+// receives their indices.
+func (f *frame) match(toks []string, sets []cset, all cset, pos []int) bool {
+	for _, s := range f.slots {
+		if !all.any(s.c) {
+			return false
+		}
+	}
+	// Try every word that fills the first slot as an anchor; the other
+	// slots take the nearest distinct word within the span.
+	for a := range sets {
+		if !f.slots[0].fills(toks, sets, a) {
+			continue
+		}
+		if f.fillFrom(toks, sets, pos, 0, a, a, a) {
+			return true
+		}
+	}
+	return false
+}
+
+// fillFrom fills slots k+1… given slot k at index at, with every chosen
+// index inside [lo, hi] and hi-lo ≤ span.
+func (f *frame) fillFrom(toks []string, sets []cset, pos []int, k, at, lo, hi int) bool {
+	pos[k] = at
+	if k+1 == len(f.slots) {
+		return true
+	}
+	span := f.def.span
+	for j := max(hi-span, 0); j <= min(lo+span, len(sets)-1); j++ {
+		if used(pos[:k+1], j) || !f.slots[k+1].fills(toks, sets, j) {
+			continue
+		}
+		if f.fillFrom(toks, sets, pos, k+1, j, min(lo, j), max(hi, j)) {
+			return true
+		}
+	}
+	return false
+}
+
+func used(pos []int, j int) bool {
+	for _, p := range pos {
+		if p == j {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *frameSlot) fills(toks []string, sets []cset, i int) bool {
+	if !sets[i].any(s.c) {
+		return false
+	}
+	if s.nextNot != nil && i+1 < len(toks) && s.nextNot[toks[i+1]] {
+		return false
+	}
+	return true
+}

@@ -1,0 +1,318 @@
+package safety
+
+import (
+	"bufio"
+	_ "embed"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// The model tier: two logistic regressions over hashed character n-grams
+// of the canonical form (canon.go), trained by `vera-eval safety-train` from
+// testdata/safety/corpus-train.jsonl and committed as model.txt, a sorted,
+// diffable text file embedded in the binary:
+//
+//   - the "shown" head scores level ≥ elevated against none;
+//   - the "crisis" head scores crisis against the rest.
+//
+// Each head is a bias plus the sum of the weights of the n-grams present
+// (counted), compared with a logit threshold chosen on out-of-fold
+// predictions of the training split. An utterance longer than one window is
+// scored window by window and the highest score wins, so a crisis sentence
+// in a long message is not diluted by the rest.
+
+//go:embed model.txt
+var modelText string
+
+// model is an immutable, parsed model.txt.
+type model struct {
+	nmin, nmax     int
+	window, stride int
+	bias           [2]float32
+	thresh         [2]float32 // logit thresholds: shown, crisis
+	weights        weightTable
+	vocab          map[string]int32 // training words and their counts
+	lex            *vocab           // the same, for repair.go
+}
+
+// weightTable is an open-addressing hash table from feature hash to the
+// two heads' weights: a Go map costs more than the rest of the model.
+type weightTable struct {
+	keys []uint64 // 0 marks an empty slot (a zero hash is remapped to 1)
+	vals [][2]float32
+	mask uint64
+	n    int
+}
+
+func (t *weightTable) get(h uint64) ([2]float32, bool) {
+	if h == 0 {
+		h = 1
+	}
+	if t.mask == 0 {
+		return [2]float32{}, false
+	}
+	for i := h & t.mask; ; i = (i + 1) & t.mask {
+		switch t.keys[i] {
+		case h:
+			return t.vals[i], true
+		case 0:
+			return [2]float32{}, false
+		}
+	}
+}
+
+func (t *weightTable) put(h uint64, w [2]float32) {
+	if h == 0 {
+		h = 1
+	}
+	if 4*(t.n+1) > 3*len(t.keys) { // load factor 3/4
+		t.grow()
+	}
+	for i := h & t.mask; ; i = (i + 1) & t.mask {
+		switch t.keys[i] {
+		case h:
+			t.vals[i] = w
+			return
+		case 0:
+			t.keys[i], t.vals[i] = h, w
+			t.n++
+			return
+		}
+	}
+}
+
+func (t *weightTable) grow() {
+	old, oldv := t.keys, t.vals
+	size := max(2*len(old), 1024)
+	t.keys, t.vals, t.mask, t.n = make([]uint64, size), make([][2]float32, size), uint64(size-1), 0
+	for i, k := range old {
+		if k != 0 {
+			t.put(k, oldv[i])
+		}
+	}
+}
+
+var (
+	builtinOnce  sync.Once
+	builtinModel *model
+	builtinErr   error
+)
+
+// defaultModel parses the embedded model once.
+func defaultModel() (*model, error) {
+	builtinOnce.Do(func() {
+		builtinModel, builtinErr = parseModel(modelText)
+	})
+	return builtinModel, builtinErr
+}
+
+// ErrModel: a model file that cannot be read.
+var ErrModel = errors.New("invalid safety model")
+
+// parseModel reads the model.txt format written by TrainedModel.WriteTo.
+func parseModel(text string) (*model, error) {
+	m := &model{vocab: map[string]int32{}}
+	sc := bufio.NewScanner(strings.NewReader(text))
+	sc.Buffer(make([]byte, 0, 4096), 1<<16)
+	line, header := 0, map[string]bool{}
+	for sc.Scan() {
+		line++
+		l := sc.Text()
+		if l == "" || strings.HasPrefix(l, "#") {
+			continue
+		}
+		f := strings.Split(l, "\t")
+		bad := func(err error) error {
+			return fmt.Errorf("safety: model line %d: %v: %w", line, err, ErrModel)
+		}
+		if len(f) != 3 {
+			return nil, bad(fmt.Errorf("want 3 tab-separated fields, got %d", len(f)))
+		}
+		if f[0] == "@vocab" {
+			for _, wc := range strings.Fields(f[1]) {
+				w, c, ok := strings.Cut(wc, ":")
+				n, err := strconv.Atoi(c)
+				if !ok || err != nil || n < 1 || w == "" {
+					return nil, bad(fmt.Errorf("vocabulary entry %q", wc))
+				}
+				m.vocab[w] = int32(min(n, 1<<30))
+			}
+			continue
+		}
+		if strings.HasPrefix(f[0], "@") {
+			if err := m.setHeader(f); err != nil {
+				return nil, bad(err)
+			}
+			header[f[0]] = true
+			continue
+		}
+		g, err := unquoteGram(f[0])
+		if err != nil {
+			return nil, bad(err)
+		}
+		ws, err1 := strconv.ParseFloat(f[1], 32)
+		wc, err2 := strconv.ParseFloat(f[2], 32)
+		if err := errors.Join(err1, err2); err != nil || isBad(ws) || isBad(wc) {
+			return nil, bad(fmt.Errorf("weights %q %q", f[1], f[2]))
+		}
+		m.weights.put(gramHash(g), [2]float32{float32(ws), float32(wc)})
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("safety: model: %v: %w", err, ErrModel)
+	}
+	for _, h := range []string{"@ngram", "@window", "@bias", "@threshold"} {
+		if !header[h] {
+			return nil, fmt.Errorf("safety: model: missing %s: %w", h, ErrModel)
+		}
+	}
+	m.lex = newVocab(m.vocab)
+	return m, nil
+}
+
+func isBad(f float64) bool { return math.IsNaN(f) || math.IsInf(f, 0) }
+
+func (m *model) setHeader(f []string) error {
+	a, err1 := strconv.ParseFloat(f[1], 32)
+	b, err2 := strconv.ParseFloat(f[2], 32)
+	if err := errors.Join(err1, err2); err != nil || isBad(a) || isBad(b) {
+		return fmt.Errorf("%s: bad values %q %q", f[0], f[1], f[2])
+	}
+	switch f[0] {
+	case "@ngram":
+		m.nmin, m.nmax = int(a), int(b)
+		if m.nmin < 1 || m.nmax < m.nmin || m.nmax > 8 {
+			return fmt.Errorf("@ngram %d..%d out of range", m.nmin, m.nmax)
+		}
+	case "@window":
+		m.window, m.stride = int(a), int(b)
+		if m.window < 4 || m.stride < 1 || m.stride > m.window {
+			return fmt.Errorf("@window %d/%d out of range", m.window, m.stride)
+		}
+	case "@bias":
+		m.bias = [2]float32{float32(a), float32(b)}
+	case "@threshold":
+		m.thresh = [2]float32{float32(a), float32(b)}
+	default:
+		// Unknown headers (@trained_on, @metrics …) are documentation.
+	}
+	return nil
+}
+
+// FNV-1a, 64 bit.
+const (
+	fnvOffset = 14695981039346656037
+	fnvPrime  = 1099511628211
+)
+
+func gramHash(g []byte) uint64 {
+	h := uint64(fnvOffset)
+	for _, c := range g {
+		h ^= uint64(c)
+		h *= fnvPrime
+	}
+	return h
+}
+
+// quoteGram writes an n-gram for model.txt: as is when it is printable
+// ASCII without tab, backslash or quote, else Go-quoted.
+func quoteGram(g []byte) string {
+	for _, c := range g {
+		if c < 0x21 || c > 0x7e || c == '\\' || c == '"' || c == '@' || c == '#' {
+			return strconv.Quote(string(g))
+		}
+	}
+	return string(g)
+}
+
+func unquoteGram(s string) ([]byte, error) {
+	if strings.HasPrefix(s, `"`) {
+		u, err := strconv.Unquote(s)
+		return []byte(u), err
+	}
+	if s == "" {
+		return nil, errors.New("empty n-gram")
+	}
+	return []byte(s), nil
+}
+
+// scores returns the two heads' logits for text and the best frame match:
+// the maximum over windows of m.window words (stride m.stride) when text
+// is longer than one window.
+func (m *model) scores(text string, toks []string, x *extractor) ([2]float32, frameHit, ctxFlags) {
+	var starts [64]int
+	ws := wordStarts(text, starts[:0])
+	if len(ws) <= m.window {
+		x.prepare(text, toks)
+		ctx := ctxFlags{x.context, x.everyday, x.personal, x.risk}
+		if x.frame.level == LevelCrisis {
+			// Nothing the model says can raise a frame's crisis (frames
+			// are never lowered by context): skip its features.
+			return m.bias, x.frame, ctx
+		}
+		return m.windowScores(text, x), x.frame, ctx
+	}
+	best := [2]float32{float32(math.Inf(-1)), float32(math.Inf(-1))}
+	var fh frameHit
+	var ctx ctxFlags
+	for i := 0; ; i += m.stride {
+		j := i + m.window
+		end := len(text)
+		if j < len(ws) {
+			end = ws[j]
+		}
+		x.prepare(text[ws[i]:end], nil)
+		s := m.windowScores(text[ws[i]:end], x)
+		best[0], best[1] = max(best[0], s[0]), max(best[1], s[1])
+		if x.frame.level > fh.level {
+			fh = x.frame
+		}
+		ctx.context = ctx.context || x.context
+		ctx.everyday = ctx.everyday || x.everyday
+		ctx.personal = ctx.personal || x.personal
+		ctx.risk = ctx.risk || x.risk
+		if j >= len(ws) {
+			return best, fh, ctx
+		}
+	}
+}
+
+// ctxFlags: the context and everyday words of an utterance (features.go).
+type ctxFlags struct{ context, everyday, personal, risk bool }
+
+// wordStarts appends the byte offset of every whitespace-separated word.
+func wordStarts(s string, dst []int) []int {
+	in := false
+	for i := 0; i < len(s); i++ {
+		sp := s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r'
+		if !sp && !in {
+			dst = append(dst, i)
+		}
+		in = !sp
+	}
+	return dst
+}
+
+// windowScores scores the text x was prepared for.
+func (m *model) windowScores(text string, x *extractor) [2]float32 {
+	x.sum = m.bias
+	x.weights = &m.weights
+	x.hash = x.addWeight
+	x.features(text, m.nmin, m.nmax, nil)
+	x.hash, x.weights = nil, nil
+	return x.sum
+}
+
+// level maps the two logits to a level and a reason id.
+func (m *model) level(s [2]float32) (Level, string) {
+	switch {
+	case s[1] >= m.thresh[1]:
+		return LevelCrisis, "model.crisis"
+	case s[0] >= m.thresh[0]:
+		return LevelElevated, "model.elevated"
+	}
+	return LevelNone, ""
+}

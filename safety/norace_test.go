@@ -1,0 +1,5 @@
+//go:build !race
+
+package safety
+
+const raceEnabled = false

@@ -1,0 +1,553 @@
+package safety
+
+import (
+	"math/bits"
+	"strings"
+)
+
+// Repair of typed and recognised words, for every tier. Three steps, on
+// words the detector does not know:
+//
+//   - two pieces that make a known word are joined ("sui cide", "over
+//     dosed");
+//   - a long word that is several known words run together is split
+//     ("iwanttodie" → "i want to die", "imonthebridge");
+//   - a word one letter away from a concept word of five letters or more,
+//     with the same first two letters, is read as that word ("brige" →
+//     "bridge", "suiside" → "suicide", "pastilas" → "pastillas").
+//
+// Known words are every word of the concept table plus the commonest
+// function words of the four languages (repairVocab), so ordinary words
+// are left alone.
+
+// functionWords are common words that are not in the concept table, by
+// language (segment prefers pieces in the utterance's language).
+var functionWords = map[string]string{
+	"en": `a an the of to in on at for with and or but if so as by from up out it its this that these those
+is are was were be been being am do does did have has had will would can could should may might must
+what which who whom whose why how when where there here then than too very also only even still yet
+not no yes ok okay oh hey hi hello please thanks thank sorry just like really about into over under
+again all any some more most much many few other another each both such own same new old good bad
+get got go went come came make made know knew see saw say said tell told think thought feel felt
+want need try tried keep let put take took give gave find found look looked call called ask asked
+work day days night time week year today tomorrow yesterday home house room car school friend
+you your yours he she they we us our ours him her his their them my me mine i im`,
+	"es": `el la los las un una unos unas de del al a en con por para que y o pero si no mi mis tu tus su sus
+todo toda todos todas nada demasiado mucho mucha poco siempre nunca aqui ahora bien mal
+es son esta estoy estas estan era fue ser estar hay tengo tiene tienen hace muy mas menos ya
+lo le les me te se nos yo ella ellos nosotros como cuando donde porque todo nada algo alguien nadie`,
+	"fr": `le la les un une des du de au aux et ou mais si ne pas plus je tu il elle nous vous ils elles
+en y a on ca ici la tout rien trop beaucoup toujours jamais maintenant bien mal
+moi toi lui mon ma mes ton ta tes son sa ses est suis es sont ai as avons avez ont fait faire
+ce cette ces qui que quoi dans sur sous avec pour par chez tout tous toute toutes rien quelque`,
+	"de": `der die das den dem des ein eine einen einem einer und oder aber wenn nicht kein keine ich du er
+alles nichts viel immer nie gut
+sie es wir ihr mich mir dich dir sich mein meine dein deine sein seine ist bin bist sind war hat
+habe hast haben wird werde kann muss soll will zu mit auf in an von bei nach aus fur uber unter
+auch noch schon nur sehr so wie was wer wo wann warum dass heute morgen gestern jetzt hier da`,
+}
+
+var repairVocab, fuzzyIndex = buildRepairVocab()
+
+// fuzzyConcepts are the concepts a misspelt word may be corrected to: the
+// words of danger, never those of context, so a wrong correction can only
+// show a card, not hide one.
+var fuzzyConcepts = map[string]bool{
+	"suicide": true, "selfkill": true, "selfharm": true, "cutword": true, "die": true, "kill": true, "med": true,
+	"weapon": true, "rope": true, "noose": true, "poison": true, "fumes": true, "perch": true, "edge": true,
+	"rail": true, "blood": true, "overdosed": true, "lethal": true, "life": true,
+}
+
+func buildRepairVocab() (map[string]bool, map[string]string) {
+	vocab := map[string]bool{}
+	for _, ws := range functionWords {
+		for _, w := range strings.Fields(ws) {
+			vocab[w] = true
+		}
+	}
+	// The phrase rules' words are known too, so the rules, which read the
+	// repaired tokens, never see one of their own words "corrected".
+	for _, d := range ruleDefs {
+		for _, p := range d.pats {
+			for _, f := range strings.Fields(p) {
+				f = strings.Trim(f, "[]!$~0123456789")
+				for _, alt := range expandMacros(f) {
+					if alt = strings.TrimSuffix(alt, "*"); validWord(alt) {
+						vocab[alt] = true
+					}
+				}
+			}
+		}
+	}
+	targets := map[string]bool{}
+	for _, c := range conceptTable {
+		for _, e := range strings.Split(c.entries, ",") {
+			ws := strings.Fields(e)
+			for _, w := range ws {
+				w = strings.Trim(w, "*")
+				if w != "" {
+					vocab[w] = true
+				}
+			}
+			if len(ws) == 1 && !strings.ContainsAny(ws[0], "*") && len(ws[0]) >= 6 && fuzzyConcepts[c.name] {
+				targets[ws[0]] = true
+			}
+		}
+	}
+	// Deletion neighbourhood: every target with one letter removed (after
+	// the first two) maps to the target; a clash maps to "" (ambiguous).
+	fuzzy := map[string]string{}
+	put := func(k, w string) {
+		if old, ok := fuzzy[k]; ok && old != w {
+			fuzzy[k] = ""
+			return
+		}
+		fuzzy[k] = w
+	}
+	for w := range targets {
+		put(w, w)
+		for i := 2; i < len(w); i++ {
+			put(w[:i]+w[i+1:], w)
+		}
+	}
+	return vocab, fuzzy
+}
+
+// repairTokens appends the repaired form of toks to dst[:0]. known, when
+// not nil, lists more words to leave alone (the training corpus's).
+func repairTokens(toks, dst []string, known *vocab) []string {
+	var b1, b2 [32]string
+	p1, p2 := b1[:0], b2[:0]
+	if len(toks) > len(b1) {
+		p1, p2 = make([]string, 0, len(toks)+8), make([]string, 0, 2*len(toks)+8)
+	}
+	// Join split pieces ("sui cide"), then take each word on its own
+	// (split run-together words, correct typos), then join again, so a
+	// piece a split produced can still join the next word ("agood bye" →
+	// "a good bye" → "a goodbye").
+	p1 = joinPieces(toks, p1, known)
+	var changed bool
+	p2, changed = repairWords(p1, p2, known)
+	if !changed {
+		return append(dst[:0], p1...)
+	}
+	return joinPieces(p2, dst[:0], known)
+}
+
+func isKnownWord(t string, known *vocab) bool {
+	if anyVocab[t] || known.count(t) > 0 {
+		return true
+	}
+	s := squash(t)
+	return s != t && squashedVocab[s]
+}
+
+// joinStarts: the known words (plain or squashed) that begin a longer
+// known word ("rat" in "rather", "sobre" in "sobredosis", "thin" in
+// "thinking", "god" in squashed "godbye"): only these are tried as the
+// first of two known words to join.
+var joinStarts = startsOf(func(yield func(string)) {
+	for w := range repairVocab {
+		yield(w)
+	}
+})
+
+func startsOf(words func(yield func(string))) map[string]bool {
+	m := map[string]bool{}
+	words(func(w string) {
+		for _, v := range []string{w, squashWord(w)} {
+			for k := 2; k < len(v)-1; k++ {
+				if anyVocab[v[:k]] {
+					m[v[:k]] = true
+				}
+			}
+		}
+	})
+	return m
+}
+
+// vocab is the training corpus's vocabulary, from model.txt: words the
+// repair leaves alone, how frequent each is (segment prefers frequent
+// pieces) and the words that begin a longer one (joinPieces). A nil vocab
+// is an empty one.
+type vocab struct {
+	counts map[string]int32
+	starts map[string]bool
+}
+
+func newVocab(counts map[string]int32) *vocab {
+	v := &vocab{counts: counts}
+	v.starts = startsOf(func(yield func(string)) {
+		for w := range counts {
+			yield(w)
+		}
+	})
+	for w := range counts {
+		for k := 2; k < len(w)-1; k++ {
+			if counts[w[:k]] > 0 {
+				v.starts[w[:k]] = true
+			}
+		}
+	}
+	return v
+}
+
+func (v *vocab) count(w string) int32 {
+	if v == nil {
+		return 0
+	}
+	return v.counts[w]
+}
+
+func (v *vocab) startsWith(w string) bool { return v != nil && v.starts[w] }
+
+func (v *vocab) countBytes(w []byte) int32 {
+	if v == nil {
+		return 0
+	}
+	return v.counts[string(w)]
+}
+
+// anyVocab: repairVocab and squashedVocab in one map, one lookup per word.
+var anyVocab = func() map[string]bool {
+	m := make(map[string]bool, 2*len(repairVocab))
+	for w := range repairVocab {
+		m[w] = true
+	}
+	for w := range squashedVocab {
+		m[w] = true
+	}
+	return m
+}()
+
+func repairWords(toks, out []string, known *vocab) ([]string, bool) {
+	lang, changed := "", false
+	for _, t := range toks {
+		if isKnownWord(t, known) || len(t) < 3 || isNumber(t) {
+			out = append(out, t)
+			continue
+		}
+		if lang == "" {
+			lang = functionLanguage(toks)
+		}
+		if n, ok := segment(t, out, known, lang); ok {
+			out, changed = n, true
+			continue
+		}
+		if w := fuzzyWord(t); w != "" && len(t) >= 5 {
+			out, changed = append(out, w), true
+			continue
+		}
+		out = append(out, t)
+	}
+	return out, changed
+}
+
+// joinPieces appends toks to out, joining two pieces that make one word
+// and reading Spanish "boy a" as "voy a".
+func joinPieces(toks, out []string, known *vocab) []string {
+	for i := 0; i < len(toks); i++ {
+		t := toks[i]
+		if t == "boy" && i+2 < len(toks) && toks[i+1] == "a" && spanishInfinitive(toks[i+2]) {
+			t = "voy" // b for v, as Spanish is often typed: "me boy a matar"
+		}
+		// Pieces are joined while they make a word, so a word split in
+		// three ("brin gen" after "um") or joined twice ("selb st mord")
+		// comes back whole.
+		for i+1 < len(toks) {
+			w := joinNext(t, toks[i+1], known)
+			if w == "" && i+2 < len(toks) && (!isKnownWord(t, known) || !isKnownWord(toks[i+1], known)) {
+				// three pieces: "um bri ngen"
+				if w3 := joinNext(t, toks[i+1]+toks[i+2], known); w3 != "" {
+					w = w3
+					i++
+				}
+			}
+			if w == "" {
+				break
+			}
+			t = w
+			i++
+		}
+		if t == "dye" && (i+1 == len(toks) || !dyeObjects[toks[i+1]]) {
+			t = "die" // as normalize reads it, for a "dye" a split produced
+		}
+		if exp, ok := contractions[t]; ok && t != toks[i] {
+			out = append(out, exp...) // "killmy" + "self"
+		} else {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// joinNext is joined(a, b) when the pair is worth trying: one of them is
+// not a word, or a begins a longer word ("rat her", "to night", "sobre
+// dosis"); else "".
+func joinNext(a, b string, known *vocab) string {
+	if isKnownWord(a, known) && isKnownWord(b, known) &&
+		!joinStarts[a] && !known.startsWith(a) && !joinStarts[squash(a)] {
+		return ""
+	}
+	return joined(a, b, known)
+}
+
+// fuzzyWord returns the concept word one edit from t, or "".
+func fuzzyWord(t string) string {
+	if w, ok := fuzzyIndex[t]; ok {
+		return w // t is a target, or a target missing a letter
+	}
+	var buf [48]byte
+	if len(t) > len(buf) {
+		return ""
+	}
+	found := ""
+	for i := 2; i < len(t); i++ {
+		k := append(append(buf[:0], t[:i]...), t[i+1:]...)
+		if w, ok := fuzzyIndex[string(k)]; ok && w != "" {
+			if found != "" && found != w {
+				return "" // ambiguous
+			}
+			found = w
+		}
+	}
+	return found
+}
+
+// segment splits t into at most five known words ("i", "a", "y", "o" the only
+// one-letter ones) and appends them. Fewer pieces win, pieces of one or two
+// letters count a little more ("her one", not "hero ne"; "the sea", not
+// "these a"), function words of
+// another language than lang much more ("on the", not "ont he"), and on a
+// tie the earlier pieces are the longest ("end it", not "en dit").
+func segment(t string, out []string, known *vocab, lang string) ([]string, bool) {
+	const maxPieces, maxLen = 5, 40
+	n := len(t)
+	if n > maxLen {
+		return out, false
+	}
+	const inf = 1 << 30
+	var cost, pieces, from [maxLen + 1]int
+	for i := 1; i <= n; i++ {
+		cost[i] = inf
+		for j := i - 1; j >= max(0, i-20); j-- {
+			if j > 0 && cost[j] == inf || pieces[j] >= maxPieces {
+				continue
+			}
+			w := t[j:i]
+			if !(len(w) >= 2 || w == "i" || w == "a" || w == "y" || w == "o") || !(repairVocab[w] || known.count(w) > 0 || contractions[w] != nil || fillers[w]) {
+				continue
+			}
+			c := cost[j] + pieceCost(w, known, lang)
+			if c < cost[i] {
+				cost[i], pieces[i], from[i] = c, pieces[j]+1, j
+			}
+		}
+	}
+	if cost[n] == inf || pieces[n] < 2 {
+		return out, false
+	}
+	var cuts [maxPieces + 1]int
+	k := 0
+	for i := n; i > 0; i = from[i] {
+		cuts[k] = i
+		k++
+	}
+	start := 0
+	for c := k - 1; c >= 0; c-- {
+		w := t[start:cuts[c]]
+		switch exp, ok := contractions[w]; {
+		case ok:
+			out = append(out, exp...) // "wanna" → "want to"
+		case fillers[w] && w != "um" && w != "er" && w != "so":
+			// dropped, as normalize drops it: "justtake" → "take" (not
+			// the German words: "michum" → "mich um")
+		default:
+			out = append(out, w)
+		}
+		start = cuts[c]
+	}
+	return out, true
+}
+
+func spanishInfinitive(t string) bool {
+	for _, suf := range []string{"ar", "er", "ir", "arme", "erme", "irme"} {
+		if len(t) > len(suf)+1 && strings.HasSuffix(t, suf) {
+			return true
+		}
+	}
+	return false
+}
+
+// joined returns the word two pieces make when a recogniser or a keyboard
+// split it ("sui cide", "kil ling", "rat her"), or "". Pieces that are both
+// words are joined only into a word of six letters or more, and never into
+// a contraction normalize expands ("can not").
+func joined(a, b string, known *vocab) string {
+	if len(a)+len(b) < 5 || len(a)+len(b) > 40 || isNumber(a) || isNumber(b) {
+		return ""
+	}
+	ka, kb := repairVocab[a] || known.count(a) > 0, repairVocab[b] || known.count(b) > 0
+	if ka && kb && len(a)+len(b) < 6 {
+		return ""
+	}
+	var buf [40]byte
+	w := append(append(buf[:0], a...), b...)
+	var word string
+	switch {
+	case repairVocab[string(w)] || known.countBytes(w) > 0: // no allocation for the lookups
+		word = string(w)
+	case unsquash[squash(string(w))] != "":
+		word = unsquash[squash(string(w))] // "god" + "bye" (held letters) → "goodbye"
+	default:
+		word = collapseRuns(string(w)) // "kill" + "ling"
+		if !repairVocab[word] && known.count(word) == 0 && contractions[word] == nil {
+			return ""
+		}
+	}
+	if ka && kb && (len(word) < 6 || contractions[word] != nil || functionWordSet[word]) {
+		return ""
+	}
+	if ka && kb && min(len(a), len(b)) > 3 && len(word) < 8 {
+		return "" // two real words are joined only into a long word
+	}
+	return word // the caller expands a contraction: "kil" + "ling" → "kiling" → "killing"
+}
+
+// functionWordSet: every function word; functionLang: the languages each
+// belongs to.
+var functionWordSet, functionLang = func() (map[string]bool, map[string]map[string]bool) {
+	m, l := map[string]bool{}, map[string]map[string]bool{}
+	for lang, ws := range functionWords {
+		for _, w := range strings.Fields(ws) {
+			m[w] = true
+			if l[w] == nil {
+				l[w] = map[string]bool{}
+			}
+			l[w][lang] = true
+		}
+	}
+	return m, l
+}()
+
+// squash returns t with every run of a repeated letter reduced to one
+// ("allll", "all" and "al" are all "al"; "kill" is "kil"). Every tier
+// matches words in this form, so letters held down or doubled by mistake
+// cannot change a verdict. Known words come from a table built once; others
+// are computed.
+func squash(t string) string {
+	double := false
+	for i := 1; i < len(t); i++ {
+		if t[i] == t[i-1] {
+			double = true
+			break
+		}
+	}
+	if !double {
+		return t
+	}
+	if s, ok := squashed[t]; ok {
+		return s
+	}
+	return squashWord(t)
+}
+
+func squashWord(t string) string {
+	for i := 1; i < len(t); i++ {
+		if t[i] == t[i-1] {
+			b := make([]byte, 0, len(t))
+			for j := 0; j < len(t); j++ {
+				if j == 0 || t[j] != t[j-1] {
+					b = append(b, t[j])
+				}
+			}
+			return string(b)
+		}
+	}
+	return t
+}
+
+// squashAll writes squash(t) for every token into dst.
+func squashAll(toks, dst []string) []string {
+	dst = dst[:0]
+	for _, t := range toks {
+		dst = append(dst, squash(t))
+	}
+	return dst
+}
+
+var squashed = func() map[string]string {
+	m := make(map[string]string, len(repairVocab))
+	for w := range repairVocab {
+		m[w] = squashWord(w)
+	}
+	return m
+}()
+
+// unsquash maps a squashed spelling back to a known word (the first in
+// order when several squash alike).
+var unsquash = func() map[string]string {
+	m := make(map[string]string, len(squashed))
+	for w, s := range squashed {
+		if old, ok := m[s]; !ok || w < old {
+			m[s] = w
+		}
+	}
+	return m
+}()
+
+// squashedVocab: the squashed spelling of every known word, so a word whose
+// held letters were collapsed ("pointleeesss" → "pointles") counts as known.
+var squashedVocab = func() map[string]bool {
+	m := make(map[string]bool, len(squashed))
+	for _, s := range squashed {
+		m[s] = true
+	}
+	return m
+}()
+
+// pieceCost is the cost of one piece of a split word, in tenths of a
+// piece: fewer pieces win; a word frequent in the training corpus costs
+// less ("die at", not "di eat"; "me tome", not "meto me"); a piece of one or
+// two letters costs a little more ("the sea", not "these a"); a function
+// word of another language than the utterance's much more ("on the", not
+// "ont he").
+func pieceCost(w string, known *vocab, lang string) int {
+	c := 10 + 9
+	switch n := known.count(w); {
+	case contractions[w] != nil:
+		c -= 9 // "im", "wanna": never in the vocabulary, which is normalised
+	case n > 0:
+		c -= min(9, bits.Len32(uint32(n))) // log2 of the count, at most 9
+	default:
+		c += 2 // in the concept table but never seen in training
+	}
+	if len(w) <= 2 {
+		c += 3
+	}
+	if ls := functionLang[w]; ls != nil && lang != "-" && !ls[lang] && !(w == "die" && lang == "en") {
+		c += 10 // ("die" is the German article and the English verb)
+	}
+	return c
+}
+
+// functionLanguage is the language most of toks' function words belong to,
+// or "-" when none does (segment then prefers no language).
+func functionLanguage(toks []string) string {
+	var n [4]int
+	langs := [4]string{"en", "es", "fr", "de"}
+	for _, t := range toks {
+		for i, l := range langs {
+			if functionLang[t][l] {
+				n[i]++
+			}
+		}
+	}
+	best, lang := 0, "-"
+	for i, c := range n {
+		if c > best {
+			best, lang = c, langs[i]
+		}
+	}
+	return lang
+}
