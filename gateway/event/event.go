@@ -125,13 +125,16 @@ type SurfaceInfo struct {
 }
 
 // Notice is a message for the person, e.g. the AI disclosure at session
-// start (kind "ai_disclosure") or an unacknowledged safety card
-// (kind "safety_unacknowledged", addressed to the phone surface).
+// start (kind "ai_disclosure"), an unacknowledged safety card
+// (kind "safety_unacknowledged", addressed to the phone surface) or a voice
+// turn no recogniser was free for (kind "busy", with its turn id; spoken).
 type Notice struct {
 	Kind    string `json:"kind"`
 	Text    string `json:"text"`
 	Surface string `json:"surface,omitempty"`
 	CardID  string `json:"card_id,omitempty"`
+	// TurnID is the voice turn a "busy" notice answers.
+	TurnID string `json:"turn_id,omitempty"`
 }
 
 // Speech marks the start or end of user speech in a voice session, in

@@ -51,16 +51,21 @@ type speechQueue struct {
 	pending map[string]string // per turn, reply text not yet a whole sentence
 }
 
-// Notice speaks the AI disclosure (protected, from the phrase cache).
+// Notice speaks the AI disclosure (protected, from the phrase cache) and
+// the busy answer (from the phrase cache; the person may talk over it).
 func (sp *speechQueue) Notice(n event.Notice) {
-	if n.Kind == "ai_disclosure" {
+	switch n.Kind {
+	case "ai_disclosure":
 		sp.s.enqueue(speakItem{turnID: "notice", text: n.Text, last: true, protected: true, phrase: true})
+	case noticeBusy:
+		sp.s.enqueue(speakItem{turnID: n.TurnID, text: n.Text, last: true, phrase: true})
 	}
 }
 
 // SafetyCard speaks the card's resources when the device must hear them.
 func (sp *speechQueue) SafetyCard(c event.SafetyCard) {
 	s := sp.s
+	s.raiseLevel(c.Level)
 	if s.session().Profile().MustSpeakSafety() {
 		s.enqueue(speakItem{turnID: c.TurnID, text: spokenResources(c.Resources), protected: true})
 		s.factory.countSpoken(s.session().Owner().PartnerID, c.Level, c.Resources)
@@ -79,6 +84,7 @@ func (sp *speechQueue) ReplyDelta(d event.ReplyDelta) {
 
 // ReplyDone speaks the rest of the reply and finishes its source.
 func (sp *speechQueue) ReplyDone(d event.ReplyDone) {
+	sp.s.raiseLevel(d.Level)
 	sp.s.firstText(d.TurnID)
 	rest := strings.TrimSpace(sp.pending[d.TurnID])
 	delete(sp.pending, d.TurnID)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/veraneural/vera-gateway/gateway"
+	"github.com/veraneural/vera-gateway/gateway/clock"
 	"github.com/veraneural/vera-gateway/gateway/event"
 	"github.com/veraneural/vera-gateway/gateway/router"
 	"github.com/veraneural/vera-gateway/gateway/rtc"
@@ -39,6 +40,9 @@ type Deps struct {
 	// Counters counts safety cards whose resources were spoken (nil counts
 	// nothing).
 	Counters *safety.Counters
+	// Clock times the wait for a recogniser and admission (nil: the wall
+	// clock).
+	Clock clock.Clock
 }
 
 // ErrMissingDeps: a required collaborator is missing.
@@ -53,6 +57,9 @@ type Factory struct {
 	live map[string]*voiceSession // by conversation session id
 
 	phrases *phraseCache // nil: fixed phrases are synthesised per session
+
+	clock    clock.Clock
+	pressure *pressure // the recogniser's queueing, for admission
 }
 
 // NewFactory validates cfg and deps.
@@ -75,7 +82,11 @@ func NewFactory(cfg Config, deps Deps) (*Factory, error) {
 		deps.Metrics = NewMetrics(nil)
 	}
 	deps.Listener = timedListener{l: deps.Listener, wait: deps.Metrics.ListenWait}
-	f := &Factory{cfg: cfg, deps: deps, live: map[string]*voiceSession{}}
+	if deps.Clock == nil {
+		deps.Clock = clock.Real{}
+	}
+	f := &Factory{cfg: cfg, deps: deps, live: map[string]*voiceSession{}, clock: deps.Clock,
+		pressure: newPressure(time.Duration(cfg.AdmitListenWaitMs) * time.Millisecond)}
 	if cfg.PhraseCache > 0 {
 		f.phrases = newPhraseCache(deps.Speaker, cfg.PhraseCache, deps.Metrics)
 	}

@@ -15,7 +15,13 @@ import "github.com/prometheus/client_golang/prometheus"
 // Opus-encoded by the session, "encoded", or played from a phrase encoded
 // once for all sessions, "cached"), phrase_cache_total{result} and
 // phrase_synthesis_seconds (the fixed phrases' cache), listen_wait_seconds
-// (a turn's wait to open a recogniser, mostly for a pooled decoder).
+// (a turn's wait to open a recogniser, mostly for a pooled decoder),
+// listen_busy_total (turns no recogniser was free for within
+// voice.listen_wait_ms, answered busy), admission_refused_total (new voice
+// sessions refused while the recogniser was saturated) and
+// frame_overruns_total{kind} (inbound frames the media loop handled a whole
+// frame or more after they were due, "late", or dropped to catch up with
+// real time, "skipped": the media path did not keep real time).
 type Metrics struct {
 	Frame              prometheus.Histogram
 	EndOfTurnDelay     prometheus.Histogram
@@ -33,8 +39,12 @@ type Metrics struct {
 	PhraseCache        *prometheus.CounterVec
 	PhraseSynthesis    prometheus.Histogram
 	ListenWait         prometheus.Histogram
+	ListenBusy         prometheus.Counter
+	AdmissionRefused   prometheus.Counter
+	FrameOverruns      *prometheus.CounterVec
 
 	framesEncoded, framesCached prometheus.Counter // PlayoutFrames' children, resolved once
+	overrunLate, overrunSkipped prometheus.Counter // FrameOverruns' children
 }
 
 // frameBuckets resolve 5 µs to 41 ms in doublings (a frame's work is tens of
@@ -80,12 +90,22 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			[]string{"result"}),
 		PhraseSynthesis: lat("phrase_synthesis", "Synthesis and Opus encoding of one fixed phrase for the cache."),
 		ListenWait:      lat("listen_wait", "Speech start to the turn's recogniser open (includes waiting for a pooled decoder)."),
+		ListenBusy: prometheus.NewCounter(prometheus.CounterOpts{Namespace: "vera", Subsystem: "voice", Name: "listen_busy_total",
+			Help: "Voice turns no recogniser was free for within voice.listen_wait_ms; answered busy (notice kind busy, spoken)."}),
+		AdmissionRefused: prometheus.NewCounter(prometheus.CounterOpts{Namespace: "vera", Subsystem: "voice", Name: "admission_refused_total",
+			Help: "New voice sessions refused (503) while turns queued for a recogniser (voice.admit_listen_wait_ms)."}),
+		FrameOverruns: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "vera", Subsystem: "voice", Name: "frame_overruns_total",
+			Help: "Inbound 20 ms frames the media loop did not handle in real time: late (a frame or more after due) or skipped (dropped to catch up)."},
+			[]string{"kind"}),
 	}
 	m.framesEncoded = m.PlayoutFrames.WithLabelValues("encoded")
 	m.framesCached = m.PlayoutFrames.WithLabelValues("cached")
+	m.overrunLate = m.FrameOverruns.WithLabelValues("late")
+	m.overrunSkipped = m.FrameOverruns.WithLabelValues("skipped")
 	if reg != nil {
 		reg.MustRegister(m.Frame, m.EndOfTurnDelay, m.TranscriptionDelay, m.LLMTTFT, m.TTSTTFB, m.E2ELatency, m.Sessions, m.BargeIns, m.RecordDropped,
-			m.SessionSetup, m.SessionSetupFailed, m.PlayoutFrames, m.PhraseCache, m.PhraseSynthesis, m.ListenWait)
+			m.SessionSetup, m.SessionSetupFailed, m.PlayoutFrames, m.PhraseCache, m.PhraseSynthesis, m.ListenWait,
+			m.ListenBusy, m.AdmissionRefused, m.FrameOverruns)
 	}
 	return m
 }

@@ -33,6 +33,7 @@ type voiceSession struct {
 	swapCh   chan *session.Stream // a resumed conversation's stream for the pump
 	resumeMu sync.Mutex           // serialises resume hellos
 	turns0   atomic.Bool          // a turn has started on this connection
+	raised   atomic.Bool          // the session's safety level was raised: its turns listen first
 	log      *slog.Logger
 	m        *Metrics
 	ctx      context.Context
@@ -228,10 +229,17 @@ func (s *voiceSession) mediaLoop() {
 		}
 		// The media clock is elapsed time, not ticks: a late tick (a busy
 		// machine) is caught up frame by frame, so sample time stays true.
-		due := int64(time.Since(clock)/rtc.FrameDuration) - done
+		now := time.Since(clock)
+		due := int64(now/rtc.FrameDuration) - done
 		if due > catchUp {
+			s.m.overrunSkipped.Add(float64(due - catchUp))
 			due = catchUp
-			done = int64(time.Since(clock)/rtc.FrameDuration) - due
+			done = int64(now/rtc.FrameDuration) - due
+		}
+		if due > 1 {
+			// Frame done+1 was due at (done+1)×20 ms: handled a whole frame
+			// or more late, as are all but the newest of this catch-up.
+			s.m.overrunLate.Add(float64(due - 1))
 		}
 		for ; due > 0; due-- {
 			s.frame(base + done*audio.Frame20)
@@ -268,7 +276,7 @@ func (s *voiceSession) onTurnEvent(ev *turn.Event) {
 		s.turnN++
 		s.turnID = fmt.Sprintf("v%d", s.turnN)
 		s.session().Emit(event.TypeSpeechStarted, event.Speech{TurnID: s.turnID, AudioMS: sampleMs(ev.AudioStart)})
-		s.feed = newFeeder(s.ctx, s.deps.Listener, router.ListenRequest{Language: s.cfg.Language})
+		s.feed = newFeeder(s.ctx, s.deps.Listener, router.ListenRequest{Language: s.cfg.Language}, s.listenOptions())
 		s.lastPart, s.partAt = "", ev.At
 		// The recogniser gets the speech from its padded start.
 		for _, f := range s.in.Prefix(s.in.Now() - ev.AudioStart) {
@@ -302,6 +310,10 @@ func (s *voiceSession) onTurnEvent(ev *turn.Event) {
 func (s *voiceSession) finishTurn(id string, fd *feeder, stopped time.Time) {
 	defer s.listenDone.Done()
 	ls, err := fd.result()
+	if errors.Is(err, errListenBusy) {
+		s.answerBusy(id)
+		return
+	}
 	var tr router.Transcript
 	if err == nil {
 		tr, err = ls.Final(s.ctx)
