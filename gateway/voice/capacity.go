@@ -184,6 +184,20 @@ func (s *voiceSession) answerBusy(id string) {
 	s.session().NothingHeard(id)
 }
 
+// warmBusy puts the busy answer into the phrase cache while the session
+// starts, so that the first turn answered busy plays at once rather than
+// after an espeak run: when the recogniser is saturated, so is the machine,
+// and the synthesiser runs at a lower priority (router.espeak.nice). Runs on
+// its own goroutine (s.wg) until the phrase is cached or the session ends.
+func (s *voiceSession) warmBusy() {
+	defer s.wg.Done()
+	if err := s.factory.phrases.warm(s.ctx, busyText, s.conn.Sender().EncoderParams()); err == nil {
+		s.factory.busyReady.Store(true)
+	} else if s.ctx.Err() == nil {
+		s.log.Warn("voice: busy answer not cached; it is synthesised when needed", "err", err)
+	}
+}
+
 // listenOptions are the wait bound and priority of a new turn's listen.
 func (s *voiceSession) listenOptions() listenOptions {
 	prio := sphinx.PriorityNormal

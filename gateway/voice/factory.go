@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/veraneural/vera-gateway/gateway"
@@ -58,8 +59,9 @@ type Factory struct {
 
 	phrases *phraseCache // nil: fixed phrases are synthesised per session
 
-	clock    clock.Clock
-	pressure *pressure // the recogniser's queueing, for admission
+	clock     clock.Clock
+	pressure  *pressure   // the recogniser's queueing, for admission
+	busyReady atomic.Bool // the busy answer is in the phrase cache
 }
 
 // NewFactory validates cfg and deps.
@@ -168,5 +170,9 @@ func (f *Factory) New(ctx context.Context, info rtc.SessionInfo, c *rtc.Conn) (r
 	go s.mediaLoop()
 	go s.eventPump()
 	go s.speaker()
+	if f.phrases != nil && !f.busyReady.Load() {
+		s.wg.Add(1)
+		go s.warmBusy()
+	}
 	return s, nil
 }

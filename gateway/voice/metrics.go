@@ -86,7 +86,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "Outbound 20 ms frames by source: encoded (Opus-encoded by the session's sender) or cached (a fixed phrase encoded once and shared)."},
 			[]string{"source"}),
 		PhraseCache: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "vera", Subsystem: "voice", Name: "phrase_cache_total",
-			Help: "Requests for a fixed phrase (the spoken AI disclosure): hit (already encoded, or being encoded by another session) or miss (synthesised and encoded now)."},
+			Help: "Requests for a fixed phrase (the spoken AI disclosure, the busy answer): hit (already encoded, or being encoded by another session), miss (synthesised and encoded now) or warm (the busy answer cached at a session's start, before any turn needs it)."},
 			[]string{"result"}),
 		PhraseSynthesis: lat("phrase_synthesis", "Synthesis and Opus encoding of one fixed phrase for the cache."),
 		ListenWait:      lat("listen_wait", "Speech start to the turn's recogniser open (includes waiting for a pooled decoder)."),
