@@ -16,7 +16,8 @@ type Config struct {
 	// Pool is the most turns recognised at once (decoders in use; each
 	// holds its own copy of the models, ~50 MB). A live turn is decoded as
 	// it is spoken, so the pool is what the workers can keep up with in
-	// real time: one stream costs about 0.3 of a core (BENCHMARKS-media.md).
+	// real time: one stream costs about 0.37 of a core with its spotter
+	// (gateway/voice/BENCHMARKS-media.md).
 	Pool int `yaml:"pool"`
 	// SafetyReserve is how many decoders beyond Pool only turns of a
 	// session whose safety level is raised may use, so that such a turn
@@ -37,18 +38,20 @@ type Config struct {
 }
 
 // DefaultConfig uses Debian's pocketsphinx-en-us model, one worker thread
-// fewer than GOMAXPROCS (one on two cores) at nice +10, and three live
-// turns per worker (decoders created on demand) plus one in reserve for
-// raised safety: what the workers decode in real time, measured in
-// BENCHMARKS-media.md. More concurrent turns than that wait in the pool's
-// queue; the voice path answers a turn that waits too long as busy.
+// fewer than GOMAXPROCS (one on two cores) at nice +10, and two live turns
+// per worker (decoders created on demand) plus one in reserve for raised
+// safety: what a worker decodes in real time (2 × 0.37 of a core; three
+// streams, 1.1 cores, fall behind and hold their decoders longer), measured
+// in gateway/voice/BENCHMARKS-media.md. More concurrent turns than that wait
+// in the pool's queue; the voice path answers a turn that waits too long as
+// busy.
 func DefaultConfig() Config {
 	w := defaultWorkers()
 	return Config{
 		HMM:           "/usr/share/pocketsphinx/model/en-us/en-us",
 		Dict:          "/usr/share/pocketsphinx/model/en-us/cmudict-en-us.dict",
 		LM:            "/usr/share/pocketsphinx/model/en-us/en-us.lm.bin",
-		Pool:          3 * w,
+		Pool:          2 * w,
 		SafetyReserve: 1,
 		Workers:       w,
 		Nice:          10,
