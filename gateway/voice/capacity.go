@@ -36,9 +36,10 @@ func (s *voiceSession) playPhrase(it speakItem) bool {
 		return false
 	}
 	// Played through the same source bookkeeping as any speech: it waits
-	// for the previous source, emits reply.audio_started/stopped, and is
-	// protected from barge-in for its whole length.
-	s.sourceFor(it.turnID, ph)
+	// for the previous source and emits reply.audio_started/stopped. The
+	// disclosure is protected from barge-in for its whole length; the busy
+	// answer is not (the person talking again is what it asks for).
+	s.sourceFor(it.turnID, ph, it.protected)
 	return true
 }
 
