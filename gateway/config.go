@@ -165,12 +165,36 @@ func DefaultConfig() Config {
 // DevMode reports whether no partner key is configured.
 func (c Config) DevMode() bool { return len(c.Auth.Keys) == 0 }
 
-// Validate checks every value and names the key of the first bad one.
+// problems collects validation errors, each named by its config key.
+type problems []error
+
+func (p *problems) bad(key, format string, args ...any) {
+	*p = append(*p, fmt.Errorf("%s: %s", key, fmt.Sprintf(format, args...)))
+}
+
+// Validate checks every value and names the key of each bad one.
 func (c Config) Validate() error {
-	var errs []error
-	bad := func(key, format string, args ...any) {
-		errs = append(errs, fmt.Errorf("%s: %s", key, fmt.Sprintf(format, args...)))
+	var p problems
+	c.validateListen(&p)
+	c.Auth.validate(&p)
+	c.Limits.validate(&p)
+	if c.Idempotency.TTLSeconds < 60 {
+		p.bad("idempotency.ttl_seconds", "must be at least 60")
 	}
+	if c.Idempotency.MaxEntries < 1 {
+		p.bad("idempotency.max_entries", "must be at least 1")
+	}
+	if c.Idempotency.MaxResponseBytes < 1024 {
+		p.bad("idempotency.max_response_bytes", "must be at least 1024")
+	}
+	if c.ShutdownGraceMS < 0 {
+		p.bad("shutdown_grace_ms", "must not be negative")
+	}
+	return errors.Join(p...)
+}
+
+func (c Config) validateListen(p *problems) {
+	bad := p.bad
 	host, _, err := net.SplitHostPort(c.Listen)
 	if err != nil {
 		bad("listen", "%q is not host:port", c.Listen)
@@ -187,8 +211,12 @@ func (c Config) Validate() error {
 	if strings.TrimSpace(c.APIVersion) == "" {
 		bad("api_version", "must not be empty")
 	}
+}
+
+func (c AuthConfig) validate(p *problems) {
+	bad := p.bad
 	seen := map[string]bool{}
-	for i, k := range c.Auth.Keys {
+	for i, k := range c.Keys {
 		key := fmt.Sprintf("auth.keys[%d]", i)
 		switch {
 		case k.ID == "":
@@ -215,31 +243,35 @@ func (c Config) Validate() error {
 			}
 		}
 	}
-	if c.Auth.TokenSecret != "" && len(c.Auth.TokenSecret) < 32 {
+	if c.TokenSecret != "" && len(c.TokenSecret) < 32 {
 		bad("auth.token_secret", "must be at least 32 bytes")
 	}
-	if c.Auth.TokenTTLSeconds < 1 || c.Auth.TokenTTLSeconds > c.Auth.TokenMaxTTL {
+	if c.TokenTTLSeconds < 1 || c.TokenTTLSeconds > c.TokenMaxTTL {
 		bad("auth.token_ttl_seconds", "must be in [1, token_max_ttl_seconds]")
 	}
-	if c.Auth.TokenMaxTTL < 1 || c.Auth.TokenMaxTTL > 3600 {
+	if c.TokenMaxTTL < 1 || c.TokenMaxTTL > 3600 {
 		bad("auth.token_max_ttl_seconds", "must be in [1, 3600]")
 	}
-	if c.Limits.RequestsPerMinute < 1 {
+}
+
+func (c LimitsConfig) validate(p *problems) {
+	bad := p.bad
+	if c.RequestsPerMinute < 1 {
 		bad("limits.requests_per_minute", "must be at least 1")
 	}
-	if c.Limits.PerEndUserRPM < 1 || c.Limits.PerEndUserRPM > c.Limits.RequestsPerMinute {
+	if c.PerEndUserRPM < 1 || c.PerEndUserRPM > c.RequestsPerMinute {
 		bad("limits.per_end_user_rpm", "must be in [1, limits.requests_per_minute]")
 	}
-	if c.Limits.BodyBytes < 1024 {
+	if c.BodyBytes < 1024 {
 		bad("limits.body_bytes", "must be at least 1024")
 	}
-	if c.Limits.AuthFailuresPerMinute < 1 {
+	if c.AuthFailuresPerMinute < 1 {
 		bad("limits.auth_failures_per_minute", "must be at least 1")
 	}
-	if c.Limits.MaxConnectionsPerSource < 1 {
+	if c.MaxConnectionsPerSource < 1 {
 		bad("limits.max_connections_per_source", "must be at least 1")
 	}
-	for i, p := range c.Limits.TrustedProxies {
+	for i, p := range c.TrustedProxies {
 		if _, err := parseCIDR(p); err != nil {
 			bad(fmt.Sprintf("limits.trusted_proxies[%d]", i), "%q is not a CIDR or an IP address", p)
 		}
@@ -247,8 +279,8 @@ func (c Config) Validate() error {
 	for _, d := range []struct {
 		key string
 		v   time.Duration
-	}{{"header_timeout", c.Limits.HeaderTimeout}, {"body_timeout", c.Limits.BodyTimeout},
-		{"write_timeout", c.Limits.WriteTimeout}, {"idle_timeout", c.Limits.IdleTimeout}} {
+	}{{"header_timeout", c.HeaderTimeout}, {"body_timeout", c.BodyTimeout},
+		{"write_timeout", c.WriteTimeout}, {"idle_timeout", c.IdleTimeout}} {
 		if d.v < 100*time.Millisecond || d.v > 10*time.Minute {
 			bad("limits."+d.key, "must be in [100ms, 10m], got %v", d.v)
 		}
@@ -256,7 +288,7 @@ func (c Config) Validate() error {
 	for _, sh := range []struct {
 		key string
 		c   ShareConfig
-	}{{"limits.per_partner", c.Limits.PerPartner}, {"limits.per_token", c.Limits.PerToken}} {
+	}{{"limits.per_partner", c.PerPartner}, {"limits.per_token", c.PerToken}} {
 		for _, v := range []struct {
 			key string
 			f   float64
@@ -266,28 +298,15 @@ func (c Config) Validate() error {
 			}
 		}
 	}
-	if c.Limits.MaxHeaderBytes < 4096 || c.Limits.MaxHeaderBytes > 1<<20 {
+	if c.MaxHeaderBytes < 4096 || c.MaxHeaderBytes > 1<<20 {
 		bad("limits.max_header_bytes", "must be in [4096, 1048576]")
 	}
-	if c.Limits.MessageChars < 1 {
+	if c.MessageChars < 1 {
 		bad("limits.message_chars", "must be at least 1")
 	}
-	if c.Limits.ContextChars < 1 {
+	if c.ContextChars < 1 {
 		bad("limits.context_chars", "must be at least 1")
 	}
-	if c.Idempotency.TTLSeconds < 60 {
-		bad("idempotency.ttl_seconds", "must be at least 60")
-	}
-	if c.Idempotency.MaxEntries < 1 {
-		bad("idempotency.max_entries", "must be at least 1")
-	}
-	if c.Idempotency.MaxResponseBytes < 1024 {
-		bad("idempotency.max_response_bytes", "must be at least 1024")
-	}
-	if c.ShutdownGraceMS < 0 {
-		bad("shutdown_grace_ms", "must not be negative")
-	}
-	return errors.Join(errs...)
 }
 
 func knownScope(s string) bool {

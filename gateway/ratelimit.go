@@ -59,7 +59,8 @@ type RateLimiter interface {
 	Take(ctx context.Context, buckets ...Bucket) (Decision, error)
 	// Wait reports how long until b would allow one request (0: now),
 	// taking nothing. The server asks it before it authenticates a request
-	// from a source whose failures are throttled.
+	// from a source that failed to authenticate on this node within the
+	// last minute (failedSources); other requests never ask.
 	Wait(ctx context.Context, b Bucket) (time.Duration, error)
 }
 

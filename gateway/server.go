@@ -92,8 +92,11 @@ type Server struct {
 	idem     IdempotencyStore
 	device   func(string) error
 	draining atomic.Bool
-	routes   []Route
-	metrics  *httpMetrics
+	// failed are the sources whose failed authentications this node saw
+	// lately: only they ask the limiter before authenticating.
+	failed  *failedSources
+	routes  []Route
+	metrics *httpMetrics
 	// Connection bounds (listen.go): open connections per source, requests
 	// in flight per source named by a trusted proxy, and the proxies.
 	conns    *sourceCounts
@@ -107,7 +110,7 @@ func New(cfg Config, opts Options) (*Server, error) {
 		return nil, fmt.Errorf("gateway: config: %w", err)
 	}
 	s := &Server{cfg: cfg, log: opts.Logger, clock: clock.OrReal(opts.Clock), registry: opts.Registry,
-		limiter: opts.RateLimiter, idem: opts.Idempotency, device: opts.ValidateDevice}
+		limiter: opts.RateLimiter, idem: opts.Idempotency, device: opts.ValidateDevice, failed: newFailedSources()}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -287,11 +290,19 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request, rt Route) (Pr
 		WriteError(w, r, err)
 		return Principal{}, false
 	}
-	src := SourceAddr(r.Context())
+	src, now := SourceAddr(r.Context()), s.clock.Now()
 	fails := Bucket{Key: "authfail\x00" + src.String(), PerMinute: s.cfg.Limits.AuthFailuresPerMinute}
-	if wait, err := s.limiter.Wait(r.Context(), fails); err == nil && wait > 0 {
+	throttled := func(wait time.Duration) (Principal, bool) {
+		s.failed.mark(src, now)
 		return refuse(&Error{Type: RateLimited, RetryAfter: retryAfterSeconds(wait),
 			Message: fmt.Sprintf("more than %d failed authentications per minute from this address", s.cfg.Limits.AuthFailuresPerMinute)})
+	}
+	// Only a source that failed here lately is asked about first (see
+	// failedSources): the common request costs the limiter nothing.
+	if s.failed.suspect(src, now) {
+		if wait, err := s.limiter.Wait(r.Context(), fails); err == nil && wait > 0 {
+			return throttled(wait)
+		}
 	}
 	token := ""
 	if rt.Token != nil {
@@ -299,7 +310,10 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request, rt Route) (Pr
 	}
 	p, err := s.auth.Authenticate(r, rt.AllowClientToken, token)
 	if err != nil {
-		_, _ = s.limiter.Take(r.Context(), fails)
+		s.failed.mark(src, now)
+		if d, terr := s.limiter.Take(r.Context(), fails); terr == nil && !d.OK {
+			return throttled(d.RetryAfter) // charged on another node: throttled already
+		}
 		return refuse(err)
 	}
 	if !p.Has(rt.Scope) {

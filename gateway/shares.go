@@ -41,12 +41,83 @@ func (c ShareConfig) of(k ShareKind) float64 {
 // client tokens together, so minting another token does not widen it) its
 // limits.per_token share. A partner at its caps then leaves the rest to
 // the others. A nil *Shares admits everything.
+//
+// With a ShareLedger (UseLedger: the cluster's Redis), a share is counted
+// across every node: what this node holds is still counted here, and each
+// Acquire also asks the ledger whether the other live nodes' holdings and
+// this node's together stay within the caps. A release never waits on the
+// ledger: it is counted here at once and sent behind.
 type Shares struct {
 	retryAfter int
 	caps       map[ShareKind]shareCaps
+	ledger     ShareLedger
 
-	mu   sync.Mutex // mu guards held
+	mu   sync.Mutex // mu guards held and seq
 	held map[shareHolder]int
+	// seq numbers every change of held, so that the ledger keeps the
+	// newest of this node's counts whatever order they arrive in.
+	seq uint64
+}
+
+// ShareLedger counts this node's holdings beside the other nodes' (the
+// cluster's Redis). Every count this node sends is its own total for one
+// holder, numbered by a sequence that only grows: the ledger keeps, per
+// holder, the count of the highest sequence it has seen.
+type ShareLedger interface {
+	// Take records hs (this node's counts after taking one) at seq if, for
+	// each, the other live nodes' count plus Held stays within Cap; else
+	// it records nothing and returns the index of the first that would
+	// not (-1: taken). An error (the ledger is down) refuses.
+	Take(seq uint64, hs []ShareHolding) (refused int, err error)
+	// Put records hs at seq, behind: it never blocks (a release).
+	Put(seq uint64, hs []ShareHolding)
+}
+
+// ShareHolding is this node's count for one holder: a partner's or an end
+// user's share of one kind.
+type ShareHolding struct {
+	// Key names the holder: kind, partner and, for an end user, the end
+	// user, joined by NUL.
+	Key       string
+	Held, Cap int
+}
+
+// UseLedger makes the shares cluster-wide (call it before any Acquire).
+func (s *Shares) UseLedger(l ShareLedger) {
+	if s != nil {
+		s.ledger = l
+	}
+}
+
+// Holdings returns every count this node holds and the sequence they are
+// current at (the heartbeat's full copy for the ledger).
+func (s *Shares) Holdings() (uint64, []ShareHolding) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	hs := make([]ShareHolding, 0, len(s.held))
+	for h, n := range s.held {
+		hs = append(hs, s.holdingLocked(h, n))
+	}
+	return s.seq, hs
+}
+
+func (s *Shares) holdingLocked(h shareHolder, n int) ShareHolding {
+	c := s.caps[h.kind]
+	if h.endUser == "" {
+		return ShareHolding{Key: string(h.kind) + "\x00" + h.partner, Held: n, Cap: c.partner}
+	}
+	return ShareHolding{Key: string(h.kind) + "\x00" + h.partner + "\x00" + h.endUser, Held: n, Cap: c.token}
+}
+
+// changedLocked numbers a change of the holders hs and returns their
+// counts for the ledger.
+func (s *Shares) changedLocked(hs ...shareHolder) (uint64, []ShareHolding) {
+	s.seq++
+	out := make([]ShareHolding, len(hs))
+	for i, h := range hs {
+		out[i] = s.holdingLocked(h, s.held[h])
+	}
+	return s.seq, out
 }
 
 type shareCaps struct{ global, partner, token int }
@@ -86,34 +157,62 @@ func (s *Shares) Acquire(k ShareKind, partner, endUser string) (release func(), 
 	if s == nil {
 		return func() {}, nil
 	}
-	c := s.caps[k]
-	ph := shareHolder{kind: k, partner: partner}
-	th := shareHolder{kind: k, partner: partner, endUser: endUser}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.held[ph] >= c.partner {
-		return nil, &Error{Type: RateLimited, RetryAfter: s.retryAfter,
-			Message: fmt.Sprintf("this partner holds its share of %s (%d of %d): limits.per_partner.%s", k, c.partner, c.global, k)}
-	}
-	if endUser != "" && s.held[th] >= c.token {
-		return nil, &Error{Type: RateLimited, RetryAfter: s.retryAfter,
-			Message: fmt.Sprintf("this end user holds its share of %s (%d): limits.per_token.%s", k, c.token, k)}
-	}
-	s.held[ph]++
+	hs := []shareHolder{{kind: k, partner: partner}}
 	if endUser != "" {
-		s.held[th]++
+		hs = append(hs, shareHolder{kind: k, partner: partner, endUser: endUser})
 	}
+	s.mu.Lock()
+	for i, h := range hs {
+		if s.held[h] >= s.holdingLocked(h, 0).Cap {
+			s.mu.Unlock()
+			return nil, s.refusal(k, i)
+		}
+	}
+	for _, h := range hs {
+		s.held[h]++
+	}
+	seq, counts := s.changedLocked(hs...)
+	s.mu.Unlock()
 	var once sync.Once
-	return func() {
+	release = func() {
 		once.Do(func() {
 			s.mu.Lock()
-			defer s.mu.Unlock()
-			s.dec(ph)
-			if endUser != "" {
-				s.dec(th)
+			for _, h := range hs {
+				s.dec(h)
+			}
+			seq, counts := s.changedLocked(hs...)
+			s.mu.Unlock()
+			if s.ledger != nil {
+				s.ledger.Put(seq, counts)
 			}
 		})
-	}, nil
+	}
+	if s.ledger == nil {
+		return release, nil
+	}
+	refused, lerr := s.ledger.Take(seq, counts)
+	switch {
+	case lerr != nil:
+		release()
+		return nil, &Error{Type: Unavailable, RetryAfter: s.retryAfter,
+			Message: fmt.Sprintf("fair shares of %s cannot be checked across the cluster right now; retry", k)}
+	case refused >= 0:
+		release()
+		return nil, s.refusal(k, refused)
+	}
+	return release, nil
+}
+
+// refusal is the 429 of a full share: the partner's (which 0) or the end
+// user's (1).
+func (s *Shares) refusal(k ShareKind, which int) *Error {
+	c := s.caps[k]
+	if which == 0 {
+		return &Error{Type: RateLimited, RetryAfter: s.retryAfter,
+			Message: fmt.Sprintf("this partner holds its share of %s (%d of %d): limits.per_partner.%s", k, c.partner, c.global, k)}
+	}
+	return &Error{Type: RateLimited, RetryAfter: s.retryAfter,
+		Message: fmt.Sprintf("this end user holds its share of %s (%d): limits.per_token.%s", k, c.token, k)}
 }
 
 // Admit is Acquire with a plain error, for hooks that take one

@@ -120,6 +120,7 @@ func (a *app) build(cfg fileConfig, getenv func(string) string) (err error) {
 		return err
 	}
 	shares := newShares(cfg, log)
+	a.cluster.Shares(shares) // in a cluster, counted across every node
 	layout, err := session.NewGlassesLayout(cfg.Glasses)
 	if err != nil {
 		return err

@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -12,12 +10,10 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -28,10 +24,6 @@ import (
 )
 
 var updateVoiceShot = flag.Bool("update-voice-screenshot", false, "write docs/web-client-voice.png from TestBrowserVoice")
-
-// netnsEnv marks the copy of the test binary that runs inside a private
-// network namespace holding only loopback.
-const netnsEnv = "VERA_TEST_IN_NETNS"
 
 // heardRMS is the energy the reply audio must reach on the remote track as
 // WebAudio measures it (the page's own threshold is 0.01, about −40 dBFS):
@@ -87,6 +79,24 @@ type voiceReport struct {
 	} `json:"events"`
 	Turns json.RawMessage `json:"turns"`
 	Stats json.RawMessage `json:"stats"`
+	// ICERestarts and Path: the restarts by PATCH the page made and the
+	// candidate types of the pair ICE selected.
+	ICERestarts int      `json:"ice_restarts"`
+	RestartWhy  []string `json:"ice_restart_reasons"`
+	Path        *struct {
+		Local         string `json:"local"`
+		LocalProtocol string `json:"local_protocol"`
+		RelayProtocol string `json:"relay_protocol"`
+		Remote        string `json:"remote"`
+	} `json:"path"`
+}
+
+// browserVoiceRun varies runBrowserVoice: the gateway's config (nil: dev
+// mode as make run has it), more page parameters, and checks of its own.
+type browserVoiceRun struct {
+	tweak func(*testing.T, *fileConfig)
+	query string
+	check func(*testing.T, voiceReport)
 }
 
 // TestBrowserVoice talks to the whole gateway from the real web client in
@@ -105,14 +115,14 @@ func TestBrowserVoice(t *testing.T) {
 	if bin == "" {
 		t.Skip("chromium is not installed (CI installs it via .ci/deps.sh)")
 	}
-	if os.Getenv(netnsEnv) == "" {
-		if unshare, ok := loopbackNamespace(); ok {
-			rerunInNamespace(t, unshare)
-			return
-		}
-		t.Log("no private network namespace (needs root and unshare): running on the host's loopback")
+	var extra []string
+	if *updateVoiceShot {
+		extra = append(extra, "-update-voice-screenshot")
 	}
-	runBrowserVoice(t, bin, micFile(t))
+	if fixtures.InLoopbackNamespace(t, "TestBrowserVoice", extra...) {
+		return
+	}
+	runBrowserVoice(t, bin, micFile(t), browserVoiceRun{})
 }
 
 // Silence around the fixture's words on the fake microphone: the lead lets
@@ -142,49 +152,6 @@ func micFile(t *testing.T) string {
 	return path
 }
 
-// loopbackNamespace reports whether this process can create a network
-// namespace and bring its loopback up (root with unshare and ip).
-func loopbackNamespace() (string, bool) {
-	if os.Geteuid() != 0 {
-		return "", false
-	}
-	unshare, err := exec.LookPath("unshare")
-	if err != nil {
-		return "", false
-	}
-	if _, err := exec.LookPath("ip"); err != nil {
-		return "", false
-	}
-	if err := exec.Command(unshare, "-n", "sh", "-c", "ip link set lo up").Run(); err != nil {
-		return "", false
-	}
-	return unshare, true
-}
-
-// rerunInNamespace runs this one test again in a copy of the test binary
-// inside a fresh network namespace, and passes its verdict on.
-func rerunInNamespace(t *testing.T, unshare string) {
-	args := []string{"-n", "sh", "-c", `ip link set lo up && exec "$@"`, "sh",
-		os.Args[0], "-test.run=^TestBrowserVoice$", "-test.v", "-test.count=1", "-test.timeout=4m"}
-	if *updateVoiceShot {
-		args = append(args, "-update-voice-screenshot")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, unshare, args...)
-	cmd.Env = append(os.Environ(), netnsEnv+"=1")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	out, err := cmd.CombinedOutput()
-	t.Logf("in a loopback-only network namespace:\n%s", out)
-	if err != nil {
-		t.Fatalf("namespaced run: %v", err)
-	}
-	if !bytes.Contains(out, []byte("--- PASS: TestBrowserVoice")) {
-		t.Fatal("namespaced run did not pass TestBrowserVoice")
-	}
-}
-
 // lockedBuffer collects the gateway's log for failure messages.
 type lockedBuffer struct {
 	mu  sync.Mutex // guards buf
@@ -203,13 +170,16 @@ func (b *lockedBuffer) String() string {
 	return b.buf.String()
 }
 
-func runBrowserVoice(t *testing.T, bin, fixture string) {
+func runBrowserVoice(t *testing.T, bin, fixture string, run browserVoiceRun) {
 	began := time.Now()
 	// Dev mode (no keys) as `make run` has it, with media on loopback like
 	// loadConfig sets up, on an ephemeral UDP port and loopback peers only.
 	cfg := testFileConfig()
 	if !cfg.DevMode() {
 		t.Fatal("default config is not dev mode")
+	}
+	if run.tweak != nil {
+		run.tweak(t, &cfg)
 	}
 	if err := cfg.validate(); err != nil {
 		t.Fatal(err)
@@ -251,59 +221,16 @@ func runBrowserVoice(t *testing.T, bin, fixture string) {
 		w.WriteHeader(http.StatusNoContent)
 	})
 	srv := httptest.NewServer(mux)
-	defer func() {
+	t.Cleanup(func() { // after the browser's (LIFO)
 		a.close()
 		srv.Close()
-	}()
+	})
 
-	cmd := exec.Command(bin,
-		"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-		"--disable-background-networking", "--disable-component-update", "--disable-sync",
-		"--disable-default-apps", "--disable-extensions", "--enable-logging=stderr", "--v=0",
-		"--user-data-dir="+profile, "--window-size=1320,1400", "--remote-debugging-port=0",
+	browser := fixtures.StartChromiumWith(t, bin, profile, srv.URL+"/?voice=1&snap=/e2e/snap&report=/e2e/report"+run.query, "1320,1400",
 		"--autoplay-policy=no-user-gesture-required",
-		"--allow-loopback-in-peer-connection", "--use-fake-ui-for-media-stream", "--use-fake-device-for-media-stream",
 		// %noloop: the file plays once, then the microphone is silent.
-		"--use-file-for-fake-audio-capture="+fixture+"%noloop",
-		srv.URL+"/?voice=1&snap=/e2e/snap&report=/e2e/report")
-	// Its own process group, killed as a whole; and killed with us.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start chromium: %v", err)
-	}
-	var (
-		logMu   sync.Mutex // guards logTail
-		logTail []string
-	)
-	browserLog := func() string {
-		logMu.Lock()
-		defer logMu.Unlock()
-		return strings.Join(logTail, "\n")
-	}
-	logDone := make(chan struct{})
-	go func() {
-		defer close(logDone)
-		sc := bufio.NewScanner(stderr)
-		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		for sc.Scan() {
-			logMu.Lock()
-			if len(logTail) < 2000 {
-				logTail = append(logTail, sc.Text())
-			}
-			logMu.Unlock()
-		}
-	}()
-	defer func() {
-		// Headless Chromium never exits by itself: kill its process group
-		// by its own pid, then reap it.
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		_ = cmd.Wait()
-		<-logDone
-	}()
+		"--use-file-for-fake-audio-capture="+fixture+"%noloop")
+	browserLog := func() string { return strings.Join(browser.Log(), "\n") }
 
 	var rep voiceReport
 	select {
@@ -312,7 +239,10 @@ func runBrowserVoice(t *testing.T, bin, fixture string) {
 		t.Fatalf("the page reported nothing\nchromium:\n%s\ngateway:\n%s", browserLog(), logs)
 	}
 	if !rep.OK {
-		t.Fatalf("page check failed: %s\nvoice events %+v\nturns %s\ngateway:\n%s", rep.Error, rep.Events, rep.Turns, logs)
+		t.Fatalf("page check failed: %s\nvoice events %+v\nturns %s\ngateway:\n%s\nchromium:\n%s", rep.Error, rep.Events, rep.Turns, logs, browserLog())
+	}
+	if run.check != nil {
+		run.check(t, rep)
 	}
 
 	if !strings.Contains(rep.Location, "/v1/voice/sessions/") {
@@ -448,6 +378,8 @@ func runBrowserVoice(t *testing.T, bin, fixture string) {
 		t.Fatal(err)
 	}
 	switch {
+	case *updateVoiceShot && run.tweak != nil:
+		// The docs' screenshot is the plain run's.
 	case *updateVoiceShot && rep.HUD == nil:
 		// The docs show a spoken turn with its card on the HUD.
 		t.Log("docs/web-client-voice.png not updated: no safety card in this run")

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gorilla/mux"
@@ -59,6 +60,13 @@ type Cluster struct {
 	// entries to delete (forgetLoop).
 	counts  chan safetyCount
 	forgets chan []string
+	// shares are the fair shares this node counts in Redis (Shares);
+	// puts carries their releases there (putLoop).
+	shares *gateway.Shares
+	puts   chan sharePut
+	// shareDirty: a count may not have reached Redis; the next heartbeat
+	// rewrites them all.
+	shareDirty atomic.Bool
 
 	// mu guards the fields below (and counts' creation).
 	mu       sync.Mutex
@@ -172,8 +180,8 @@ func (c *Cluster) beatLoop() {
 	}
 }
 
-// beat is one heartbeat: the node record, every local entry and the node
-// count, in one pipeline (one round trip).
+// beat is one heartbeat: the node record, every local entry, this node's
+// fair-share counts and the node count, in one pipeline (one round trip).
 func (c *Cluster) beat() {
 	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.Heartbeat())
 	defer cancel()
@@ -194,9 +202,11 @@ func (c *Cluster) beat() {
 		e.ExpiresMS = now.Add(c.ttl()).UnixMilli()
 		_ = c.put(ctx, pipe, e)
 	}
+	sharesDone := c.syncShares(ctx, pipe)
 	pipe.ZRemRangeByScore(ctx, nodesKey, "-inf", fmt.Sprint(now.Add(-10*c.ttl()).UnixMilli()))
 	count := pipe.ZCount(ctx, nodesKey, fmt.Sprint(now.Add(-c.ttl()).UnixMilli()), "+inf")
 	_, err := pipe.Exec(ctx)
+	sharesDone(err)
 	if err == nil {
 		if n, _ := claimed.Int(); n == 0 {
 			err = fmt.Errorf("%w: another process claimed %q while this one could not beat", ErrNodeIDTaken, c.cfg.NodeID)
@@ -274,7 +284,7 @@ func (c *Cluster) Close(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, redisDialTimeout)
 	defer cancel()
 	c.forget(ctx, keys...)
-	err := c.release(ctx)
+	err := errors.Join(c.release(ctx), c.rdb.Del(ctx, shareKey(c.cfg.NodeID, c.instance)).Err())
 	c.forwarder.CloseIdleConnections()
 	return errors.Join(err, c.rdb.Close())
 }

@@ -26,8 +26,12 @@
 //   - While the node cannot reach Redis, or drains, /readyz is 503 and new
 //     sessions get 503 with Retry-After (Admit); live calls keep their
 //     media, which never touches Redis.
+//   - Fair shares (Shares) are counted across the live nodes: a node's
+//     counts live in one hash that lapses two heartbeats after its last
+//     heartbeat, so a killed node never keeps a share.
 //
-// Goroutines: one heartbeat loop, owned by the Cluster and joined by Close
-// (or Kill, the crash a test simulates). A nil *Cluster is one node alone:
+// Goroutines: the heartbeat loop, the directory's forget loop, the safety
+// counters' flush loop and the fair shares' release loop, each owned by
+// the Cluster and joined by Close (or Kill, the crash a test simulates). A nil *Cluster is one node alone:
 // its methods pass routes and handlers through unchanged.
 package cluster

@@ -51,3 +51,14 @@ func (c *Cluster) Idempotency(cfg gateway.IdempotencyConfig) gateway.Idempotency
 	}
 	return NewIdempotencyStore(c.rdb, time.Duration(cfg.TTLSeconds)*time.Second, cfg.MaxEntries)
 }
+
+// Pairing is opts with the cluster's pairing codes and per-address
+// exchange and refresh buckets, so that a code issued through one node is
+// exchanged, once, through any; alone, opts as they are (in memory).
+func (c *Cluster) Pairing(opts pairing.Options) pairing.Options {
+	if c == nil {
+		return opts
+	}
+	opts.Codes, opts.RateLimiter = pairing.NewRedisCodes(c.rdb), NewRateLimiter(c.rdb)
+	return opts
+}

@@ -31,9 +31,15 @@
 //     another end user's session exactly as for tokens from
 //     POST /v1/client_tokens.
 //   - A pairing not refreshed for Config.RefreshIdleDays expires.
+//   - In a cluster, codes, pairings and the per-address buckets are in
+//     Redis (RedisCodes, RedisStore, the cluster's RateLimiter): a code
+//     issued through one node is exchanged through any, its claim is one
+//     atomic script (of two exchanges racing on two nodes exactly one
+//     wins), and an address's attempts count once across the nodes.
 //
 // The package starts no goroutines: expired codes and pairings are swept
-// lazily by the requests themselves. Codes live in memory (a restart asks
-// the partner for a new one); pairings live in a Store — in memory, or in
-// the gateway's bbolt file so that paired glasses survive a restart.
+// lazily by the requests themselves. Codes live in a CodeStore — in memory
+// (a restart asks the partner for a new one) or in Redis; pairings live in
+// a Store — in memory, in the gateway's bbolt file so that paired glasses
+// survive a restart, or in Redis.
 package pairing

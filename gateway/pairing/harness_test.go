@@ -35,7 +35,17 @@ type harness struct {
 
 func newHarness(t *testing.T, store pairing.Store, cfg pairing.Config) *harness {
 	t.Helper()
-	h := &harness{t: t, clock: clocktest.NewClock(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)), reg: prometheus.NewRegistry()}
+	return newNode(t, store, cfg, nil, pairing.Options{})
+}
+
+// newNode is a harness on clock (nil: its own) with the codes and rate
+// limiter of opts: several of them on one Redis are a cluster's nodes.
+func newNode(t *testing.T, store pairing.Store, cfg pairing.Config, clock *clocktest.Clock, opts pairing.Options) *harness {
+	t.Helper()
+	if clock == nil {
+		clock = clocktest.NewClock(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))
+	}
+	h := &harness{t: t, clock: clock, reg: prometheus.NewRegistry()}
 	gcfg := gateway.DefaultConfig()
 	gcfg.Auth.Keys = []gateway.KeyConfig{
 		{ID: "partner-a", Secret: keyA, Scopes: gateway.AllScopes},
@@ -47,8 +57,8 @@ func newHarness(t *testing.T, store pairing.Store, cfg pairing.Config) *harness 
 		t.Fatal(err)
 	}
 	h.srv = srv
-	h.svc, err = pairing.New(cfg, store, pairing.Options{Tokens: srv.Tokens(), TokenTTL: time.Minute,
-		ValidateDevice: knownDevice, Clock: h.clock, Registerer: h.reg})
+	opts.Tokens, opts.TokenTTL, opts.ValidateDevice, opts.Clock, opts.Registerer = srv.Tokens(), time.Minute, knownDevice, h.clock, h.reg
+	h.svc, err = pairing.New(cfg, store, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -92,7 +92,11 @@ func TestPairingFlow(t *testing.T) {
 
 // TestCodeRefusals: a code works once, for its device, within its life.
 func TestCodeRefusals(t *testing.T) {
-	h := newHarness(t, pairing.NewMemoryStore(), pairing.DefaultConfig())
+	checkCodeRefusals(t, newHarness(t, pairing.NewMemoryStore(), pairing.DefaultConfig()))
+}
+
+// checkCodeRefusals is TestCodeRefusals on h's code store.
+func checkCodeRefusals(t *testing.T, h *harness) {
 	cases := []struct {
 		name     string
 		setup    func() string // returns the code to present

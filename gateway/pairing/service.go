@@ -38,15 +38,11 @@ type Options struct {
 	// RateLimiter keeps the per-address buckets of exchange and refresh
 	// (a shared one makes them cluster-wide); nil keeps them in memory.
 	RateLimiter gateway.RateLimiter
-	Logger      *slog.Logger
-	Registerer  prometheus.Registerer
-}
-
-// code is one issued pairing code (kept by the digest of its text).
-type code struct {
-	pairingID, partner, endUser, device string
-	expires                             time.Time
-	used                                bool
+	// Codes keeps the pairing codes (RedisCodes makes a code exchangeable
+	// on every node of a cluster); nil keeps them in memory.
+	Codes      CodeStore
+	Logger     *slog.Logger
+	Registerer prometheus.Registerer
 }
 
 // Service issues codes and turns them into pairings.
@@ -57,11 +53,9 @@ type Service struct {
 	limiter gateway.RateLimiter
 	metrics *metrics
 
-	mu sync.Mutex // guards codes, byOwner, lastSweep and every store read-modify-write
-	// codes by digest; byOwner maps partner\x00end user\x00device to the
-	// digest of that owner's live code.
-	codes     map[[32]byte]*code
-	byOwner   map[string][32]byte
+	codes CodeStore
+
+	mu        sync.Mutex // guards lastSweep and every store read-modify-write
 	lastSweep time.Time
 }
 
@@ -87,8 +81,10 @@ func New(cfg Config, store Store, opts Options) (*Service, error) {
 	if opts.RateLimiter == nil {
 		opts.RateLimiter = gateway.NewMemoryRateLimiter(opts.Clock)
 	}
-	return &Service{cfg: cfg, store: store, opts: opts, metrics: m, limiter: opts.RateLimiter,
-		codes: map[[32]byte]*code{}, byOwner: map[string][32]byte{}}, nil
+	if opts.Codes == nil {
+		opts.Codes = NewMemoryCodes()
+	}
+	return &Service{cfg: cfg, store: store, opts: opts, metrics: m, limiter: opts.RateLimiter, codes: opts.Codes}, nil
 }
 
 // Routes are the service's endpoints. Creating and ending a pairing take a
@@ -150,27 +146,22 @@ func (s *Service) handleCreate(w http.ResponseWriter, r *http.Request) {
 	}
 	now := s.opts.Clock.Now()
 	ttl := time.Duration(s.cfg.CodeTTLSeconds) * time.Second
-	s.mu.Lock()
-	s.sweepLocked(now)
-	owner := p.PartnerID + "\x00" + req.EndUserID + "\x00" + req.Device
-	if old, ok := s.byOwner[owner]; ok {
-		delete(s.codes, old) // the newest code wins
-	}
-	if len(s.codes) >= s.cfg.MaxCodes {
-		s.mu.Unlock()
-		gateway.WriteError(w, r, &gateway.Error{Type: gateway.Unavailable, RetryAfter: 60,
-			Message: "too many pairing codes are waiting to be used; retry later"})
+	s.sweep(now)
+	text, c := newCode(), Code{PairingID: newPairingID(), Partner: p.PartnerID, EndUser: req.EndUserID,
+		Device: req.Device, Expires: now.Add(ttl), Retain: now.Add(2 * ttl)}
+	if err := s.codes.Issue(digest(text), c, now, s.cfg.MaxCodes); err != nil {
+		if errors.Is(err, ErrTooManyCodes) {
+			gateway.WriteError(w, r, &gateway.Error{Type: gateway.Unavailable, RetryAfter: 60,
+				Message: "too many pairing codes are waiting to be used; retry later"})
+			return
+		}
+		s.codeStoreFailed(w, r, err)
 		return
 	}
-	text, c := newCode(), &code{pairingID: newPairingID(), partner: p.PartnerID, endUser: req.EndUserID,
-		device: req.Device, expires: now.Add(ttl)}
-	s.codes[digest(text)] = c
-	s.byOwner[owner] = digest(text)
-	s.mu.Unlock()
 	s.metrics.codes.Inc()
 	w.Header().Set("Cache-Control", "no-store")
-	gateway.WriteJSON(w, http.StatusCreated, CodeResponse{PairingID: c.pairingID, Code: displayCode(text),
-		ExpiresAt: c.expires.UTC().Format(time.RFC3339), TTLSeconds: s.cfg.CodeTTLSeconds, Device: req.Device,
+	gateway.WriteJSON(w, http.StatusCreated, CodeResponse{PairingID: c.PairingID, Code: displayCode(text),
+		ExpiresAt: c.Expires.UTC().Format(time.RFC3339), TTLSeconds: s.cfg.CodeTTLSeconds, Device: req.Device,
 		EndUserID: req.EndUserID, AppPath: "/glasses#pair=" + text})
 }
 
@@ -212,30 +203,34 @@ func (s *Service) handleExchange(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	now := s.opts.Clock.Now()
-	s.mu.Lock()
-	s.sweepLocked(now)
-	c, ok := s.codes[digest(norm)]
+	s.sweep(now)
+	// One atomic claim: of two exchanges of one code, on any nodes, one
+	// wins. A code presented by another kind of device has leaked: the
+	// claim burns it.
+	c, claim, err := s.codes.Claim(digest(norm), req.Device, now)
+	if err != nil {
+		s.codeStoreFailed(w, r, err)
+		return
+	}
 	var refusal *gateway.Error
-	switch {
-	case !ok:
+	switch claim {
+	case ClaimUnknown:
 		refusal = outcome(s.metrics.exchanges, "unknown", gateway.AuthenticationError, "unknown pairing code: check it, or ask for a new one in the VERA app")
-	case c.used:
+	case ClaimUsed:
 		refusal = outcome(s.metrics.exchanges, "used", gateway.AuthenticationError, "this pairing code was already used: ask for a new one in the VERA app")
-	case !now.Before(c.expires):
+	case ClaimExpired:
 		refusal = outcome(s.metrics.exchanges, "expired", gateway.AuthenticationError, "this pairing code expired: ask for a new one in the VERA app")
-	case req.Device != c.device:
-		c.used = true // presented by another kind of device: it has leaked
+	case ClaimWrongDevice:
 		refusal = outcome(s.metrics.exchanges, "wrong_device", gateway.PermissionError, "this pairing code is for another device; it can no longer be used")
 	}
 	if refusal != nil {
-		s.mu.Unlock()
 		gateway.WriteError(w, r, refusal)
 		return
 	}
-	c.used = true
 	secret := randomHex(32)
-	pr := Pairing{ID: c.pairingID, Partner: c.partner, EndUser: c.endUser, Device: c.device, Secret: digest(secret),
+	pr := Pairing{ID: c.PairingID, Partner: c.Partner, EndUser: c.EndUser, Device: c.Device, Secret: digest(secret),
 		Created: now, Refreshed: now}
+	s.mu.Lock()
 	err = s.admitLocked(pr)
 	s.mu.Unlock()
 	if err != nil {
@@ -378,14 +373,12 @@ func (s *Service) handleDelete(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id := mux.Vars(r)["id"]
-	s.mu.Lock()
-	found := false
-	for dg, c := range s.codes {
-		if c.pairingID == id && c.partner == p.PartnerID {
-			delete(s.codes, dg)
-			found = true
-		}
+	found, err := s.codes.Withdraw(p.PartnerID, id)
+	if err != nil {
+		s.codeStoreFailed(w, r, err)
+		return
 	}
+	s.mu.Lock()
 	pr, ok, err := s.store.Get(id)
 	if err == nil && ok && pr.Partner == p.PartnerID {
 		found = true
@@ -435,25 +428,23 @@ func (s *Service) allow(w http.ResponseWriter, r *http.Request, route string, pe
 // sweepInterval is how often requests sweep expired codes and pairings.
 const sweepInterval = time.Minute
 
-// sweepLocked drops codes a code lifetime past their expiry (until then a
-// late or repeated exchange is told "expired" or "already used", not
-// "unknown") and pairings idle too long, at most once per sweepInterval.
-func (s *Service) sweepLocked(now time.Time) {
+// codeStoreFailed answers a code store that could not be reached (the
+// cluster's Redis): 503 with Retry-After, the code untouched.
+func (s *Service) codeStoreFailed(w http.ResponseWriter, r *http.Request, err error) {
+	s.opts.Logger.Error("pairing: code store", "err", err)
+	gateway.WriteError(w, r, &gateway.Error{Type: gateway.Unavailable, RetryAfter: 5,
+		Message: "pairing codes cannot be reached right now; retry"})
+}
+
+// sweep drops pairings idle too long, at most once per sweepInterval (the
+// code store sweeps its own).
+func (s *Service) sweep(now time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if now.Sub(s.lastSweep) < sweepInterval {
 		return
 	}
 	s.lastSweep = now
-	keep := time.Duration(s.cfg.CodeTTLSeconds) * time.Second
-	for dg, c := range s.codes {
-		if !now.Before(c.expires.Add(keep)) {
-			delete(s.codes, dg)
-		}
-	}
-	for owner, dg := range s.byOwner {
-		if c, ok := s.codes[dg]; !ok || c.used || !now.Before(c.expires) {
-			delete(s.byOwner, owner)
-		}
-	}
 	idle := time.Duration(s.cfg.RefreshIdleDays) * 24 * time.Hour
 	if _, err := s.store.Sweep(now.Add(-idle)); err != nil {
 		s.opts.Logger.Warn("pairing: sweep", "err", err)

@@ -464,6 +464,7 @@ func (h *Handler) Update(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNoContent)
 		return
 	}
+	h.iceLinks(w.Header(), c.id) // an ICE restart gets a fresh TURN credential
 	w.Header().Set("Content-Type", "application/trickle-ice-sdpfrag")
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(out.Marshal())

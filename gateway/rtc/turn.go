@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
+	"net/http"
 	"slices"
 	"strconv"
 	"time"
@@ -69,4 +70,16 @@ func (e *Engine) ICEServers(sessionID string) []ICEServer {
 		out = append(out, e.turn.mint(sessionID, e.now()))
 	}
 	return out
+}
+
+// iceLinks adds to hdr the Link headers (RFC 9725 §4.6) of the ICE servers
+// for sessionID, with a TURN credential minted now. An ICE restart's 200
+// carries them as the answer's 201 does: a client restarts ICE when its
+// path failed, often long after the answer, and may need the relay (a
+// network that blocks UDP, or a credential near its expiry), so it gets a
+// fresh credential with the restart rather than the answer's.
+func (h *Handler) iceLinks(hdr http.Header, sessionID string) {
+	for _, l := range linkHeaders(h.eng.ICEServers(sessionID)) {
+		hdr.Add("Link", l)
+	}
 }

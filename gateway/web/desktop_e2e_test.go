@@ -57,15 +57,15 @@ func TestBrowserDeviceAndRegion(t *testing.T) {
 	if bin == "" {
 		t.Skip("chromium is not installed (CI installs it via .ci/deps.sh)")
 	}
-	if inLoopbackNamespace(t, "TestBrowserDeviceAndRegion") {
+	if fixtures.InLoopbackNamespace(t, "TestBrowserDeviceAndRegion") {
 		return
 	}
 	g := newGlassesServer(t, echoCompanion{})
 	tok := g.clientToken(t, "u_desk_1", "even-g2")
-	browser := startChromium(t, bin, t.TempDir(), g.URL+"/?desk-test=1&token="+tok)
+	browser := fixtures.StartChromium(t, bin, t.TempDir(), g.URL+"/?desk-test=1&token="+tok)
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
-	page, err := browser.dialPage(ctx, "desk-test=1")
+	page, err := browser.DialPage(ctx, "desk-test=1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,18 +74,18 @@ func TestBrowserDeviceAndRegion(t *testing.T) {
 		t.Helper()
 		if err != nil {
 			var events any
-			_ = page.eval(ctx, `__vera.events.map((e) => e.type + ':' + e.seq)`, &events)
+			_ = page.Eval(ctx, `__vera.events.map((e) => e.type + ':' + e.seq)`, &events)
 			t.Fatalf("%v\nevents: %v", err, events)
 		}
 	}
 	view := func() deskView {
 		t.Helper()
 		var v deskView
-		must(page.eval(ctx, deskViewJS, &v))
+		must(page.Eval(ctx, deskViewJS, &v))
 		return v
 	}
 	for {
-		err := page.waitFor(ctx, `window.__vera && __vera.sessionId`, "session.created")
+		err := page.WaitFor(ctx, `window.__vera && __vera.sessionId`, "session.created")
 		if err == nil {
 			break
 		}
@@ -103,27 +103,27 @@ func TestBrowserDeviceAndRegion(t *testing.T) {
 		t.Errorf("HUD hint %q", v.Hint)
 	}
 	var sid string
-	must(page.eval(ctx, `__vera.sessionId`, &sid))
+	must(page.Eval(ctx, `__vera.sessionId`, &sid))
 	if s, ok := g.mgr.Get(sid); !ok || s.Profile().ID != "even-g2" || s.Owner().EndUserID != "u_desk_1" {
 		t.Fatalf("session %s: %v", sid, ok)
 	}
 
 	// The region picker: a hello on the live connection, not a resume.
-	must(page.eval(ctx, `(() => { const r = document.getElementById('region'); r.value = 'GB';
+	must(page.Eval(ctx, `(() => { const r = document.getElementById('region'); r.value = 'GB';
 		r.dispatchEvent(new Event('change')); return true; })()`, nil))
-	must(page.waitFor(ctx, `!__vera.renegotiating && __vera.events.filter((e) => e.type === 'session.created').length === 2`, "re-negotiated"))
+	must(page.WaitFor(ctx, `!__vera.renegotiating && __vera.events.filter((e) => e.type === 'session.created').length === 2`, "re-negotiated"))
 	if v := view(); strings.Contains(v.Status, "reconnect") || strings.Contains(v.Status, "resumed") || v.Region != "GB" {
 		t.Errorf("after the region switch: %+v", v)
 	}
 
 	say := func(text string) {
 		t.Helper()
-		must(page.click(ctx, "#message"))
-		must(page.insertText(ctx, text))
-		must(page.press(ctx, "Enter"))
+		must(page.Click(ctx, "#message"))
+		must(page.InsertText(ctx, text))
+		must(page.Press(ctx, "Enter"))
 	}
 	say("I want to end my life tonight")
-	must(page.waitFor(ctx, `document.querySelectorAll('#cards > .safety').length === 1`, "the card"))
+	must(page.WaitFor(ctx, `document.querySelectorAll('#cards > .safety').length === 1`, "the card"))
 	v = view()
 	if !v.PinnedAbove || len(v.Pinned) != 1 || len(v.Folded) != 0 {
 		t.Fatalf("card placement: %+v", v)
@@ -132,11 +132,11 @@ func TestBrowserDeviceAndRegion(t *testing.T) {
 		t.Errorf("GB resources: %q", v.Resources)
 	}
 	first := v.Pinned[0]
-	must(page.waitFor(ctx, `[...__vera.turns.values()].every((t) => t.ended)`, "the reply"))
+	must(page.WaitFor(ctx, `[...__vera.turns.values()].every((t) => t.ended)`, "the reply"))
 	// The next turn brings another card while the first was never closed
 	// with Done: both stay pinned, newest on top.
 	say("I still want to die")
-	must(page.waitFor(ctx, `document.querySelectorAll('#cards > .safety').length === 2`, "a second card"))
+	must(page.WaitFor(ctx, `document.querySelectorAll('#cards > .safety').length === 2`, "a second card"))
 	v = view()
 	if len(v.Folded) != 0 || v.Pinned[1] != first || !v.PinnedAbove {
 		t.Fatalf("an unacknowledged card was folded: %+v", v)
@@ -144,8 +144,8 @@ func TestBrowserDeviceAndRegion(t *testing.T) {
 
 	// A message too long for the gateway, sent past the composer's check:
 	// the error reads as a sentence; the gateway's words are a tooltip.
-	must(page.eval(ctx, `(__vera.ws.send(JSON.stringify({type: 'input.text', text: 'x'.repeat(8001)})), true)`, nil))
-	must(page.waitFor(ctx, `[...document.querySelectorAll('#transcript li')].some((li) => /too long/.test(li.textContent))`, "the error"))
+	must(page.Eval(ctx, `(__vera.ws.send(JSON.stringify({type: 'input.text', text: 'x'.repeat(8001)})), true)`, nil))
+	must(page.WaitFor(ctx, `[...document.querySelectorAll('#transcript li')].some((li) => /too long/.test(li.textContent))`, "the error"))
 	v = view()
 	last := v.Notices[len(v.Notices)-1]
 	if last != "That message is too long (at most 8000 characters)." || !strings.Contains(v.Titles[len(v.Titles)-1], "invalid_request") {
@@ -153,11 +153,11 @@ func TestBrowserDeviceAndRegion(t *testing.T) {
 	}
 	// A dropped connection: a sentence while it reconnects, then back.
 	var statuses []string
-	must(page.eval(ctx, `(() => { window.__statuses = []; new MutationObserver(() => __statuses.push(document.getElementById('status').textContent))
+	must(page.Eval(ctx, `(() => { window.__statuses = []; new MutationObserver(() => __statuses.push(document.getElementById('status').textContent))
 		.observe(document.getElementById('status'), {childList: true, characterData: true, subtree: true});
 		__vera.ws.close(4000, 'test: network change'); return true; })()`, nil))
-	must(page.waitFor(ctx, `__vera.events.filter((e) => e.type === 'session.created' && e.resumed).length >= 2 && /reconnected/.test(document.getElementById('status').textContent)`, "reconnected"))
-	must(page.eval(ctx, `__statuses`, &statuses))
+	must(page.WaitFor(ctx, `__vera.events.filter((e) => e.type === 'session.created' && e.resumed).length >= 2 && /reconnected/.test(document.getElementById('status').textContent)`, "reconnected"))
+	must(page.Eval(ctx, `__statuses`, &statuses))
 	for _, s := range statuses {
 		if closeCodeRe.MatchString(s) {
 			t.Errorf("status %q shows a code", s)

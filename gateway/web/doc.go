@@ -15,7 +15,12 @@
 // waiting behind it. Proposed actions show twice: on the phone/browser
 // panel as Approve and Decline buttons, and on the HUD as the server's
 // prompt page, whose keys go to the server (it owns the focus, which
-// starts on Decline). A prompt is never drawn over a safety card.
+// starts on Decline). A prompt is never drawn over a safety card. Voice
+// takes the STUN/TURN servers of the answer's Link headers (RFC 9725 §4.6)
+// and keeps them for the next call while their credential is valid; a call
+// that gathered without them restarts ICE by PATCH through them (at once
+// with ?relay=1, after 4 s without a direct path, or when the connection
+// fails), and the restart's 200 brings a fresh TURN credential.
 //
 // The glasses app (Glasses) is a 600×600 page for the glasses' browser:
 // captions on black, the glasses' own composer behind a plain input, and

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -20,10 +19,9 @@ import (
 
 	"github.com/veraneural/vera-gateway/fixtures"
 	"github.com/veraneural/vera-gateway/gateway"
-	"github.com/veraneural/vera-gateway/gateway/chat"
+	"github.com/veraneural/vera-gateway/gateway/gatewaytest"
 	"github.com/veraneural/vera-gateway/gateway/session"
 	"github.com/veraneural/vera-gateway/gateway/web"
-	"github.com/veraneural/vera-gateway/glasses"
 	"github.com/veraneural/vera-gateway/safety"
 )
 
@@ -111,26 +109,9 @@ func TestBrowserCrisisCardOnHUD(t *testing.T) {
 	if bin == "" {
 		t.Skip("chromium is not installed (CI installs it via .ci/deps.sh)")
 	}
-	ls, err := session.NewLocalSafety("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	gl, err := session.NewGlassesLayout(glasses.DefaultConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
 	counters := safety.NewCounters(nil)
-	mgr, err := session.NewManager(session.DefaultConfig(), session.Deps{Converser: echoCompanion{}, Safety: ls, Layout: gl, Counters: counters})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ch, err := chat.New(chat.DefaultConfig(), mgr, devAuth, chat.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	reports := make(chan report, 1)
 	mux := http.NewServeMux()
-	mux.Handle("/v1/chat", ch)
 	mux.Handle("/", web.Handler())
 	mux.HandleFunc("POST /e2e/report", func(w http.ResponseWriter, r *http.Request) {
 		var rep report
@@ -158,15 +139,11 @@ func TestBrowserCrisisCardOnHUD(t *testing.T) {
 		shotMu.Unlock()
 		w.WriteHeader(http.StatusNoContent)
 	})
-	srv := httptest.NewServer(mux)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		defer cancel()
-		_ = ch.Close(ctx)
-		srv.Close()
-		_ = mgr.Close(ctx)
-	})
-	browser := startChromium(t, bin, profile, srv.URL+"/?e2e=1&mic=1&region=US&snap=/e2e/snap&report=/e2e/report")
+	st := gatewaytest.NewStack(t, gatewaytest.Options{Converser: echoCompanion{},
+		Deps: func(d *session.Deps) { d.Counters = counters },
+		Chat: true, ChatAuth: devAuth,
+		Mux: func(m *http.ServeMux) { m.Handle("/", mux) }})
+	browser := fixtures.StartChromium(t, bin, profile, st.Server.URL+"/?e2e=1&mic=1&region=US&snap=/e2e/snap&report=/e2e/report")
 
 	var rep report
 	select {

@@ -47,15 +47,15 @@ func BenchmarkGlassesBudgets(b *testing.B) {
 	if bin == "" {
 		b.Skip("chromium is not installed")
 	}
-	if inLoopbackNamespace(b, "BenchmarkGlassesBudgets", "-test.benchtime="+flag.Lookup("test.benchtime").Value.String(),
+	if fixtures.InLoopbackNamespace(b, "BenchmarkGlassesBudgets", "-test.benchtime="+flag.Lookup("test.benchtime").Value.String(),
 		fmt.Sprintf("-glasses-cpu-slowdown=%d", *benchCPUSlowdown)) {
 		return
 	}
 	g := newGlassesServer(b, echoCompanion{})
-	browser := startChromiumSized(b, bin, b.TempDir(), "about:blank", "600,600")
+	browser := fixtures.StartChromiumWith(b, bin, b.TempDir(), "about:blank", "600,600", "--mute-audio")
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
-	page, err := browser.dialPage(ctx, "about:blank")
+	page, err := browser.DialPage(ctx, "about:blank")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -152,7 +152,7 @@ func BenchmarkGlassesBudgets(b *testing.B) {
 type benchPage struct {
 	b      testing.TB
 	ctx    context.Context
-	cdp    *cdp
+	cdp    *fixtures.CDP
 	origin string
 }
 
@@ -165,36 +165,36 @@ func (p *benchPage) must(_ json.RawMessage, err error) {
 
 func (p *benchPage) eval(expr string, out any) {
 	p.b.Helper()
-	if err := p.cdp.eval(p.ctx, expr, out); err != nil {
+	if err := p.cdp.Eval(p.ctx, expr, out); err != nil {
 		p.b.Fatal(err)
 	}
 }
 
 func (p *benchPage) waitFor(cond, what string) {
 	p.b.Helper()
-	if err := p.cdp.waitFor(p.ctx, cond, what); err != nil {
+	if err := p.cdp.WaitFor(p.ctx, cond, what); err != nil {
 		p.b.Fatal(err)
 	}
 }
 
 // setup fixes the viewport and the glasses' envelope for every load.
 func (p *benchPage) setup() {
-	p.must(p.cdp.call(p.ctx, "Emulation.setDeviceMetricsOverride", map[string]any{"width": 600, "height": 600,
+	p.must(p.cdp.Call(p.ctx, "Emulation.setDeviceMetricsOverride", map[string]any{"width": 600, "height": 600,
 		"deviceScaleFactor": 1, "mobile": false}))
-	p.must(p.cdp.call(p.ctx, "Network.enable", map[string]any{}))
-	p.must(p.cdp.call(p.ctx, "Network.emulateNetworkConditions", map[string]any{"offline": false, "latency": benchLatencyMS,
+	p.must(p.cdp.Call(p.ctx, "Network.enable", map[string]any{}))
+	p.must(p.cdp.Call(p.ctx, "Network.emulateNetworkConditions", map[string]any{"offline": false, "latency": benchLatencyMS,
 		"downloadThroughput": benchBytesPerSec, "uploadThroughput": benchBytesPerSec}))
-	p.must(p.cdp.call(p.ctx, "Emulation.setCPUThrottlingRate", map[string]any{"rate": *benchCPUSlowdown}))
+	p.must(p.cdp.Call(p.ctx, "Emulation.setCPUThrottlingRate", map[string]any{"rate": *benchCPUSlowdown}))
 }
 
 // pair pairs the page once (not measured); later launches refresh.
 func (p *benchPage) pair(code string) {
 	p.navigate(p.origin + "/glasses")
 	p.waitFor(`document.activeElement && document.activeElement.id === 'code'`, "the pairing screen")
-	if err := p.cdp.insertText(p.ctx, code); err != nil {
+	if err := p.cdp.InsertText(p.ctx, code); err != nil {
 		p.b.Fatal(err)
 	}
-	if err := p.cdp.press(p.ctx, "Enter"); err != nil {
+	if err := p.cdp.Press(p.ctx, "Enter"); err != nil {
 		p.b.Fatal(err)
 	}
 	p.waitFor(`__glasses.sessionId`, "paired and connected")
@@ -202,13 +202,13 @@ func (p *benchPage) pair(code string) {
 
 func (p *benchPage) navigate(u string) {
 	p.b.Helper()
-	p.must(p.cdp.call(p.ctx, "Page.navigate", map[string]any{"url": u}))
+	p.must(p.cdp.Call(p.ctx, "Page.navigate", map[string]any{"url": u}))
 	// Until the new document is there, evaluation may hit the old one or
 	// a destroyed context: wait for ours.
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		var at string
-		err := p.cdp.eval(p.ctx, `location.href + ' ' + document.readyState`, &at)
+		err := p.cdp.Eval(p.ctx, `location.href + ' ' + document.readyState`, &at)
 		if err == nil && strings.HasPrefix(at, u+" ") && !strings.HasSuffix(at, " loading") {
 			return
 		}
@@ -227,8 +227,8 @@ func (p *benchPage) navigate(u string) {
 // pairing (local storage) stays, as on a paired device.
 func (p *benchPage) clearCaches() {
 	p.navigate("about:blank")
-	p.must(p.cdp.call(p.ctx, "Network.clearBrowserCache", map[string]any{}))
-	p.must(p.cdp.call(p.ctx, "Storage.clearDataForOrigin", map[string]any{"origin": p.origin,
+	p.must(p.cdp.Call(p.ctx, "Network.clearBrowserCache", map[string]any{}))
+	p.must(p.cdp.Call(p.ctx, "Storage.clearDataForOrigin", map[string]any{"origin": p.origin,
 		"storageTypes": "service_workers,cache_storage"}))
 }
 
@@ -275,10 +275,10 @@ func (p *benchPage) card() cardMetrics {
 		p.b.Fatal("a card is still open")
 	}
 	p.eval(`document.getElementById('msg').focus()`, nil)
-	if err := p.cdp.insertText(p.ctx, "I want to end my life tonight"); err != nil {
+	if err := p.cdp.InsertText(p.ctx, "I want to end my life tonight"); err != nil {
 		p.b.Fatal(err)
 	}
-	if err := p.cdp.press(p.ctx, "Enter"); err != nil {
+	if err := p.cdp.Press(p.ctx, "Enter"); err != nil {
 		p.b.Fatal(err)
 	}
 	p.waitFor(`__glasses.screen === 'card' && __glasses.t.cardShown > 0 && __bench.el.some((t) => t >= __glasses.t.cardRx)`, "the card on screen")
@@ -288,7 +288,7 @@ func (p *benchPage) card() cardMetrics {
   if (!__bench.loaf) new PerformanceObserver((l) => l.getEntries().forEach((e) => __bench.loaf.push(e.duration))).observe({type: 'long-animation-frame'});
   __bench.loaf = []; return true; })()`, nil)
 	page := func(key string, n int) {
-		if err := p.cdp.press(p.ctx, key); err != nil {
+		if err := p.cdp.Press(p.ctx, key); err != nil {
 			p.b.Fatal(err)
 		}
 		p.waitFor(fmt.Sprintf(`document.querySelector('#sheet .page.on .ind').textContent === '%d/%d'`, n, of), "page "+fmt.Sprint(n))
@@ -314,7 +314,7 @@ func (p *benchPage) card() cardMetrics {
 	p.eval(`({events: __bench.detail, draws: __bench.draws, first: __bench.firstDraw, loaf: __bench.loaf,
   fit: [...document.querySelectorAll('#sheet .lines')].map((b) => b.dataset.fit)})`, &detail)
 	p.b.Logf("paging: event timing [name, duration, input delay, processing], page draw ms, LoAF: %v", detail)
-	if err := p.cdp.press(p.ctx, "Enter"); err != nil { // Done
+	if err := p.cdp.Press(p.ctx, "Enter"); err != nil { // Done
 		p.b.Fatal(err)
 	}
 	p.waitFor(`__glasses.screen === 'talk'`, "the card closed")
@@ -342,8 +342,8 @@ func (p *benchPage) turns(n int) float64 {
     await sleep(Math.max(0, 150 - (performance.now() - started)));
   }
   return true; })()`, n), nil)
-	p.must(p.cdp.call(p.ctx, "HeapProfiler.collectGarbage", map[string]any{}))
-	raw, err := p.cdp.call(p.ctx, "Runtime.getHeapUsage", map[string]any{})
+	p.must(p.cdp.Call(p.ctx, "HeapProfiler.collectGarbage", map[string]any{}))
+	raw, err := p.cdp.Call(p.ctx, "Runtime.getHeapUsage", map[string]any{})
 	if err != nil {
 		p.b.Fatal(err)
 	}

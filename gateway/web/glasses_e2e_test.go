@@ -89,15 +89,15 @@ func TestBrowserGlasses(t *testing.T) {
 	if *updateGlassesShots {
 		extra = append(extra, "-update-glasses-screenshots")
 	}
-	if inLoopbackNamespace(t, "TestBrowserGlasses", extra...) {
+	if fixtures.InLoopbackNamespace(t, "TestBrowserGlasses", extra...) {
 		return
 	}
 	g := newGlassesServer(t, &remindCompanion{})
 	code := g.code(t, "u_glasses_e2e")
-	browser := startChromiumSized(t, bin, t.TempDir(), g.URL+"/glasses?region=US&glasses-test=1", "600,600")
+	browser := fixtures.StartChromiumWith(t, bin, t.TempDir(), g.URL+"/glasses?region=US&glasses-test=1", "600,600", "--mute-audio")
 	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
 	defer cancel()
-	page, err := browser.dialPage(ctx, "glasses-test=1")
+	page, err := browser.DialPage(ctx, "glasses-test=1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +105,7 @@ func TestBrowserGlasses(t *testing.T) {
 	fail := func(format string, args ...any) {
 		t.Helper()
 		var trace any
-		_ = page.eval(ctx, `({trace: __glasses.trace, screen: __glasses.screen})`, &trace)
+		_ = page.Eval(ctx, `({trace: __glasses.trace, screen: __glasses.screen})`, &trace)
 		var console []string
 		for _, l := range browser.Log() {
 			if strings.Contains(l, "CONSOLE") || strings.Contains(l, "Uncaught") {
@@ -123,16 +123,16 @@ func TestBrowserGlasses(t *testing.T) {
 	view := func() glassesView {
 		t.Helper()
 		var v glassesView
-		must(page.eval(ctx, viewJS, &v))
+		must(page.Eval(ctx, viewJS, &v))
 		return v
 	}
-	if _, err := page.call(ctx, "Emulation.setDeviceMetricsOverride", map[string]any{"width": 600, "height": 600,
+	if _, err := page.Call(ctx, "Emulation.setDeviceMetricsOverride", map[string]any{"width": 600, "height": 600,
 		"deviceScaleFactor": 1, "mobile": false}); err != nil {
 		t.Fatal(err)
 	}
 	// The page may still be loading when its target appears.
 	for {
-		err := page.waitFor(ctx, `window.__glasses && document.activeElement && document.activeElement.id === 'code'`, "the pairing screen")
+		err := page.WaitFor(ctx, `window.__glasses && document.activeElement && document.activeElement.id === 'code'`, "the pairing screen")
 		if err == nil {
 			break
 		}
@@ -142,23 +142,23 @@ func TestBrowserGlasses(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	var dims []int
-	must(page.eval(ctx, `[innerWidth, innerHeight]`, &dims))
+	must(page.Eval(ctx, `[innerWidth, innerHeight]`, &dims))
 	if !slices.Equal(dims, []int{600, 600}) {
 		t.Fatalf("viewport %v", dims)
 	}
 
 	// Pairing: the code the partner's app shows, written with spaces in
 	// lower case as the glasses' composer might give it.
-	must(page.insertText(ctx, strings.ToLower(strings.ReplaceAll(code, "-", " "))))
-	must(page.press(ctx, "Enter"))
-	must(page.waitFor(ctx, `__glasses.sessionId && __glasses.screen === 'talk' && document.activeElement.id === 'msg'`, "connected after pairing"))
+	must(page.InsertText(ctx, strings.ToLower(strings.ReplaceAll(code, "-", " "))))
+	must(page.Press(ctx, "Enter"))
+	must(page.WaitFor(ctx, `__glasses.sessionId && __glasses.screen === 'talk' && document.activeElement.id === 'msg'`, "connected after pairing"))
 	var kept bool
-	must(page.eval(ctx, `JSON.parse(localStorage.getItem('vera.glasses.pairing')).refresh_token.startsWith('vera_rt_')`, &kept))
+	must(page.Eval(ctx, `JSON.parse(localStorage.getItem('vera.glasses.pairing')).refresh_token.startsWith('vera_rt_')`, &kept))
 	if !kept {
 		t.Fatal("the refresh credential was not kept")
 	}
 	var sid string
-	must(page.eval(ctx, `__glasses.sessionId`, &sid))
+	must(page.Eval(ctx, `__glasses.sessionId`, &sid))
 	sess, ok := g.mgr.Get(sid)
 	if !ok || sess.Owner().EndUserID != "u_glasses_e2e" || sess.Profile().ID != "meta-rayban-display" {
 		t.Fatalf("session %s: %v %+v", sid, ok, sess)
@@ -166,52 +166,52 @@ func TestBrowserGlasses(t *testing.T) {
 
 	say := func(text string) {
 		t.Helper()
-		must(page.eval(ctx, `document.getElementById('msg').focus()`, nil))
-		must(page.insertText(ctx, text))
-		must(page.press(ctx, "Enter"))
+		must(page.Eval(ctx, `document.getElementById('msg').focus()`, nil))
+		must(page.InsertText(ctx, text))
+		must(page.Press(ctx, "Enter"))
 	}
 
 	// (a) A proposed action: the prompt opens on Decline; Escape backs
 	// out of it and nothing is decided; it waits as a chip, reopens, and
 	// Enter on Decline declines.
 	say("please remind me to call Sam")
-	must(page.waitFor(ctx, `__glasses.screen === 'prompt' && document.activeElement.dataset.ctl === 'decline'`, "the prompt"))
+	must(page.WaitFor(ctx, `__glasses.screen === 'prompt' && document.activeElement.dataset.ctl === 'decline'`, "the prompt"))
 	v := view()
 	if !slices.Equal(v.Controls, []string{"approve", "decline"}) || !strings.Contains(v.Title+strings.Join(v.Lines, " "), "call Sam") ||
 		v.Clipped != 0 || v.Outside != 0 || v.Ring != "solid 4px" {
 		fail("prompt: %+v", v)
 	}
-	shot, err := page.screenshot(ctx)
+	shot, err := page.Screenshot(ctx)
 	must(err)
 	shots := map[string][]byte{"glasses-prompt.png": shot}
-	must(page.press(ctx, "Escape"))
-	must(page.waitFor(ctx, `__glasses.screen === 'talk' && document.activeElement.id === 'msg' && !document.getElementById('pending').hidden`, "backed out"))
+	must(page.Press(ctx, "Escape"))
+	must(page.WaitFor(ctx, `__glasses.screen === 'talk' && document.activeElement.id === 'msg' && !document.getElementById('pending').hidden`, "backed out"))
 	if v := view(); !strings.Contains(v.Chip, "call Sam") {
 		fail("chip after backing out: %+v", v)
 	}
 	if d := g.actions.decisions("act_1"); len(d) != 0 {
 		t.Fatalf("Escape decided: %+v", d)
 	}
-	must(page.press(ctx, "ArrowUp"))
+	must(page.Press(ctx, "ArrowUp"))
 	if v := view(); v.Focus != "pending" {
 		fail("ArrowUp from the message box: %+v", v)
 	}
-	must(page.press(ctx, "Enter"))
-	must(page.waitFor(ctx, `__glasses.screen === 'prompt' && document.activeElement.dataset.ctl === 'decline'`, "the prompt again"))
-	must(page.press(ctx, "ArrowLeft"))
+	must(page.Press(ctx, "Enter"))
+	must(page.WaitFor(ctx, `__glasses.screen === 'prompt' && document.activeElement.dataset.ctl === 'decline'`, "the prompt again"))
+	must(page.Press(ctx, "ArrowLeft"))
 	if v := view(); v.Focus != "approve" {
 		fail("ArrowLeft on the prompt: %+v", v)
 	}
-	must(page.press(ctx, "ArrowRight"))
-	must(page.press(ctx, "Enter"))
-	must(page.waitFor(ctx, `__glasses.screen === 'talk' && /^Declined/.test(document.getElementById('notice').textContent)`, "declined"))
+	must(page.Press(ctx, "ArrowRight"))
+	must(page.Press(ctx, "Enter"))
+	must(page.WaitFor(ctx, `__glasses.screen === 'talk' && /^Declined/.test(document.getElementById('notice').textContent)`, "declined"))
 	if d := g.actions.decisions("act_1"); len(d) != 1 || d[0].Approved || d[0].Via != session.ViaTap || d[0].Surface != "display" {
 		t.Fatalf("act_1 decisions %+v, want one decline tapped on the display", d)
 	}
 
 	// (b) A crisis message: the card comes first and covers the screen.
 	say("I want to end my life tonight")
-	must(page.waitFor(ctx, `__glasses.screen === 'card' && document.querySelector('#sheet .page.on .ind').textContent.startsWith('1/')`, "safety card"))
+	must(page.WaitFor(ctx, `__glasses.screen === 'card' && document.querySelector('#sheet .page.on .ind').textContent.startsWith('1/')`, "safety card"))
 	v = view()
 	if v.Kind != "card" || v.Page != 1 || v.Of < 2 || v.Ind != fmt.Sprintf("1/%d", v.Of) || v.Title == "" || v.Focus != "next" {
 		fail("card page 1: %+v", v)
@@ -226,8 +226,8 @@ func TestBrowserGlasses(t *testing.T) {
 		Card  int `json:"card"`
 		Delta int `json:"delta"`
 	}
-	must(page.waitFor(ctx, `__glasses.turn && /You said/.test(__glasses.turn.text)`, "the reply behind the card"))
-	must(page.eval(ctx, `(() => { const ty = __glasses.trace.types, from = ty.lastIndexOf('transcript.final');
+	must(page.WaitFor(ctx, `__glasses.turn && /You said/.test(__glasses.turn.text)`, "the reply behind the card"))
+	must(page.Eval(ctx, `(() => { const ty = __glasses.trace.types, from = ty.lastIndexOf('transcript.final');
 		return {card: ty.indexOf('safety.card', from), delta: ty.indexOf('reply.delta', from)}; })()`, &order))
 	if order.Card < 0 || order.Delta < 0 || order.Card > order.Delta {
 		fail("safety.card at %d, first reply.delta at %d", order.Card, order.Delta)
@@ -236,14 +236,14 @@ func TestBrowserGlasses(t *testing.T) {
 		fail("the reply took the screen from the card: %+v", s)
 	}
 	cardID, of := v.CardID, v.Of
-	if shot, err = page.screenshot(ctx); err != nil {
+	if shot, err = page.Screenshot(ctx); err != nil {
 		fail("%v", err)
 	}
 	shots["glasses-card.png"] = shot
 	checkPage := func(v glassesView, n int) {
 		t.Helper()
 		// A person reads the page: it is drawn and acknowledged.
-		must(page.waitFor(ctx, fmt.Sprintf(`__glasses.trace.acks.some((a) => a.card_id === %q && a.page === %d)`, cardID, n),
+		must(page.WaitFor(ctx, fmt.Sprintf(`__glasses.trace.acks.some((a) => a.card_id === %q && a.page === %d)`, cardID, n),
 			fmt.Sprintf("the ack of page %d", n)))
 		if v.Screen != "card" || v.CardID != cardID || v.Page != n || v.Ind != fmt.Sprintf("%d/%d", n, of) {
 			fail("want page %d/%d of %s: %+v", n, of, cardID, v)
@@ -257,38 +257,38 @@ func TestBrowserGlasses(t *testing.T) {
 	checkPage(v, 1)
 
 	// Focus along the control row, then back: the Call link is a tel: link.
-	must(page.press(ctx, "ArrowRight"))
+	must(page.Press(ctx, "ArrowRight"))
 	if v := view(); !strings.HasPrefix(v.Focus, "call:") || !strings.HasPrefix(v.Hrefs[1], "tel:") {
 		fail("ArrowRight: %+v", v)
 	}
-	must(page.press(ctx, "ArrowLeft"))
+	must(page.Press(ctx, "ArrowLeft"))
 	if v := view(); v.Focus != "next" {
 		fail("ArrowLeft: %+v", v)
 	}
 	// Escape on page 1: the card is sticky.
-	must(page.press(ctx, "Escape"))
+	must(page.Press(ctx, "Escape"))
 	checkPage(view(), 1)
 	// ↓ pages, Enter on Next pages, Escape goes back a page, never away.
-	must(page.press(ctx, "ArrowDown"))
+	must(page.Press(ctx, "ArrowDown"))
 	checkPage(view(), 2)
 	if of > 2 {
-		must(page.press(ctx, "Enter"))
+		must(page.Press(ctx, "Enter"))
 		checkPage(view(), 3)
-		must(page.press(ctx, "Escape"))
+		must(page.Press(ctx, "Escape"))
 		checkPage(view(), 2)
 	}
 	for n := view().Page; n < of; n++ {
-		must(page.press(ctx, "ArrowDown"))
+		must(page.Press(ctx, "ArrowDown"))
 		checkPage(view(), n+1)
 	}
 	if v := view(); v.Focus != "done" {
 		fail("last page focuses %q, want done", v.Focus)
 	}
-	must(page.waitFor(ctx, fmt.Sprintf(`new Set(__glasses.trace.acks.filter((a) => a.card_id === %q).map((a) => a.page)).size === %d`, cardID, of),
+	must(page.WaitFor(ctx, fmt.Sprintf(`new Set(__glasses.trace.acks.filter((a) => a.card_id === %q).map((a) => a.page)).size === %d`, cardID, of),
 		"an ack for every page"))
 	// Done: the card leaves this screen and the gateway's.
-	must(page.press(ctx, "Enter"))
-	must(page.waitFor(ctx, `__glasses.screen === 'talk' && document.activeElement.id === 'msg' && __glasses.cleared.size === 1`, "back to the conversation"))
+	must(page.Press(ctx, "Enter"))
+	must(page.WaitFor(ctx, `__glasses.screen === 'talk' && document.activeElement.id === 'msg' && __glasses.cleared.size === 1`, "back to the conversation"))
 	for surface, pages := range sess.Acked(cardID) {
 		if slices.Contains(pages, false) {
 			t.Errorf("surface %s: pages acknowledged %v", surface, pages)
@@ -302,14 +302,14 @@ func TestBrowserGlasses(t *testing.T) {
 	// message from elsewhere gets a reply). Visible again: resumed, and
 	// every event arrived once, in order.
 	var before int
-	must(page.eval(ctx, `__glasses.resumes`, &before))
+	must(page.Eval(ctx, `__glasses.resumes`, &before))
 	var other struct {
 		TargetID string `json:"targetId"`
 	}
-	raw, err := page.call(ctx, "Target.createTarget", map[string]any{"url": "about:blank"})
+	raw, err := page.Call(ctx, "Target.createTarget", map[string]any{"url": "about:blank"})
 	must(err)
 	must(json.Unmarshal(raw, &other))
-	must(page.waitFor(ctx, `document.visibilityState === 'hidden' && !__glasses.ws && __glasses.trace.statuses.includes('Paused')`, "paused while hidden"))
+	must(page.WaitFor(ctx, `document.visibilityState === 'hidden' && !__glasses.ws && __glasses.trace.statuses.includes('Paused')`, "paused while hidden"))
 	turns := len(sess.History())
 	sess.Submit("are you still there")
 	deadline := time.Now().Add(20 * time.Second)
@@ -319,13 +319,13 @@ func TestBrowserGlasses(t *testing.T) {
 	if len(sess.History()) < turns+2 {
 		t.Fatal("the session did not answer while the glasses were hidden")
 	}
-	if _, err := page.call(ctx, "Target.closeTarget", map[string]any{"targetId": other.TargetID}); err != nil {
+	if _, err := page.Call(ctx, "Target.closeTarget", map[string]any{"targetId": other.TargetID}); err != nil {
 		t.Fatal(err)
 	}
-	must(page.waitFor(ctx, fmt.Sprintf(`document.visibilityState === 'visible' && __glasses.resumes === %d && /are you still there/.test(document.getElementById('reply').textContent)`, before+1),
+	must(page.WaitFor(ctx, fmt.Sprintf(`document.visibilityState === 'visible' && __glasses.resumes === %d && /are you still there/.test(document.getElementById('reply').textContent)`, before+1),
 		"resumed with the missed reply"))
 	var seqs []int64
-	must(page.eval(ctx, `__glasses.trace.seqs`, &seqs))
+	must(page.Eval(ctx, `__glasses.trace.seqs`, &seqs))
 	for i, s := range seqs {
 		if s != int64(i+1) {
 			fail("events after resume: seq %d at %d (%v)", s, i, seqs)
@@ -338,7 +338,7 @@ func TestBrowserGlasses(t *testing.T) {
 		t.Errorf("after resume: %+v", v)
 	}
 	var errs []string
-	must(page.eval(ctx, `__glasses.trace.errors`, &errs))
+	must(page.Eval(ctx, `__glasses.trace.errors`, &errs))
 	if len(errs) != 0 {
 		t.Errorf("error events: %v", errs)
 	}

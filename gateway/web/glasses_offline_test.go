@@ -43,14 +43,14 @@ func TestBrowserGlassesOfflineAndUpgrade(t *testing.T) {
 	if bin == "" {
 		t.Skip("chromium is not installed (CI installs it via .ci/deps.sh)")
 	}
-	if inLoopbackNamespace(t, "TestBrowserGlassesOfflineAndUpgrade") {
+	if fixtures.InLoopbackNamespace(t, "TestBrowserGlassesOfflineAndUpgrade") {
 		return
 	}
 	g := newGlassesServer(t, echoCompanion{})
-	browser := startChromiumSized(t, bin, t.TempDir(), g.URL+"/glasses?sw-test=1", "600,600")
+	browser := fixtures.StartChromiumWith(t, bin, t.TempDir(), g.URL+"/glasses?sw-test=1", "600,600", "--mute-audio")
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
-	page, err := browser.dialPage(ctx, "sw-test=1")
+	page, err := browser.DialPage(ctx, "sw-test=1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func TestBrowserGlassesOfflineAndUpgrade(t *testing.T) {
 	state := func() workerState {
 		t.Helper()
 		var s workerState
-		if err := page.eval(ctx, workerJS, &s); err != nil {
+		if err := page.Eval(ctx, workerJS, &s); err != nil {
 			t.Fatal(err)
 		}
 		return s
@@ -66,7 +66,7 @@ func TestBrowserGlassesOfflineAndUpgrade(t *testing.T) {
 	waitLoaded := func(what string) {
 		t.Helper()
 		for {
-			err := page.waitFor(ctx, `document.readyState === 'complete' && window.__glasses`, what)
+			err := page.WaitFor(ctx, `document.readyState === 'complete' && window.__glasses`, what)
 			if err == nil {
 				return
 			}
@@ -78,7 +78,7 @@ func TestBrowserGlassesOfflineAndUpgrade(t *testing.T) {
 	}
 	waitLoaded("first launch")
 	old := g.app.Build()
-	if err := page.waitFor(ctx, `navigator.serviceWorker.controller && caches.keys().then((k) => k.includes('vera-glasses-`+old+`'))`, "the worker"); err != nil {
+	if err := page.WaitFor(ctx, `navigator.serviceWorker.controller && caches.keys().then((k) => k.includes('vera-glasses-`+old+`'))`, "the worker"); err != nil {
 		t.Fatal(err)
 	}
 	s := state()
@@ -89,7 +89,7 @@ func TestBrowserGlassesOfflineAndUpgrade(t *testing.T) {
 
 	// The gateway is unreachable: the app still starts, from the cache.
 	g.serve.Store(nil)
-	if _, err := page.call(ctx, "Page.reload", map[string]any{"ignoreCache": false}); err != nil {
+	if _, err := page.Call(ctx, "Page.reload", map[string]any{"ignoreCache": false}); err != nil {
 		t.Fatal(err)
 	}
 	waitLoaded("offline launch")
@@ -104,14 +104,14 @@ func TestBrowserGlassesOfflineAndUpgrade(t *testing.T) {
 		t.Fatal(err)
 	}
 	g.serve.Store(next)
-	if _, err := page.call(ctx, "Page.reload", map[string]any{"ignoreCache": false}); err != nil {
+	if _, err := page.Call(ctx, "Page.reload", map[string]any{"ignoreCache": false}); err != nil {
 		t.Fatal(err)
 	}
 	waitLoaded("launch after the upgrade")
 	if s := state(); s.Build != next.Build() || s.Build == old {
 		t.Fatalf("after the upgrade the page is build %s, want %s (old %s)", s.Build, next.Build(), old)
 	}
-	if err := page.waitFor(ctx, `caches.keys().then((k) => k.length === 1 && k[0] === 'vera-glasses-`+next.Build()+`')`, "the old cache gone"); err != nil {
+	if err := page.WaitFor(ctx, `caches.keys().then((k) => k.length === 1 && k[0] === 'vera-glasses-`+next.Build()+`')`, "the old cache gone"); err != nil {
 		t.Fatalf("%v: %+v", err, state())
 	}
 	if s := state(); !slices.Contains(s.Entries, s.Script) || !strings.Contains(s.Script, "/glasses/app.") {

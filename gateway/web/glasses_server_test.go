@@ -4,16 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -162,96 +158,6 @@ func (g *glassesServer) code(t testing.TB, endUser string) string {
 		t.Fatalf("POST /v1/pairings: %d %v", res.StatusCode, err)
 	}
 	return body.Code
-}
-
-// netnsEnv marks the copy of the test binary that runs inside a private
-// network namespace holding only loopback.
-const netnsEnv = "VERA_TEST_IN_NETNS"
-
-// inLoopbackNamespace runs the calling test (or benchmark, with bench set)
-// again in a copy of the test binary inside a fresh network namespace that
-// holds only loopback, when this process may make one (root, unshare, ip),
-// and reports whether it did: the caller then returns. Browser traffic can
-// then reach nothing but the test's own server.
-func inLoopbackNamespace(t testing.TB, name string, extra ...string) bool {
-	t.Helper()
-	if os.Getenv(netnsEnv) != "" {
-		return false
-	}
-	// The benchmark framework calls a benchmark more than once (b.N = 1,
-	// then the -benchtime N): the namespaced copy runs it once, in full.
-	if strings.HasPrefix(name, "Benchmark") {
-		spawnedMu.Lock()
-		done := spawned[name]
-		spawned[name] = true
-		spawnedMu.Unlock()
-		if done {
-			return true
-		}
-	}
-	unshare, ok := loopbackNamespace()
-	if !ok {
-		t.Log("no private network namespace (needs root and unshare): running on the host's loopback")
-		return false
-	}
-	run := "-test.run=^" + name + "$"
-	if strings.HasPrefix(name, "Benchmark") {
-		run = "-test.run=^$"
-		// The caller's -bench pattern, so that sub-benchmarks can be picked.
-		extra = append([]string{"-test.bench=" + flag.Lookup("test.bench").Value.String()}, extra...)
-	}
-	args := append([]string{"-n", "sh", "-c", `ip link set lo up && exec "$@"`, "sh",
-		os.Args[0], run, "-test.v", "-test.count=1", "-test.timeout=9m"}, extra...)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, unshare, args...)
-	cmd.Env = append(os.Environ(), netnsEnv+"=1")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	var out []byte
-	var err error
-	if strings.HasPrefix(name, "Benchmark") {
-		// Benchmark lines go straight to our output, where benchstat and
-		// the reader find them (a benchmark's log is cut to a few lines).
-		fmt.Println("# in a loopback-only network namespace")
-		cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
-		err = cmd.Run()
-	} else {
-		out, err = cmd.CombinedOutput()
-		t.Logf("in a loopback-only network namespace:\n%s", out)
-	}
-	var exit *exec.ExitError
-	if err != nil && !errors.As(err, &exit) {
-		t.Fatalf("namespaced run: %v", err)
-	}
-	if err != nil || !strings.HasPrefix(name, "Benchmark") && !strings.Contains(string(out), "--- PASS: "+name) {
-		t.Fatalf("namespaced run of %s did not pass", name)
-	}
-	return true
-}
-
-var (
-	spawnedMu sync.Mutex // guards spawned
-	spawned   = map[string]bool{}
-)
-
-// loopbackNamespace reports whether this process can create a network
-// namespace and bring its loopback up.
-func loopbackNamespace() (string, bool) {
-	if os.Geteuid() != 0 {
-		return "", false
-	}
-	unshare, err := exec.LookPath("unshare")
-	if err != nil {
-		return "", false
-	}
-	if _, err := exec.LookPath("ip"); err != nil {
-		return "", false
-	}
-	if err := exec.Command(unshare, "-n", "sh", "-c", "ip link set lo up").Run(); err != nil {
-		return "", false
-	}
-	return unshare, true
 }
 
 // wireMeter counts the HTTP requests the server answers and the bytes it

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,11 +13,10 @@ import (
 	"time"
 
 	"github.com/veraneural/vera-gateway/fixtures"
-	"github.com/veraneural/vera-gateway/gateway/chat"
 	"github.com/veraneural/vera-gateway/gateway/clock/clocktest"
+	"github.com/veraneural/vera-gateway/gateway/gatewaytest"
 	"github.com/veraneural/vera-gateway/gateway/session"
 	"github.com/veraneural/vera-gateway/gateway/web"
-	"github.com/veraneural/vera-gateway/glasses"
 )
 
 // remindCompanion proposes a reminder for every "remind me to …" message
@@ -116,42 +114,18 @@ func TestBrowserActionPrompt(t *testing.T) {
 	if bin == "" {
 		t.Skip("chromium is not installed (CI installs it via .ci/deps.sh)")
 	}
-	ls, err := session.NewLocalSafety("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	gl, err := session.NewGlassesLayout(glasses.DefaultConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
 	rec := &actionRecorder{}
 	// Session timers (action expiry, answer windows, ack timeouts) run on
 	// a fake clock: they fire only when the test advances it.
 	clock := clocktest.NewClock(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))
-	mgr, err := session.NewManager(session.DefaultConfig(), session.Deps{Converser: &remindCompanion{}, Safety: ls, Layout: gl,
-		Actions: rec, Clock: clock})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ch, err := chat.New(chat.DefaultConfig(), mgr, devAuth, chat.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	mux := http.NewServeMux()
-	mux.Handle("/v1/chat", ch)
-	mux.Handle("/", web.Handler())
-	srv := httptest.NewServer(mux)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		defer cancel()
-		_ = ch.Close(ctx)
-		srv.Close()
-		_ = mgr.Close(ctx)
-	})
-	browser := startChromium(t, bin, t.TempDir(), srv.URL+"/?region=US&prompt-test=1")
+	st := gatewaytest.NewStack(t, gatewaytest.Options{Converser: &remindCompanion{},
+		Deps: func(d *session.Deps) { d.Actions, d.Clock = rec, clock },
+		Chat: true, ChatAuth: devAuth,
+		Mux: func(mux *http.ServeMux) { mux.Handle("/", web.Handler()) }})
+	browser := fixtures.StartChromium(t, bin, t.TempDir(), st.Server.URL+"/?region=US&prompt-test=1")
 	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
 	defer cancel()
-	page, err := browser.dialPage(ctx, "prompt-test=1")
+	page, err := browser.DialPage(ctx, "prompt-test=1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +133,7 @@ func TestBrowserActionPrompt(t *testing.T) {
 	fail := func(format string, args ...any) {
 		t.Helper()
 		var events []map[string]any
-		_ = page.eval(ctx, `__vera.events.map((e) => ({type: e.type, seq: e.seq, kind: e.kind}))`, &events)
+		_ = page.Eval(ctx, `__vera.events.map((e) => ({type: e.type, seq: e.seq, kind: e.kind}))`, &events)
 		var console []string
 		for _, l := range browser.Log() {
 			if strings.Contains(l, "CONSOLE") || strings.Contains(l, "Uncaught") {
@@ -177,26 +151,26 @@ func TestBrowserActionPrompt(t *testing.T) {
 	hud := func() hudState {
 		t.Helper()
 		var h hudState
-		must(page.eval(ctx, `window.__hud || {}`, &h))
+		must(page.Eval(ctx, `window.__hud || {}`, &h))
 		return h
 	}
 	text := func(selector string) string {
 		t.Helper()
 		var s string
-		must(page.eval(ctx, fmt.Sprintf(`(document.querySelector(%q) || {}).textContent || ''`, selector), &s))
+		must(page.Eval(ctx, fmt.Sprintf(`(document.querySelector(%q) || {}).textContent || ''`, selector), &s))
 		return s
 	}
 	// say types a message into the composer and sends it with Enter.
 	say := func(msg string) {
 		t.Helper()
-		must(page.click(ctx, "#message"))
-		must(page.insertText(ctx, msg))
-		must(page.press(ctx, "Enter"))
+		must(page.Click(ctx, "#message"))
+		must(page.InsertText(ctx, msg))
+		must(page.Press(ctx, "Enter"))
 	}
 	// replied waits until the reply to the n-th user message is done.
 	replied := func(n int) {
 		t.Helper()
-		must(page.waitFor(ctx, fmt.Sprintf(`[...__vera.turns.values()].filter((t) => t.heardText).length >= %d &&
+		must(page.WaitFor(ctx, fmt.Sprintf(`[...__vera.turns.values()].filter((t) => t.heardText).length >= %d &&
 			[...__vera.turns.values()].every((t) => t.ended)`, n), fmt.Sprintf("reply %d", n)))
 	}
 	promptOnHUD := func(id string) string {
@@ -213,18 +187,18 @@ func TestBrowserActionPrompt(t *testing.T) {
 	}
 	// Focus behaves as in a focused window; the viewport holds the page's
 	// header and the whole 600×600 HUD for the screenshot.
-	_, _ = page.call(ctx, "Emulation.setFocusEmulationEnabled", map[string]any{"enabled": true})
+	_, _ = page.Call(ctx, "Emulation.setFocusEmulationEnabled", map[string]any{"enabled": true})
 	must2 := func(_ json.RawMessage, err error) {
 		if err != nil {
 			t.Fatal(err)
 		}
 	}
-	must2(page.call(ctx, "Emulation.setDeviceMetricsOverride", map[string]any{"width": 1320, "height": 1000,
+	must2(page.Call(ctx, "Emulation.setDeviceMetricsOverride", map[string]any{"width": 1320, "height": 1000,
 		"deviceScaleFactor": 1, "mobile": false}))
 	// The page may still be navigating when the target shows up: until it
 	// has loaded, evaluation fails with a destroyed context; try again.
 	for {
-		err := page.waitFor(ctx, `window.__vera && __vera.sessionId && document.fonts.status === 'loaded'`, "session.created")
+		err := page.WaitFor(ctx, `window.__vera && __vera.sessionId && document.fonts.status === 'loaded'`, "session.created")
 		if err == nil {
 			break
 		}
@@ -237,48 +211,48 @@ func TestBrowserActionPrompt(t *testing.T) {
 		}
 	}
 	var sid string
-	must(page.eval(ctx, `__vera.sessionId`, &sid))
+	must(page.Eval(ctx, `__vera.sessionId`, &sid))
 
 	// A device switch (dev mode offers every profile) re-negotiates the
 	// session: same session, no "reconnected" or "resumed" flash.
 	for _, dev := range []string{"even-g2", "meta-rayban-display"} {
-		must(page.eval(ctx, fmt.Sprintf(`(() => { const p = document.getElementById('profile'); p.value = %q;
+		must(page.Eval(ctx, fmt.Sprintf(`(() => { const p = document.getElementById('profile'); p.value = %q;
 			p.dispatchEvent(new Event('change')); return true; })()`, dev), nil))
-		must(page.waitFor(ctx, fmt.Sprintf(`!__vera.renegotiating && __vera.device === %q && /^Connected · /.test(document.getElementById('status').textContent)`, dev), "switched to "+dev))
-		var st string
-		must(page.eval(ctx, `document.getElementById('status').textContent + ' ' + __vera.sessionId`, &st))
-		if strings.Contains(st, "reconnected") || strings.Contains(st, "resumed") || !strings.HasSuffix(st, " "+sid) {
-			t.Errorf("after switching to %s: %q", dev, st)
+		must(page.WaitFor(ctx, fmt.Sprintf(`!__vera.renegotiating && __vera.device === %q && /^Connected · /.test(document.getElementById('status').textContent)`, dev), "switched to "+dev))
+		var status string
+		must(page.Eval(ctx, `document.getElementById('status').textContent + ' ' + __vera.sessionId`, &status))
+		if strings.Contains(status, "reconnected") || strings.Contains(status, "resumed") || !strings.HasSuffix(status, " "+sid) {
+			t.Errorf("after switching to %s: %q", dev, status)
 		}
-		if s, ok := mgr.Get(sid); !ok || s.Profile().ID != dev {
+		if s, ok := st.Sessions.Get(sid); !ok || s.Profile().ID != dev {
 			t.Errorf("session profile after switching to %s", dev)
 		}
 	}
 
 	// Titles: an automatic name shows in the header and the window title;
 	// the person's own rename (a small button, then Enter) wins.
-	if got := mgr.SetTitle(sid, "Calling Sam later"); got != session.TitleSet {
+	if got := st.Sessions.SetTitle(sid, "Calling Sam later"); got != session.TitleSet {
 		t.Fatalf("SetTitle: %s", got)
 	}
-	must(page.waitFor(ctx, `document.title === 'Calling Sam later · VERA'`, "auto title"))
+	must(page.WaitFor(ctx, `document.title === 'Calling Sam later · VERA'`, "auto title"))
 	if got := text("#session-title"); got != "Calling Sam later" {
 		t.Errorf("header title %q", got)
 	}
-	must(page.click(ctx, "#rename"))
+	must(page.Click(ctx, "#rename"))
 	var expanded string
-	must(page.eval(ctx, `document.activeElement.id + ' ' + document.getElementById('rename').getAttribute('aria-expanded')`, &expanded))
+	must(page.Eval(ctx, `document.activeElement.id + ' ' + document.getElementById('rename').getAttribute('aria-expanded')`, &expanded))
 	if expanded != "rename-input true" {
 		t.Errorf("rename control: focus and aria-expanded %q", expanded)
 	}
-	must(page.insertText(ctx, "Errands"))
-	must(page.press(ctx, "Enter"))
-	must(page.waitFor(ctx, `document.title === 'Errands · VERA' && document.activeElement.id === 'rename'`, "renamed title"))
+	must(page.InsertText(ctx, "Errands"))
+	must(page.Press(ctx, "Enter"))
+	must(page.WaitFor(ctx, `document.title === 'Errands · VERA' && document.activeElement.id === 'rename'`, "renamed title"))
 	var formShown bool
-	must(page.eval(ctx, `getComputedStyle(document.getElementById('rename-form')).display !== 'none'`, &formShown))
+	must(page.Eval(ctx, `getComputedStyle(document.getElementById('rename-form')).display !== 'none'`, &formShown))
 	if formShown {
 		t.Errorf("the rename form stays on screen after Save")
 	}
-	if s, ok := mgr.Get(sid); !ok || s.Title() != "Errands" {
+	if s, ok := st.Sessions.Get(sid); !ok || s.Title() != "Errands" {
 		t.Errorf("session title after rename: %v", s)
 	}
 
@@ -286,7 +260,7 @@ func TestBrowserActionPrompt(t *testing.T) {
 	// prompt on the HUD with focus on Decline; ← moves it to Approve, →
 	// back, ← again, and Enter approves — a key on the glasses surface.
 	say("please remind me to call Sam")
-	must(page.waitFor(ctx, promptOnHUD("act_1")+` && document.querySelector('#action-act_1 button.approve')`, "prompt act_1"))
+	must(page.WaitFor(ctx, promptOnHUD("act_1")+` && document.querySelector('#action-act_1 button.approve')`, "prompt act_1"))
 	h := hud()
 	if h.Focus != "decline" || strings.Join(h.Controls, ",") != "approve,decline" || h.Surface != "display" ||
 		h.Profile != "meta-rayban-display" || h.Width != 600 || h.Height != 600 || h.Ops == 0 ||
@@ -300,29 +274,29 @@ func TestBrowserActionPrompt(t *testing.T) {
 		t.Errorf("phone panel summary %q", got)
 	}
 	var labels []string
-	must(page.eval(ctx, `[...document.querySelectorAll('#action-act_1 button')].map((b) => b.tagName + ':' + b.type + ':' + b.getAttribute('aria-label'))`, &labels))
+	must(page.Eval(ctx, `[...document.querySelectorAll('#action-act_1 button')].map((b) => b.tagName + ':' + b.type + ':' + b.getAttribute('aria-label'))`, &labels))
 	if strings.Join(labels, "|") != "BUTTON:button:Approve: Remind you to call Sam|BUTTON:button:Decline: Remind you to call Sam" {
 		t.Errorf("phone panel controls %q", labels)
 	}
-	must(page.click(ctx, "#hud"))
+	must(page.Click(ctx, "#hud"))
 	var keysBefore int
-	must(page.eval(ctx, `__vera.keysSent.length`, &keysBefore))
-	must(page.press(ctx, "ArrowRight")) // already on the rightmost control: nothing to send
+	must(page.Eval(ctx, `__vera.keysSent.length`, &keysBefore))
+	must(page.Press(ctx, "ArrowRight")) // already on the rightmost control: nothing to send
 	var keysAfter int
-	must(page.eval(ctx, `__vera.keysSent.length`, &keysAfter))
+	must(page.Eval(ctx, `__vera.keysSent.length`, &keysAfter))
 	if keysAfter != keysBefore || hud().Focus != "decline" {
 		t.Errorf("ArrowRight on Decline sent %d keys, focus %q", keysAfter-keysBefore, hud().Focus)
 	}
-	must(page.press(ctx, "ArrowLeft"))
-	must(page.waitFor(ctx, promptOnHUD("act_1")+` && __hud.focus === 'approve'`, "focus on Approve"))
-	must(page.press(ctx, "ArrowRight"))
-	must(page.waitFor(ctx, promptOnHUD("act_1")+` && __hud.focus === 'decline'`, "focus back on Decline"))
-	must(page.press(ctx, "ArrowLeft"))
-	must(page.waitFor(ctx, promptOnHUD("act_1")+` && __hud.focus === 'approve'`, "focus on Approve again"))
+	must(page.Press(ctx, "ArrowLeft"))
+	must(page.WaitFor(ctx, promptOnHUD("act_1")+` && __hud.focus === 'approve'`, "focus on Approve"))
+	must(page.Press(ctx, "ArrowRight"))
+	must(page.WaitFor(ctx, promptOnHUD("act_1")+` && __hud.focus === 'decline'`, "focus back on Decline"))
+	must(page.Press(ctx, "ArrowLeft"))
+	must(page.WaitFor(ctx, promptOnHUD("act_1")+` && __hud.focus === 'approve'`, "focus on Approve again"))
 	// The focus ring is drawn around the focused control only: sample the
 	// canvas just outside each button's left edge, where the ring runs.
 	var ring map[string][]int
-	must(page.eval(ctx, `(() => {
+	must(page.Eval(ctx, `(() => {
 		const ctx = document.getElementById('hud-canvas').getContext('2d');
 		const out = {};
 		for (const op of __vera.hud.prompt.ops.filter((o) => o.op === 'button')) {
@@ -337,27 +311,27 @@ func TestBrowserActionPrompt(t *testing.T) {
 		t.Errorf("focus ring pixels %v: want it around Approve only", ring)
 	}
 	var hudText string
-	must(page.eval(ctx, `document.getElementById('hud-text').textContent`, &hudText))
+	must(page.Eval(ctx, `document.getElementById('hud-text').textContent`, &hudText))
 	if !strings.HasSuffix(hudText, "Focused: Approve.") {
 		t.Errorf("HUD text for screen readers %q", hudText)
 	}
 	// The screenshot shows the whole page from the top: header with the
 	// title, the phone panel's prompt and the HUD's, focus on Approve.
-	must(page.eval(ctx, `window.scrollTo(0, 0)`, nil))
-	shot, err := page.screenshot(ctx)
+	must(page.Eval(ctx, `window.scrollTo(0, 0)`, nil))
+	shot, err := page.Screenshot(ctx)
 	must(err)
-	must(page.press(ctx, "Enter"))
-	must(page.waitFor(ctx, `/^Approved/.test((document.querySelector('#action-act_1 .state') || {}).textContent)`, "act_1 approved"))
+	must(page.Press(ctx, "Enter"))
+	must(page.WaitFor(ctx, `/^Approved/.test((document.querySelector('#action-act_1 .state') || {}).textContent)`, "act_1 approved"))
 	if got := text("#action-act_1 .state"); got != "Approved (key on the glasses)" {
 		t.Errorf("phone panel outcome %q", got)
 	}
 	if h := hud(); h.Kind != "outcome" || h.Text != "Approved" {
 		t.Errorf("HUD after approval %+v", h)
 	}
-	outcomeShot, err := page.screenshot(ctx)
+	outcomeShot, err := page.Screenshot(ctx)
 	must(err)
 	var buttons int
-	must(page.eval(ctx, `document.querySelectorAll('#action-act_1 button').length`, &buttons))
+	must(page.Eval(ctx, `document.querySelectorAll('#action-act_1 button').length`, &buttons))
 	if buttons != 0 {
 		t.Errorf("%d buttons left on a settled action", buttons)
 	}
@@ -365,7 +339,7 @@ func TestBrowserActionPrompt(t *testing.T) {
 		t.Errorf("act_1 decision %+v, want approved via key on the glasses surface (display)", d)
 	}
 	var keySurfaces []string
-	must(page.eval(ctx, `__vera.keysSent.map((k) => k.key + '@' + k.surface)`, &keySurfaces))
+	must(page.Eval(ctx, `__vera.keysSent.map((k) => k.key + '@' + k.surface)`, &keySurfaces))
 	if strings.Join(keySurfaces, ",") != "prev@display,next@display,prev@display,select@display" {
 		t.Errorf("keys sent %q", keySurfaces)
 	}
@@ -373,9 +347,9 @@ func TestBrowserActionPrompt(t *testing.T) {
 
 	// (b) A tap on Decline in the phone panel declines, with its surface.
 	say("remind me to buy milk")
-	must(page.waitFor(ctx, promptOnHUD("act_2")+` && document.querySelector('#action-act_2 button.decline')`, "prompt act_2"))
-	must(page.click(ctx, "#action-act_2 button.decline"))
-	must(page.waitFor(ctx, `/^Declined/.test((document.querySelector('#action-act_2 .state') || {}).textContent)`, "act_2 declined"))
+	must(page.WaitFor(ctx, promptOnHUD("act_2")+` && document.querySelector('#action-act_2 button.decline')`, "prompt act_2"))
+	must(page.Click(ctx, "#action-act_2 button.decline"))
+	must(page.WaitFor(ctx, `/^Declined/.test((document.querySelector('#action-act_2 .state') || {}).textContent)`, "act_2 declined"))
 	if got := text("#action-act_2 .state"); got != "Declined (tapped)" {
 		t.Errorf("phone panel outcome %q", got)
 	}
@@ -386,7 +360,7 @@ func TestBrowserActionPrompt(t *testing.T) {
 		t.Errorf("act_2 decision %+v, want declined via tap on the phone", d)
 	}
 	var focused string
-	must(page.eval(ctx, `document.activeElement.id`, &focused))
+	must(page.Eval(ctx, `document.activeElement.id`, &focused))
 	if focused != "action-act_2" {
 		t.Errorf("focus after the tapped button went: %q, want the action's panel", focused)
 	}
@@ -394,15 +368,15 @@ func TestBrowserActionPrompt(t *testing.T) {
 
 	// (c) A typed "yes" answering the offer approves (via text, in chat).
 	say("remind me to water the plants")
-	must(page.waitFor(ctx, promptOnHUD("act_3"), "prompt act_3"))
+	must(page.WaitFor(ctx, promptOnHUD("act_3"), "prompt act_3"))
 	replied(3)
 	var offer string
-	must(page.eval(ctx, `[...__vera.turns.values()].pop().text`, &offer))
+	must(page.Eval(ctx, `[...__vera.turns.values()].pop().text`, &offer))
 	if !strings.Contains(offer, "Say yes or no.") {
 		t.Fatalf("the reply did not offer the action: %q", offer)
 	}
 	say("yes")
-	must(page.waitFor(ctx, `/^Approved/.test((document.querySelector('#action-act_3 .state') || {}).textContent)`, "act_3 approved"))
+	must(page.WaitFor(ctx, `/^Approved/.test((document.querySelector('#action-act_3 .state') || {}).textContent)`, "act_3 approved"))
 	if got := text("#action-act_3 .state"); got != "Approved (typed answer)" {
 		t.Errorf("phone panel outcome %q", got)
 	}
@@ -419,29 +393,29 @@ func TestBrowserActionPrompt(t *testing.T) {
 	// takes the keys; once the person closes the card with Done, the
 	// prompt is back with focus on Decline, and Enter there declines.
 	say("remind me to call mum")
-	must(page.waitFor(ctx, promptOnHUD("act_4"), "prompt act_4"))
+	must(page.WaitFor(ctx, promptOnHUD("act_4"), "prompt act_4"))
 	replied(5)
 	say("I want to end my life tonight")
-	must(page.waitFor(ctx, `window.__hud && __hud.kind === 'safety'`, "safety card on the HUD"))
+	must(page.WaitFor(ctx, `window.__hud && __hud.kind === 'safety'`, "safety card on the HUD"))
 	replied(6)
 	h = hud()
 	if h.Kind != "safety" || h.Page != 1 || h.CardID == "" || strings.HasPrefix(h.CardID, "prompt_") {
 		fail("HUD during the crisis turn %+v", h)
 	}
-	must(page.eval(ctx, `window.scrollTo(0, 0)`, nil))
-	coveredShot, err := page.screenshot(ctx)
+	must(page.Eval(ctx, `window.scrollTo(0, 0)`, nil))
+	coveredShot, err := page.Screenshot(ctx)
 	must(err)
 	if n := len(rec.decisions("act_4")); n != 0 {
 		t.Fatalf("the crisis message decided act_4 (%d decisions)", n)
 	}
 	var pending bool
-	must(page.eval(ctx, `!!document.querySelector('#action-act_4 button.approve') && __vera.prompt && __vera.prompt.card_id === 'prompt_act_4'`, &pending))
+	must(page.Eval(ctx, `!!document.querySelector('#action-act_4 button.approve') && __vera.prompt && __vera.prompt.card_id === 'prompt_act_4'`, &pending))
 	if !pending {
 		t.Errorf("act_4 is no longer pending on the phone panel")
 	}
-	must(page.click(ctx, "#hud"))
+	must(page.Click(ctx, "#hud"))
 	for i := 1; i < h.Of; i++ {
-		must(page.press(ctx, "ArrowDown"))
+		must(page.Press(ctx, "ArrowDown"))
 		if got := hud(); got.Kind != "safety" || got.Page != i+1 {
 			fail("paging the safety card: %+v", got)
 		}
@@ -449,10 +423,10 @@ func TestBrowserActionPrompt(t *testing.T) {
 	if got := hud(); got.Focus != "done" {
 		fail("last page of the safety card focuses %q, want done", got.Focus)
 	}
-	must(page.press(ctx, "Enter")) // Done: the card closes here and on the server
-	must(page.waitFor(ctx, promptOnHUD("act_4")+` && __hud.focus === 'decline'`, "prompt act_4 back after the card"))
-	must(page.press(ctx, "Enter")) // focus on Decline: a stray Enter never approves
-	must(page.waitFor(ctx, `/^Declined/.test((document.querySelector('#action-act_4 .state') || {}).textContent)`, "act_4 declined"))
+	must(page.Press(ctx, "Enter")) // Done: the card closes here and on the server
+	must(page.WaitFor(ctx, promptOnHUD("act_4")+` && __hud.focus === 'decline'`, "prompt act_4 back after the card"))
+	must(page.Press(ctx, "Enter")) // focus on Decline: a stray Enter never approves
+	must(page.WaitFor(ctx, `/^Declined/.test((document.querySelector('#action-act_4 .state') || {}).textContent)`, "act_4 declined"))
 	if d := decision("act_4"); d.Approved || d.Via != session.ViaKey || d.Surface != "display" {
 		t.Errorf("act_4 decision %+v, want declined via key", d)
 	}
@@ -462,7 +436,7 @@ func TestBrowserActionPrompt(t *testing.T) {
 	// turn brings a safety card too and no offer: the action waits on the
 	// phone panel only, and its outcome is never drawn over the card.
 	say("remind me to stretch")
-	must(page.waitFor(ctx, `document.querySelector('#action-act_5 button.approve') && window.__hud && __hud.kind === 'safety'`,
+	must(page.WaitFor(ctx, `document.querySelector('#action-act_5 button.approve') && window.__hud && __hud.kind === 'safety'`,
 		"act_5 on the phone panel, safety card on the HUD"))
 	// The card closed with Done folds into the conversation where it
 	// arrived; the new one is pinned above the conversation.
@@ -471,7 +445,7 @@ func TestBrowserActionPrompt(t *testing.T) {
 		Folded []string `json:"folded"`
 		Above  bool     `json:"above"`
 	}
-	must(page.eval(ctx, `({pinned: [...document.querySelectorAll('#cards > .safety')].map((c) => c.id),
+	must(page.Eval(ctx, `({pinned: [...document.querySelectorAll('#cards > .safety')].map((c) => c.id),
 		folded: [...document.querySelectorAll('#transcript .card-fold .safety')].map((c) => c.id),
 		above: document.getElementById('cards').getBoundingClientRect().bottom <= document.getElementById('transcript').getBoundingClientRect().top + 1})`, &cards))
 	if len(cards.Pinned) != 1 || len(cards.Folded) != 1 || cards.Folded[0] != "card-"+h.CardID || cards.Pinned[0] == cards.Folded[0] || !cards.Above {
@@ -479,7 +453,7 @@ func TestBrowserActionPrompt(t *testing.T) {
 	}
 	replied(7)
 	clock.Advance(session.DefaultConfig().Consent.Expiry + time.Minute)
-	must(page.waitFor(ctx, `/^Expired/.test((document.querySelector('#action-act_5 .state') || {}).textContent)`, "act_5 expired"))
+	must(page.WaitFor(ctx, `/^Expired/.test((document.querySelector('#action-act_5 .state') || {}).textContent)`, "act_5 expired"))
 	if got := text("#action-act_5 .state"); got != "Expired, not done (no answer in time)" {
 		t.Errorf("phone panel outcome %q", got)
 	}
@@ -496,7 +470,7 @@ func TestBrowserActionPrompt(t *testing.T) {
 		Errors     []string `json:"errors"`
 		PromptAcks int      `json:"prompt_acks"`
 	}
-	must(page.eval(ctx, `({errors: __vera.events.filter((e) => e.type === 'error').map((e) => String(e.seq)),
+	must(page.Eval(ctx, `({errors: __vera.events.filter((e) => e.type === 'error').map((e) => String(e.seq)),
 		prompt_acks: __vera.acksSent.filter((a) => a.card_id.startsWith('prompt_')).length})`, &trace))
 	if len(trace.Errors) != 0 || trace.PromptAcks != 0 {
 		t.Errorf("error events %v, prompt acks %d", trace.Errors, trace.PromptAcks)

@@ -954,6 +954,147 @@
     });
   }
 
+  // ---- STUN/TURN servers (RFC 9725 §4.6) ----
+  // The answer lists the gateway's ICE servers in Link headers
+  // (rel="ice-server"), TURN with a short-lived credential in the TURN REST
+  // form (username "expiry:user"); an ICE restart's 200 lists them again,
+  // freshly minted. The page keeps the latest list while it is valid, so
+  // the next call gathers relay candidates from the start.
+  function iceServersFromLinks(header) {
+    const byCred = new Map();
+    for (const part of (header || '').split(/,\s*(?=<)/)) {
+      const m = /^\s*<([^>]*)>(.*)$/.exec(part);
+      if (!m) continue;
+      const at = {};
+      for (const a of m[2].matchAll(/;\s*([A-Za-z-]+)\s*=\s*(?:"([^"]*)"|([^;,\s]*))/g)) at[a[1].toLowerCase()] = a[2] ?? a[3];
+      if (at.rel !== 'ice-server') continue;
+      const key = (at.username || '') + '\n' + (at.credential || '');
+      let srv = byCred.get(key);
+      if (!srv) {
+        srv = { urls: [] };
+        if (at.username) { srv.username = at.username; srv.credential = at.credential || ''; }
+        byCred.set(key, srv);
+      }
+      srv.urls.push(m[1]);
+    }
+    return [...byCred.values()];
+  }
+
+  const isTurn = (srv) => srv.urls.some((u) => /^turns?:/i.test(u));
+
+  // rememberServers keeps servers until the first TURN credential in them
+  // expires (less a minute, for the call's set-up).
+  function rememberServers(servers) {
+    if (!servers.length) return;
+    let expires = Infinity;
+    for (const srv of servers) {
+      const m = /^(\d+):/.exec(srv.username || '');
+      if (m && isTurn(srv)) expires = Math.min(expires, Number(m[1]) * 1000 - 60000);
+    }
+    state.iceServers = { servers, expires };
+  }
+
+  function knownServers() {
+    const k = state.iceServers;
+    return k && Date.now() < k.expires ? k.servers : [];
+  }
+
+  // gathered resolves when the current ICE gathering ends (the null
+  // candidate) or after ms; listen before setLocalDescription.
+  function gathered(pc, ms) {
+    return new Promise((resolve) => {
+      const done = () => { clearTimeout(t); pc.removeEventListener('icecandidate', on); resolve(); };
+      const on = (e) => { if (!e.candidate) done(); };
+      const t = setTimeout(done, ms);
+      pc.addEventListener('icecandidate', on);
+    });
+  }
+
+  // sdpFragment is an application/trickle-ice-sdpfrag (RFC 8840) of a local
+  // description: its ICE credentials and the bundled first section's
+  // candidates, complete.
+  function sdpFragment(sdp) {
+    let ufrag = '', pwd = '', mid = null, section = -1;
+    const cands = [];
+    for (const l of sdp.split(/\r?\n/)) {
+      if (l.startsWith('m=')) section++;
+      else if (l.startsWith('a=ice-ufrag:')) ufrag = ufrag || l.slice(12);
+      else if (l.startsWith('a=ice-pwd:')) pwd = pwd || l.slice(10);
+      else if (section === 0 && l.startsWith('a=mid:')) mid = mid ?? l.slice(6);
+      else if (section === 0 && l.startsWith('a=candidate:')) cands.push(l);
+    }
+    let out = `a=ice-ufrag:${ufrag}\r\na=ice-pwd:${pwd}\r\n`;
+    if (cands.length) out += `m=audio 9 UDP/TLS/RTP/SAVPF 0\r\na=mid:${mid ?? '0'}\r\n${cands.join('\r\n')}\r\n`;
+    return out + 'a=end-of-candidates\r\n';
+  }
+
+  // withFragment is the remote answer with the gateway's restart fragment
+  // in place of its ICE credentials and candidates (credentials in every
+  // section, candidates in the bundled first), its version bumped.
+  function withFragment(sdp, frag) {
+    let ufrag = '', pwd = '';
+    const cands = [];
+    for (const l of frag.split(/\r?\n/)) {
+      if (l.startsWith('a=ice-ufrag:')) ufrag = l.slice(12);
+      else if (l.startsWith('a=ice-pwd:')) pwd = l.slice(10);
+      else if (l.startsWith('a=candidate:')) cands.push(l);
+    }
+    const out = [];
+    let section = -1;
+    const close = () => {
+      if (section < 0) return;
+      out.push(`a=ice-ufrag:${ufrag}`, `a=ice-pwd:${pwd}`);
+      if (section === 0) out.push(...cands, 'a=end-of-candidates');
+    };
+    for (const l of sdp.split(/\r?\n/)) {
+      if (!l || /^a=(ice-ufrag|ice-pwd|candidate|end-of-candidates)\b/.test(l)) continue;
+      if (l.startsWith('m=')) { close(); section++; }
+      const o = /^o=(\S+) (\S+) (\d+) (.*)$/.exec(l);
+      out.push(o ? `o=${o[1]} ${o[2]} ${(BigInt(o[3]) + 1n) % (1n << 63n)} ${o[4]}` : l);
+    }
+    close();
+    return out.join('\r\n') + '\r\n';
+  }
+
+  // restartIce restarts ICE by PATCH on the session (RFC 9725 §4.4) with
+  // the servers the gateway listed, so that a call whose direct path did
+  // not come up, or failed, tries the TURN relay with a fresh credential.
+  async function restartIce(v, why) {
+    if (v.restarting || v.closing || !v.location || state.voice !== v) return;
+    v.restarting = true;
+    v.restarts++;
+    v.why.push(why);
+    const pc = v.pc;
+    try {
+      const servers = v.servers.length ? v.servers : knownServers();
+      if (servers.length) pc.setConfiguration({ ...pc.getConfiguration(), iceServers: servers });
+      const done = gathered(pc, 5000);
+      await pc.setLocalDescription(await pc.createOffer({ iceRestart: true }));
+      await done;
+      const headers = { 'Content-Type': 'application/trickle-ice-sdpfrag' };
+      if (token) headers.Authorization = 'Bearer ' + token;
+      if (v.etag) headers['If-Match'] = v.etag;
+      const res = await fetch(v.location, { method: 'PATCH', headers, body: sdpFragment(pc.localDescription.sdp) });
+      if (res.status !== 200) throw new Error(`HTTP ${res.status}`);
+      v.etag = res.headers.get('ETag') || v.etag;
+      const fresh = iceServersFromLinks(res.headers.get('Link'));
+      if (fresh.length) { v.servers = fresh; rememberServers(fresh); }
+      const frag = await res.text();
+      if (state.voice !== v || v.closing) return;
+      await pc.setRemoteDescription({ type: 'answer', sdp: withFragment(pc.remoteDescription.sdp, frag) });
+      if (!v.connectedAt) voiceNote(`Connecting voice through a relay (${why})…`);
+    } catch (err) {
+      if (state.voice === v && !v.closing) stopVoice('Voice could not reconnect: ' + (err && err.message ? err.message : err));
+    } finally {
+      v.restarting = false;
+    }
+  }
+
+  // A direct path gets this long before the relay is tried.
+  const DIRECT_MS = 4000;
+  // ICE restarts per call after a failure (the first try included).
+  const MAX_RESTARTS = 3;
+
   function voiceNote(text) { $('voice-note').textContent = text; }
 
   function voiceUnavailable(msg) {
@@ -1013,7 +1154,8 @@
     mic.disabled = true;
     mic.setAttribute('aria-busy', 'true');
     const v = { pc: null, dc: null, media: null, ctx: null, analyser: null, timer: 0, location: '', etag: '',
-      rms: 0, maxRms: 0, micAt: 0, connectedAt: 0, closing: false, deleteStatus: 0 };
+      rms: 0, maxRms: 0, micAt: 0, connectedAt: 0, closing: false, deleteStatus: 0,
+      servers: [], restarts: 0, restarting: false, fallback: 0, why: [] };
     state.voice = v;
     try {
       // Created inside the click so the autoplay policy lets it run.
@@ -1025,7 +1167,11 @@
       // in the Chromium test (the recogniser then lost the first words).
       v.media = await navigator.mediaDevices.getUserMedia({ audio: { echoCancellation: true, noiseSuppression: false, autoGainControl: false } });
       v.micAt = performance.now();
-      const pc = new RTCPeerConnection({ bundlePolicy: 'max-bundle' });
+      // ?relay=1 sends media only through the gateway's TURN relay (a
+      // network that allows nothing else; and the relay test).
+      const relayOnly = params.get('relay') === '1';
+      const known = knownServers();
+      const pc = new RTCPeerConnection({ bundlePolicy: 'max-bundle', iceServers: known, iceTransportPolicy: relayOnly ? 'relay' : 'all' });
       v.pc = pc;
       pc.addTransceiver(v.media.getAudioTracks()[0], { direction: 'sendrecv', streams: [v.media] });
       const dc = pc.createDataChannel('events', { ordered: true });
@@ -1047,9 +1193,19 @@
           v.connectedAt = performance.now();
           voiceNote('Listening. Speak naturally; VERA answers when you pause.');
         }
-        // "disconnected" may heal by itself; "failed" does not.
-        if (pc.connectionState === 'failed') stopVoice('Voice connection failed.');
+        if (pc.connectionState === 'failed') failed();
       };
+      // "disconnected" may heal by itself; "failed" does not. ICE failed:
+      // restart it (through the relay, if the gateway has one) a few times.
+      // The connection failed while a restart's checks run (ICE "checking":
+      // the previous generation's failure): wait for them. Else (DTLS): end.
+      const failed = () => {
+        if (state.voice !== v || v.restarting || v.closing) return;
+        const ice = pc.iceConnectionState;
+        if (ice === 'failed' && v.restarts < MAX_RESTARTS) restartIce(v, 'the connection failed');
+        else if (ice === 'failed' || (pc.connectionState === 'failed' && ice !== 'checking' && ice !== 'new')) stopVoice('Voice connection failed.');
+      };
+      pc.oniceconnectionstatechange = failed;
       await pc.setLocalDescription(await pc.createOffer());
       await iceComplete(pc, 3000);
       const headers = { 'Content-Type': 'application/sdp' };
@@ -1068,7 +1224,15 @@
       }
       v.location = res.headers.get('Location') || '';
       v.etag = res.headers.get('ETag') || '';
+      v.servers = iceServersFromLinks(res.headers.get('Link'));
+      rememberServers(v.servers);
       await pc.setRemoteDescription({ type: 'answer', sdp: await res.text() });
+      // Gathered without the relay the answer offers: relay-only needs it
+      // now; otherwise it is the fallback when no direct path comes up.
+      if (!known.some(isTurn) && v.servers.some(isTurn)) {
+        if (relayOnly) restartIce(v, 'relay only');
+        else v.fallback = setTimeout(() => { if (!v.connectedAt) restartIce(v, 'no direct path'); }, DIRECT_MS);
+      }
       micPressed(true);
       if (!v.connectedAt) voiceNote('Connecting voice…');
     } catch (err) {
@@ -1084,6 +1248,7 @@
     if (state.voice === v) state.voice = null;
     v.closing = true;
     clearInterval(v.timer);
+    clearTimeout(v.fallback);
     try { if (v.pc) v.pc.close(); } catch { /* closed */ }
     if (v.media) v.media.getTracks().forEach((t) => t.stop());
     if (v.ctx) v.ctx.close().catch(() => {});
@@ -1209,6 +1374,20 @@
     return out;
   }
 
+  // selectedPath is the local and remote candidate types of the pair ICE
+  // selected (the relay test checks it went through TURN).
+  async function selectedPath(pc) {
+    const st = await pc.getStats();
+    let pair = null;
+    st.forEach((r) => {
+      if (r.type === 'transport' && r.selectedCandidatePairId) pair = st.get(r.selectedCandidatePairId);
+    });
+    if (!pair) st.forEach((r) => { if (r.type === 'candidate-pair' && r.nominated && r.state === 'succeeded') pair = r; });
+    if (!pair) return null;
+    const l = st.get(pair.localCandidateId) || {}, r = st.get(pair.remoteCandidateId) || {};
+    return { local: l.candidateType || '', local_protocol: l.protocol || '', relay_protocol: l.relayProtocol || '', remote: r.candidateType || '' };
+  }
+
   // ---- scripted voice check (?voice=1), used by the Chromium voice test ---
   // The browser's fake microphone plays a fixture; the page waits for one
   // spoken turn and its reply audio, then hangs up and reports.
@@ -1241,6 +1420,9 @@
       out.caption = $('caption').textContent;
       out.user_bubbles = [...document.querySelectorAll('#transcript .user')].map((li) => li.querySelector('.body').textContent);
       out.stats = await rtcStats(v.pc);
+      out.ice_restarts = v.restarts;
+      out.ice_restart_reasons = v.why;
+      out.path = await selectedPath(v.pc);
       if (params.get('snap')) await fetch(params.get('snap'), { method: 'POST' });
       $('mic').click(); // hang up
       await waitFor(() => !state.voice && v.deleteStatus, 10000, 'hang-up');
