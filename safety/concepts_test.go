@@ -65,6 +65,9 @@ func TestRepair(t *testing.T) {
 		"wannadie":                "want to die",
 		"the therapist said hi":   "the therapist said hi",
 		"my skills are fine":      "my skills are fine",
+		"a spot whereno one goes": "a spot where nobody goes",
+		"i dont seea future":      "i do not see a future",
+		"i see the sea":           "i see the sea",
 	} {
 		got := strings.Join(repairTokens(normalize(in, nil), nil, nil), " ")
 		if got != want {

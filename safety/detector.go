@@ -284,6 +284,9 @@ func (d *Detector) analyzeTiers(text string, withModel bool) analysis {
 	switch {
 	case a.level == LevelNone:
 	case t.ctx.everyday, strings.HasSuffix(a.reason, "/third_party") && !t.ctx.personal,
+		// "the poet died by suicide in 1963": someone else, no one the
+		// speaker knows, in the past, is history
+		strings.Contains(a.reason, "third_party") && !t.ctx.personal && t.ctx.past,
 		t.ctx.context && !t.ctx.personal: // "in the game you have to jump off the cliff"
 		a.level, a.reason = LevelNone, ""
 	case t.ctx.context && a.level == LevelCrisis:
@@ -295,8 +298,10 @@ func (d *Detector) analyzeTiers(text string, withModel bool) analysis {
 		a.level, a.reason = t.frame.level, t.frame.reason
 	}
 	if m := t.model; m > a.level && t.ctx.risk {
-		if t.ctx.everyday {
-			m-- // "i'm going to take my medicine now": the model counts one level less
+		if t.ctx.everyday || t.ctx.context {
+			// "i'm going to take my medicine now", "the radio said a man was
+			// stabbed": the model counts one level less
+			m--
 		}
 		if m > a.level {
 			a.level, a.reason = m, t.modelReason
@@ -337,7 +342,7 @@ func (d *Detector) otherTiers(text string, toks []string, withModel bool) tierRe
 			x.known = d.model.lex
 		}
 		x.run(text, toks, 2, 2, func([]byte) {})
-		t.frame, t.ctx = x.frame, ctxFlags{x.context, x.everyday, x.personal, x.risk}
+		t.frame, t.ctx = x.frame, x.flags()
 		t.act, t.time = x.actCue, x.timeCue
 		return t
 	}
@@ -431,7 +436,10 @@ var negators = map[string]bool{
 var beliefVerbs = map[string]bool{"think": true, "believe": true, "feel": true, "guess": true, "suppose": true, "reckon": true}
 
 // pseudoNegation: "not going to lie", "not joking" negate nothing.
-var pseudoNegation = map[string]bool{"lie": true, "lying": true, "joking": true, "kidding": true, "joke": true, "gonna": true}
+// "can't stop thinking about …", "no puedo dejar de pensar en …" negate
+// the stopping, not the thought.
+var pseudoNegation = map[string]bool{"lie": true, "lying": true, "joking": true, "kidding": true, "joke": true, "gonna": true,
+	"stop": true, "dejar": true, "parar": true, "arreter": true, "aufhoren": true}
 
 var clauseBoundary = map[string]bool{
 	clauseMark: true, "i": true, "but": true, "and": true, "because": true, "cause": true, "or": true, "then": true,
@@ -495,6 +503,26 @@ var pastBefore = map[string]bool{
 	"intento": true, "tentative": true, "tente": true, "versucht": true, "fruher": true, "damals": true,
 }
 
+// recentWords: an attempt "yesterday" or "last night" is not a past
+// attempt but an act just done.
+var recentWords = map[string]bool{
+	"yesterday": true, "tonight": true, "today": true, "earlier": true, "ayer": true, "anoche": true, "hoy": true,
+	"gestern": true, "heute": true, "vorhin": true, "aujourdhui": true,
+}
+
+func recentCue(toks []string) bool {
+	for i, t := range toks {
+		if recentWords[t] {
+			return true
+		}
+		if i+1 < len(toks) && (t == "last" && toks[i+1] == "night" || t == "this" && toks[i+1] == "morning" ||
+			t == "ce" && (toks[i+1] == "matin" || toks[i+1] == "soir") || t == "hier" && toks[i+1] == "soir") {
+			return true
+		}
+	}
+	return false
+}
+
 var pastUnits = map[string]bool{
 	"year": true, "month": true, "summer": true, "winter": true, "spring": true, "fall": true,
 	"autumn": true, "week": true, "time": true,
@@ -513,8 +541,8 @@ func past(toks []string, start, end int, p *pattern) bool {
 		if toks[k] == clauseMark {
 			break
 		}
-		if pastBefore[toks[k]] {
-			return true
+		if pastBefore[toks[k]] && !recentCue(toks) {
+			return true // "i tried to hang myself" — but not "yesterday i tried …"
 		}
 	}
 	for k := end; k < len(toks) && k < end+6; k++ {
@@ -539,6 +567,8 @@ func past(toks []string, start, end int, p *pattern) bool {
 			return true
 		case t == "as" && nxt == "a" || t == "in" && nxt == "high":
 			return true
+		case len(t) == 4 && isNumber(t) && (t[:2] == "19" || t[:2] == "20"):
+			return true // a year: "i took an overdose in 2021"
 		}
 	}
 	return false

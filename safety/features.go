@@ -47,6 +47,11 @@ type extractor struct {
 	// cues for DetectTurn: actSet and timeSet words
 	actCue, timeCue bool
 	risk            bool // see riskSet
+	past            bool // a past-time phrase or a year
+}
+
+func (x *extractor) flags() ctxFlags {
+	return ctxFlags{x.context, x.everyday, x.personal, x.risk, x.past}
 }
 
 // run calls emit once per feature occurrence of text (repeats are counted).
@@ -85,7 +90,9 @@ func (x *extractor) prepare(text string, toks []string) {
 		}
 	}
 	x.context, x.everyday, x.personal, x.actCue, x.timeCue, x.risk = false, false, false, false, false, false
+	x.past = false
 	for _, c := range b {
+		x.past = x.past || c.has(pastID)
 		x.context = x.context || c.any(contextSet)
 		x.everyday = x.everyday || c.any(everydaySet) && !c.has(notforID)
 		x.personal = x.personal || c.any(personalSet)
@@ -185,7 +192,8 @@ var contextSet, _ = conceptSet("fiction|news|idiom")
 
 // everydaySet: words of an ordinary activity or a mild mood ("early
 // tomorrow", "camping", "a bit lonely"): the rules alone show no card.
-var everydaySet, _ = conceptSet("benign|mundane|temporary|wakeother|treat|routine|mild|safe|code|cook|sport|recovery")
+var everydaySet, _ = conceptSet("benign|mundane|temporary|wakeother|treat|routine|mild|safe|code|cook|sport|recovery|" +
+	"safekeep|illness|seeyou|howtohelp")
 
 // riskSet: the concepts of danger. The model alone may not raise an
 // utterance with none of them ("i think i'm coming down with a cold"):
@@ -195,7 +203,9 @@ var riskSet, _ = conceptSet("die|kill|suicide|selfharm|cutword|selfkill|otherkil
 	"follow|followme|victim|touch|bruises|locked|hidingplace|eat|substance|control|grief|attempt|farewell|goodbye|gone|" +
 	"end|life|sleep|nowake|wake|betterdead|deathgood|hopedie|notworth|neverborn|indifferent|keepinghere|toomuch|" +
 	"lethal|painful|way|tall|into|infront|crash|breathe|enclosed|gather|rehearse|giveaway|care|after|final|resolve|" +
-	"knowhow|do|fear|help|unreachable|breakin|outside|neck|body|platform|balcony|water|tracks")
+	"knowhow|do|fear|help|unreachable|breakin|outside|neck|body|platform|balcony|water|tracks|" +
+	"rehome|pretext|unnoticed|symptom|unlit|unconscious|secret|expose|intrude|thenight|noburden|burdenp|hopelessp|" +
+	"edbehav|lossctl|hospital|lastfelt|cantlive|shouldbeme|joinlost|plan|ruin|survived|acquire|scout|distressp|blackout|relapse|neglect|missme|noexist|allineed|whyidid|over|stored|addicted|pretextneg|endit|enough|dislike|triedbefore")
 
 // personalSet: words that tie an utterance to the speaker or someone they
 // know; a third-party rule match without them is narration ("the old man

@@ -47,11 +47,15 @@ const (
 
 const vetoCommon = "fiction|news|code|cook|sport"
 
+// vetoNoCook: danger from others, where a pan or a knife in the kitchen is
+// no reason to look away ("she's hitting me with a pan").
+const vetoNoCook = "fiction|news|code|sport"
+
 var frameDefs = []frameDef{
 	// ---- acts in progress or just done ----
-	{"took_meds", LevelCrisis, 9, "self|my & took & med & amount|bignum", "routine|question|safe|" + vetoCommon, fNeg | fPast},
-	{"took_meds_other", LevelCrisis, 9, "friend|family|partner & took & med & amount|bignum", "routine|question|safe|" + vetoCommon, fNeg | fPast},
-	{"overdosed", LevelCrisis, 7, "self|my|friend|family|partner & overdosed", "treat|idiom|question|safe|" + vetoCommon, fNeg | fPast},
+	{"took_meds", LevelCrisis, 9, "self|my & took & med & amount|bignum", "routine|question|safe|safekeep|" + vetoCommon, fNeg | fPast},
+	{"took_meds_other", LevelCrisis, 9, "friend|family|partner & took & med & amount|bignum", "routine|question|safe|safekeep|" + vetoCommon, fNeg | fPast},
+	{"overdosed", LevelCrisis, 7, "self|my|friend|family|partner & overdosed", "safekeep|treat|idiom|question|safe|" + vetoCommon, fNeg | fPast},
 	{"drank_poison", LevelCrisis, 9, "self|my|friend|family|partner & took & poison", "question|safe|benign|" + vetoCommon, fNeg | fPast},
 	{"took_too_much", LevelCrisis, 9, "self|my & took & toomuch|onpurpose", "routine|benign|question|safe|" + vetoCommon, fNeg | fPast},
 	{"meds_kicking_in", LevelCrisis, 7, "med|toomuch & kickin", "question|safe|recovery|" + vetoCommon, fNeg | fPast},
@@ -59,35 +63,38 @@ var frameDefs = []frameDef{
 	{"blade_in_body", LevelCrisis, 9, "weapon & body & my|now|blood", "benign|question|" + vetoCommon, fNeg | fPast},
 	{"head_banging", LevelCrisis, 8, "headbang & cantstop|blood|now", "question|" + vetoCommon, fNeg | fPast},
 	{"platform_edge", LevelCrisis, 8, "self & platform", "benign|question|" + vetoCommon, fNeg | fPast},
-	{"crash_car", LevelCrisis, 9, "self & intent|now & crash", "benign|question|" + vetoCommon, fNeg | fPast},
-	{"breathing_fumes", LevelCrisis, 9, "self & breathe & fumes|poison", "question|safe|" + vetoCommon, fNeg | fPast},
-	{"poison_closed", LevelCrisis, 8, "poison & enclosed", "question|safe|benign|" + vetoCommon, fNeg | fPast},
+	{"crash_car", LevelCrisis, 12, "self & intent|now & crash & crashtarget|water|tracks|perch", "question|" + vetoCommon, fNeg | fPast},
+	{"crash_intent", LevelElevated, 9, "self & intent|now & crash", "benign|question|" + vetoCommon, fNeg},
+	{"breathing_fumes", LevelCrisis, 9, "self & breathe & fumes|poison", "question|safe|" + vetoNoCook, fNeg | fPast},
+	{"poison_closed", LevelCrisis, 8, "poison & enclosed", "question|safe|benign|" + vetoNoCook, fNeg | fPast},
 	{"selfharm_now", LevelCrisis, 9, "self|me & selfharm|cutword & now|blood|where|athand", "idiom|question|past|benign|" + vetoCommon, fNeg},
-	{"blood_much", LevelCrisis, 7, "blood & amount|now", "question|benign|" + vetoCommon, fNeg | fPast},
+	{"blood_much", LevelCrisis, 7, "blood & amount|now", "idiom|question|benign|" + vetoCommon, fNeg | fPast},
 	{"at_edge", LevelCrisis, 7, "self & edge", "idiom|benign|question|" + vetoCommon, fNeg | fPast},
 	{"on_rails", LevelCrisis, 7, "self & rail", "benign|question|" + vetoCommon, fNeg | fPast},
+	{"posture_rails", LevelCrisis, 4, "where & where & rail", "benign|question|mundane|" + vetoCommon, fNeg | fPast},
 	{"at_perch", LevelElevated, 9, "self & where & perch", "benign|question|safe|" + vetoCommon, fNeg | fPast},
 	{"jump_bare", LevelCrisis, 3, "intent|want & jump!in,on,into,at,to,up,around,ahead,back,the,a,rope,ship,start,queue,over,through,for,with,en,sur,dans,auf,ins,de,del,al,aus,von,vom", "benign|sport|idiom|question|" + vetoCommon, fNeg | fPast},
 	{"height_now", LevelCrisis, 9, "self & height|perch|balcony|edge & now|intent|die|selfkill|final|jump", "idiom|benign|question|safe|" + vetoCommon, fNeg | fPast},
 	{"balcony_high", LevelCrisis, 9, "self & balcony & bignum|edge", "benign|question|" + vetoCommon, fNeg | fPast},
 	{"into_water", LevelCrisis, 9, "self & into & water", "benign|question|safe|" + vetoCommon, fNeg | fPast},
-	{"in_front", LevelCrisis, 7, "self & infront", "benign|question|" + vetoCommon, fNeg | fPast},
-	{"fumes_closed", LevelCrisis, 14, "fumes & enclosed", "benign|question|safe|" + vetoCommon, fNeg | fPast},
+	{"in_front", LevelCrisis, 7, "self & infront", "midtime|idiom|benign|question|" + vetoCommon, fNeg | fPast},
+	{"fumes_closed", LevelCrisis, 14, "fumes & enclosed", "benign|question|safe|" + vetoNoCook, fNeg | fPast},
+	{"fumes_sealed", LevelCrisis, 14, "enclosed & fumes & enclosed", "question|safe|" + vetoNoCook, fNeg | fPast},
 	// ---- danger from others ----
-	{"hit_me", LevelCrisis, 9, "other|partner|family|friend|adult & hit & me", "soft|laugh|idiom|question|benign|" + vetoCommon, fNeg | fPast},
+	{"hit_me", LevelCrisis, 9, "other|partner|family|friend|adult & hit & me", "soft|laugh|idiom|question|benign|" + vetoNoCook, fNeg | fPast},
 	{"followed_me", LevelCrisis, 1, "followme", "social|pet|laugh|question|" + vetoCommon, fNeg | fPast},
 	{"threat_me", LevelCrisis, 9, "told|threatverb & threat", "mundane|laugh|idiom|" + vetoCommon, fNeg | fPast},
-	{"violence_now", LevelCrisis, 9, "other|family|partner|adult & hit & now", "soft|laugh|idiom|question|benign|" + vetoCommon, fNeg | fPast},
-	{"hit_body", LevelCrisis, 9, "other|partner|family|friend|adult & hit & mybody", "soft|laugh|idiom|question|benign|" + vetoCommon, fNeg | fPast},
-	{"victim", LevelCrisis, 1, "victim", "laugh|idiom|question|" + vetoCommon, fNeg | fPast},
+	{"violence_now", LevelCrisis, 9, "other|family|partner|adult & hit & now", "soft|laugh|idiom|question|benign|" + vetoNoCook, fNeg | fPast},
+	{"hit_body", LevelCrisis, 9, "other|partner|family|friend|adult & hit & mybody", "soft|laugh|idiom|question|benign|" + vetoNoCook, fNeg | fPast},
+	{"victim", LevelCrisis, 1, "victim", "soft|laugh|idiom|question|" + vetoCommon, fNeg | fPast},
 	{"hit_me_near", LevelElevated, 2, "me & hit", "sport|soft|laugh|idiom|question|benign|" + vetoCommon, 0},
-	{"hit_me_help", LevelCrisis, 9, "me & hit & now|help|fear|locked", "soft|laugh|idiom|question|benign|" + vetoCommon, fNeg | fPast},
+	{"hit_me_help", LevelCrisis, 9, "me & hit & now|help|fear|locked", "soft|laugh|idiom|question|benign|" + vetoNoCook, fNeg | fPast},
 	{"bruises", LevelCrisis, 9, "bruises & family|partner|adult|other", "sport|benign|question|" + vetoCommon, fNeg | fPast},
 	{"weapon_outside", LevelCrisis, 7, "weapon & outside|breakin", "benign|question|" + vetoCommon, fNeg | fPast},
 	{"weapon_other", LevelCrisis, 9, "other|partner|family|adult & weapon & outside|breakin|me|threat", "benign|question|" + vetoCommon, fNeg | fPast},
 	{"followed", LevelCrisis, 7, "follow & me", "social|pet|laugh|question|" + vetoCommon, fNeg | fPast},
 	{"break_in", LevelCrisis, 7, "other|adult & breakin", "benign|question|" + vetoCommon, fNeg | fPast},
-	{"hiding", LevelCrisis, 9, "self & hidingplace & other|partner|family|gettingin|outside|hit", "benign|question|" + vetoCommon, fNeg | fPast},
+	{"hiding", LevelCrisis, 9, "self & hidingplace & other|partner|family|gettingin|outside|hit", "eat|edbehav|substance|benign|question|" + vetoCommon, fNeg | fPast},
 	{"touched", LevelCrisis, 9, "family|adult|other|partner & touch & me", "benign|question|" + vetoCommon, fNeg | fPast},
 	{"locked_in", LevelCrisis, 9, "family|partner & locked & me", "benign|question|" + vetoCommon, fNeg | fPast},
 	// ---- someone else in danger ----
@@ -99,38 +106,42 @@ var frameDefs = []frameDef{
 	{"other_harm_now", LevelCrisis, 9, "friend|family|partner|other & selfharm|otherharm & now", "benign|question|" + vetoCommon, fNeg | fPast},
 	// ---- method ----
 	{"method_question", LevelCrisis, 14, "question|way & lethal|die|kill|suicide|painful|nowake & med|rope|noose|perch|height|weapon|poison|blood|fumes|rail|water|way|amount|bignum|tracks|lethal|cutword|body|selfharm",
-		"safe|" + vetoCommon, 0},
+		"safekeep|safe|" + vetoCommon, 0},
 	{"noose", LevelCrisis, 7, "question|self|my & noose", "benign|" + vetoCommon, fNeg | fPast},
-	{"lethal_dose", LevelCrisis, 7, "lethal & med|poison|amount", "safe|" + vetoCommon, 0},
-	{"lethal_means", LevelCrisis, 7, "lethal|painful & fumes|poison|med|rope|noose|perch|rail|weapon", "safe|" + vetoCommon, 0},
-	{"method_how", LevelCrisis, 7, "question|way & overdosed|selfkill|suicide", "safe|" + vetoCommon, 0},
-	{"method_way", LevelCrisis, 7, "way & die|kill", "safe|" + vetoCommon, 0},
-	{"method_cut", LevelCrisis, 9, "question & cutword|selfharm & blood|body", "safe|benign|" + vetoCommon, 0},
-	{"what_if_took", LevelCrisis, 10, "question & took & med|toomuch & amount|toomuch", "safe|" + vetoCommon, 0},
+	{"lethal_dose", LevelCrisis, 7, "lethal & med|poison|amount", "safekeep|safe|" + vetoCommon, 0},
+	{"lethal_means", LevelCrisis, 7, "lethal|painful & fumes|poison|med|rope|noose|perch|rail|weapon", "safekeep|safe|" + vetoCommon, 0},
+	{"method_how", LevelCrisis, 7, "question|way & overdosed|selfkill|suicide", "safekeep|safe|" + vetoCommon, 0},
+	{"method_way", LevelCrisis, 7, "way & die|kill", "idiom|safe|" + vetoCommon, fOther},
+	{"pills_no_wake", LevelElevated, 9, "question & med & neg & wake", "safe|" + vetoCommon, 0},
+	{"method_cut", LevelCrisis, 9, "question & cutword|selfharm & blood|body", "safekeep|safe|benign|" + vetoCommon, 0},
+	{"what_if_took", LevelCrisis, 10, "question & took & med|toomuch & amount|toomuch", "safekeep|safe|" + vetoCommon, 0},
 	// ---- preparation ----
 	{"took_weapon", LevelCrisis, 9, "self|my & took & weapon|noose", "benign|question|safe|" + vetoCommon, fNeg | fPast},
-	{"gathering_means", LevelCrisis, 9, "self|my & gather & med|weapon|rope|noose|poison", "benign|question|safe|" + vetoCommon, fNeg | fPast},
+	{"gathering_means", LevelCrisis, 9, "self|my & gather & med|weapon|rope|noose|poison", "benign|question|safe|safekeep|" + vetoCommon, fNeg | fPast},
 	{"means_at_hand", LevelCrisis, 7, "med|weapon|rope|noose|poison & athand", "benign|question|safe|" + vetoCommon, fNeg | fPast},
 	{"rehearsal", LevelCrisis, 10, "rehearse & rope|noose|weapon|med|perch|edge|rail|neck|blood", "benign|question|" + vetoCommon, fNeg | fPast},
 	{"around_neck", LevelCrisis, 7, "rope|noose & neck", "benign|" + vetoCommon, fNeg | fPast},
-	{"farewell", LevelCrisis, 10, "farewell", "benign|" + vetoCommon, fNeg},
-	{"giving_away", LevelCrisis, 12, "giveaway & final|after|gone", "benign|question|" + vetoCommon, fNeg | fPast},
-	{"arranging_care", LevelCrisis, 12, "care|pet|child & after|final", "benign|question|" + vetoCommon, fNeg | fPast},
+	{"farewell", LevelCrisis, 10, "farewell", "seeyou|work|benign|" + vetoCommon, fNeg},
+	{"giving_away", LevelCrisis, 12, "giveaway & final|after|gone", "benign|question|news|code|cook|sport", fPast},
+	{"arranging_care", LevelCrisis, 12, "care|pet|child & after|final", "benign|question|" + vetoCommon, fPast},
 	// ---- ideation ----
 	{"kill_self", LevelCrisis, 1, "selfkill", "idiom|mundane|" + vetoCommon, fNeg | fPast | fOther},
 	{"intent_suicide", LevelCrisis, 7, "want|intent|think & suicide", "idiom|" + vetoCommon, fNeg | fPast | fSpeaker | fOther},
 	{"resolve", LevelCrisis, 10, "resolve & do|selfkill|die|suicide", "benign|" + vetoCommon, 0},
 	{"do_it_soon", LevelElevated, 7, "do & now|soon|intent", "mundane|benign|work|" + vetoCommon, fNeg},
-	{"gone_soon", LevelCrisis, 7, "gone & now|soon|final", "temporary|benign|work|" + vetoCommon, fPast},
+	{"gone_soon", LevelCrisis, 7, "gone & now|soon|final", "safe|safekeep|question|temporary|benign|work|" + vetoCommon, fPast},
 	{"know_how", LevelCrisis, 7, "knowhow & do|final|soon|now", "benign|work|question|" + vetoCommon, fNeg},
 	{"use_means", LevelCrisis, 9, "intent & use & weapon|med|rope|noose|poison", "benign|question|safe|" + vetoCommon, fNeg | fPast},
 	{"chose_place", LevelCrisis, 9, "self & chose & perch|rail|noose", "benign|question|" + vetoCommon, fNeg | fPast},
 	{"chose_date", LevelElevated, 7, "self & chose & when", "benign|question|" + vetoCommon, fNeg | fPast},
-	{"letters_family", LevelElevated, 9, "self|my & goodbye & family|everyone|love", "benign|" + vetoCommon, fNeg | fPast},
+	{"letters_family", LevelElevated, 9, "self|my & goodbye & family|everyone|love", "seeyou|benign|" + vetoCommon, fNeg | fPast},
 	{"want_end_final", LevelElevated, 9, "want & end & final", "benign|mundane|work|" + vetoCommon, fNeg | fPast},
 	{"tall_place", LevelElevated, 9, "question & tall & perch", "benign|" + vetoCommon, 0},
-	{"want_die", LevelCrisis, 7, "want|intent|think & die|betterdead!laughing,inside", "idiom|" + vetoCommon, fNeg | fPast | fSpeaker | fOther},
-	{"better_dead", LevelCrisis, 1, "betterdead", "idiom|" + vetoCommon, fNeg | fPast},
+	{"want_die", LevelCrisis, 7, "want|intent & die|betterdead!laughing,inside", "idiom|" + vetoCommon, fNeg | fPast | fSpeaker | fOther},
+	// Thoughts of death are not yet a wish to die (C-SSRS): a card, not
+	// an emergency ("i think about death a lot lately").
+	{"think_death", LevelElevated, 7, "think & die|betterdead!laughing,inside", "idiom|" + vetoCommon, 0},
+	{"better_dead", LevelCrisis, 1, "betterdead", "idiom|" + vetoCommon, fNeg | fPast | fOther},
 	{"not_live", LevelCrisis, 9, "neg & want|intent & life!in,at,with,near,there,alone,together,like,on,en,con,cerca,ahi,alli,dans,avec,pres,a,mit,bei,dort,allein,zusammen,so,ici,aqui,hier", "idiom|question|" + vetoCommon, 0},
 	{"relief_die", LevelCrisis, 9, "die & relief", "idiom|question|" + vetoCommon, fNeg | fOther},
 	{"goodbye_everyone", LevelCrisis, 9, "self|my & goodbye & everyone", "benign|work|" + vetoCommon, fNeg | fPast},
@@ -138,7 +149,7 @@ var frameDefs = []frameDef{
 	{"think_jump", LevelCrisis, 9, "think & jump|crash", "benign|sport|" + vetoCommon, fNeg | fPast},
 	{"research_method", LevelCrisis, 9, "research & way|do & die|kill|suicide|selfkill|overdosed", "benign|" + vetoCommon, fNeg | fPast},
 	{"research_how", LevelElevated, 7, "research & way|do", "benign|work|" + vetoCommon, fNeg | fPast},
-	{"guardian_now", LevelCrisis, 9, "care & child & now", "benign|" + vetoCommon, fNeg | fPast},
+	{"guardian_now", LevelCrisis, 9, "care & child & now", "newlife|benign|" + vetoCommon, fNeg | fPast},
 	{"death_good", LevelCrisis, 1, "deathgood", "idiom|" + vetoCommon, fNeg},
 	{"hope_die", LevelCrisis, 7, "want|indifferent & hopedie", "idiom|" + vetoCommon, fNeg},
 	{"stop_living", LevelCrisis, 9, "want & end & life!in,at,with,near,there,like,en,con,dans,avec,mit,bei", "idiom|question|benign|" + vetoCommon, fNeg | fPast | fOther},
@@ -147,7 +158,78 @@ var frameDefs = []frameDef{
 	{"never_born", LevelCrisis, 1, "neverborn", "idiom|" + vetoCommon, fPast},
 	{"hope_not_wake", LevelCrisis, 9, "want & wake & neg", "mundane|wakeother|mundane|idiom|question|" + vetoCommon, fPast},
 	{"no_wake", LevelCrisis, 7, "nowake & want|self|neg|intent", "benign|idiom|mundane|wakeother|question|" + vetoCommon, fPast},
+	// ---- arranging care, goodbyes, plans (issue 13: the weak categories) ----
+	{"rehoming", LevelCrisis, 14, "rehome|care & after|final", "temporary|seeyou|benign|" + vetoCommon, fPast},
+	{"rehoming_pretext", LevelElevated, 16, "rehome|care|pet|child & pretext", "" + vetoCommon, 0},
+	{"goodbye_three", LevelCrisis, 16, "goodbye & goodbye & goodbye|love|final|farewell", "seeyou|benign|work|temporary|laugh|" + vetoCommon, fNeg},
+	{"goodbye_pair", LevelElevated, 12, "goodbye & goodbye|love|final", "seeyou|benign|work|temporary|laugh|" + vetoCommon, 0},
+	{"goodbye_gone", LevelCrisis, 12, "goodbye|farewell & gone|after!to,on,out,home,back,for,into,shopping,with,and,a,the,al,en,au,nach,zur,zum,de,a", "seeyou|benign|work|temporary|" + vetoCommon, fNeg},
+	{"plan_means", LevelCrisis, 12, "plan|knowhow & med|rope|noose|weapon|poison|fumes|perch|rail|selfkill|suicide|do|unnoticed|gone|final", "mundane|benign|work|" + vetoCommon, fNeg | fPast},
+	{"plan_when", LevelCrisis, 12, "plan|chose|intent & when|soon & do|unnoticed|gone|final", "mundane|benign|work|temporary|" + vetoCommon, fNeg | fPast},
+	{"do_unnoticed", LevelCrisis, 16, "do|intent|plan|resolve|chose & unnoticed", "mundane|work|" + vetoCommon, fNeg | fPast},
+	{"ruin_do", LevelElevated, 12, "ruin & do|after|gone|soon", "benign|work|" + vetoCommon, 0},
+	{"last_alive", LevelCrisis, 1, "thenight", "benign|sport|laugh|seeyou|" + vetoCommon, fNeg},
+	{"no_burden_soon", LevelCrisis, 10, "noburden & now|soon|after|final", "benign|" + vetoCommon, 0},
+	{"no_burden", LevelElevated, 1, "noburden", vetoCommon, 0},
+	// ---- means, acts ----
+	{"means_unnoticed", LevelCrisis, 14, "gather|acquire & med|weapon|rope|noose|poison|fumes & unnoticed|notfor|amount|athand", "safe|routine|benign|safekeep|illness|question|" + vetoCommon, fPast},
+	{"fumes_symptom", LevelCrisis, 14, "fumes|poison & symptom|unlit", "question|safe|safekeep|benign|" + vetoNoCook, fNeg | fPast},
+	{"took_meds_now", LevelCrisis, 12, "took & med|toomuch & amount|bignum|toomuch & now|symptom|kickin", "routine|question|safe|safekeep|illness|" + vetoCommon, fNeg | fPast},
+	{"unconscious_means", LevelCrisis, 12, "unconscious & med|amount|blood|fumes|poison|farewell|goodbye", "question|safe|safekeep|fiction|news", 0},
+	// ---- danger from others, someone else in danger ----
+	{"secret_abuse", LevelCrisis, 14, "family|adult|other|partner & hit|touch|locked & secret|fear", "benign|laugh|" + vetoNoCook, fNeg | fPast},
+	{"sextortion", LevelCrisis, 14, "touch & expose", "fiction|news", fNeg},
+	{"intrusion", LevelCrisis, 14, "family|adult|other|partner & intrude & touch|fear|secret|hit|dislike", "benign|laugh|" + vetoNoCook, fNeg | fPast},
+	{"other_unreachable_means", LevelCrisis, 14, "friend|family|partner|other & med|farewell|goodbye|selfharm|otherharm|perch|rail|weapon|locked|fumes & unreachable", "benign|temporary|" + vetoCommon, 0},
+	{"scouted_place", LevelCrisis, 9, "scout & perch|rail|tall|height|edge", "benign|work|sport|" + vetoCommon, fNeg | fPast},
+	{"fear_of_hitting", LevelCrisis, 12, "fear & family|partner|other|adult & hit|threat", "laugh|idiom|soft|" + vetoNoCook, fNeg | fPast},
+	{"neglected", LevelCrisis, 9, "family|adult|partner|other & neglect", "illness|benign|" + vetoCommon, fNeg | fPast},
+	{"other_harming", LevelElevated, 9, "friend|family|partner|other & otherharm|otherkill", "fiction|news|sport|code|cook", 0},
+	{"loss_despair", LevelElevated, 14, "grief|otherkill & distressp|hopelessp|cantlive|shouldbeme|joinlost", "fiction|news|sport|work|code|cook", 0},
+	{"explain_why", LevelElevated, 12, "family|friend|partner|goodbye|told|sent & whyidid", "fiction|news|benign|work", 0},
+	{"not_exist", LevelElevated, 1, "noexist", "fiction|news|code|laugh", 0},
+	{"want_not_exist", LevelCrisis, 7, "want|intent & noexist", "fiction|news|code|laugh", fNeg | fPast | fSpeaker},
+	{"all_i_need", LevelElevated, 1, "allineed", "benign|work|temporary|cook|sport|code|fiction|news|treat|safe", 0},
+	{"stalker_outside", LevelCrisis, 12, "follow & outside|breakin", "social|pet|laugh|question|" + vetoCommon, fNeg | fPast},
+	{"place_then_over", LevelCrisis, 12, "soon|plan & perch|rail|med|rope|noose|weapon|fumes & over|final|gone", "benign|work|sport|temporary|" + vetoCommon, fNeg | fPast},
+	{"letters_left", LevelElevated, 10, "goodbye & stored", "benign|work|cook|" + vetoCommon, 0},
+	{"the_day_resolved", LevelCrisis, 12, "thenight|soon & resolve", "benign|work|sport|laugh|" + vetoCommon, fNeg},
+	{"future_means", LevelElevated, 9, "intent & took|use & med|rope|weapon|noose|poison & soon|now", "routine|safe|illness|question|safekeep|" + vetoCommon, fNeg},
+	{"pretext_denied", LevelCrisis, 16, "rehome|care|pet|child & pretextneg", "" + vetoCommon, fNeg},
+	{"shared_out", LevelElevated, 14, "rehome|care|giveaway & rehome|care|giveaway", "temporary|benign|work|" + vetoCommon, 0},
+	{"end_it_soon", LevelCrisis, 8, "intent|want & endit!with,between,here,at,con,avec,mit & soon|now|final|resolve", "work|mundane|sport|code|cook|fiction|news|laugh", fNeg | fPast},
+	{"enough_at_hand", LevelCrisis, 12, "enough & athand|gather", "safe|routine|safekeep|illness|question|" + vetoCommon, fNeg | fPast},
+	{"enough", LevelElevated, 1, "enough", "safe|routine|safekeep|illness|benign|work|cook|" + vetoCommon, 0},
+	{"unnoticed_soon", LevelElevated, 12, "unnoticed & soon|now", "benign|work|laugh|" + vetoCommon, 0},
+	{"plan_soon", LevelElevated, 10, "plan & soon|when", "benign|work|temporary|mundane|" + vetoCommon, 0},
+	{"wanted_goodbye", LevelElevated, 6, "want & goodbye", "benign|work|seeyou|temporary|cook|laugh|" + vetoCommon, 0},
+	{"other_said_kill_soon", LevelCrisis, 12, "friend|family|partner & told & kill|selfkill|suicide|otherkill & now|soon", "idiom|laugh|" + vetoCommon, fNeg | fPast},
+	{"other_wants_die", LevelElevated, 9, "friend|family|partner & want|told & die|selfkill|suicide|betterdead", "idiom|laugh|" + vetoCommon, 0},
+	{"selfharm_urge", LevelElevated, 1, "shurge", "laugh|" + vetoCommon, 0},
+	{"other_means_goodbye", LevelCrisis, 12, "friend|family|partner|other & rope|noose|med|weapon & goodbye|farewell", "benign|safe|safekeep|question|" + vetoCommon, fNeg | fPast},
+	{"other_locked_means", LevelCrisis, 10, "friend|family|partner|other & locked|hidingplace & med|weapon|rope|noose|fumes|poison", "benign|safe|safekeep|question|" + vetoCommon, fNeg | fPast},
+	// ---- elevated concerns: a card, not an emergency ----
+	{"controlled", LevelElevated, 10, "partner|other|friend & control", "code|sport|benign|laugh|fiction|news|safe|cook", 0},
+	{"controls_me", LevelElevated, 6, "partner|other|friend & control & me|self", "code|sport|laugh|fiction|news|safe|cook", 0},
+	{"partner_fear", LevelElevated, 6, "partner & fear", "laugh|fiction|news|sport|benign", 0},
+	{"eating_behaviour", LevelElevated, 1, "edbehav!watch,watching,watched,the,my,old,all,netflix,series,show", "illness|fiction|news|cook|sport|code", 0},
+	{"substance_loss", LevelElevated, 12, "substance & lossctl|cantstop|toomuch", "treat|recovery|fiction|news|cook|sport|benign|code", 0},
+	{"attempt_hospital", LevelElevated, 12, "hospital|lastfelt & attempt|overdosed|selfkill|suicide|med|die", "fiction|news|code|sport|benign", 0},
+	{"my_attempt", LevelElevated, 2, "my & attempt!at,to,a,an,de,bei,zu,of,on", "sport|work|cook|benign|code|" + vetoCommon, 0},
+	{"survived_attempt", LevelElevated, 6, "survived & attempt|overdosed|suicide|selfkill", "fiction|news|sport", 0},
+	{"last_felt", LevelElevated, 1, "lastfelt", "fiction|news|laugh", 0},
+	{"burden_phrase", LevelElevated, 1, "burdenp", "fiction|news|laugh|work|code|sport|cook", 0},
+	{"hopeless_phrase", LevelElevated, 1, "hopelessp", "fiction|news|code|cook|sport|work|laugh", 0},
+	{"grief_despair", LevelElevated, 14, "grief & hopeless|hopelessp|cantlive|shouldbeme|joinlost", "fiction|news|sport|work|code|cook", 0},
+	{"should_be_me", LevelElevated, 1, "shouldbeme", "fiction|news|sport|laugh", 0},
+	{"cant_live_without", LevelElevated, 6, "cantlive & grief|family|partner|friend|child|other|pet", "treat|laugh|fiction|news", 0},
 	// ---- elevated concerns ----
+	{"distress_phrase", LevelElevated, 1, "distressp", "fiction|news|laugh|code|sport|cook|mundane|idiom", 0},
+	{"blackout", LevelElevated, 1, "blackout", "fiction|news|illness|laugh", 0},
+	{"relapsed", LevelElevated, 1, "relapse", "fiction|news|illness", 0},
+	{"nobody_miss_me", LevelElevated, 4, "neg & missme", "temporary|benign|fiction|news|laugh", 0},
+	{"addiction", LevelElevated, 4, "self|my|me & addicted", "treat|fiction|news|laugh|sport|code|recovery", 0},
+	{"tried_before", LevelElevated, 1, "triedbefore", "cook|sport|work|code|benign|fiction|news|laugh", 0},
 	{"past_attempt", LevelElevated, 9, "self|my & attempt & suicide|selfkill|overdosed|kill|die|life", "idiom|benign|fiction|news", 0},
 	{"burden", LevelElevated, 7, "self|my|me & burden", "question|" + vetoCommon, 0},
 	{"selfharm", LevelElevated, 7, "self|my|me & selfharm", "idiom|benign|question|" + vetoCommon, 0},
@@ -294,7 +376,7 @@ func matchFrames(toks []string, sets []cset, hit func(id string)) frameHit {
 			switch {
 			case f.def.flags&fNeg != 0 && negatedFrame(toks, sets, lo, hi):
 				lvl, reason = LevelElevated, f.negated
-			case f.def.flags&fPast != 0 && all.has(pastID):
+			case f.def.flags&fPast != 0 && (all.has(pastID) || triedBefore(toks, lo)):
 				lvl, reason = LevelElevated, f.past
 			case f.def.flags&fOther != 0 && thirdParty(toks, lo):
 				lvl, reason = LevelElevated, f.other
@@ -308,6 +390,22 @@ func matchFrames(toks []string, sets []cset, hit func(id string)) frameHit {
 		}
 	}
 	return best
+}
+
+// triedBefore: "tried", "attempted" (any language) up to four words before
+// the match, and no cue that the attempt was just now ("i tried to hang
+// myself at sixteen", not "yesterday i tried to hang myself").
+func triedBefore(toks []string, lo int) bool {
+	for k := lo - 1; k >= 0 && k >= lo-4; k-- {
+		if triedWords[toks[k]] {
+			return !recentCue(toks)
+		}
+	}
+	return false
+}
+
+var triedWords = map[string]bool{
+	"tried": true, "attempted": true, "intente": true, "intento": true, "essaye": true, "tente": true, "versucht": true,
 }
 
 // negatedFrame: a negation inside the match, or up to five words before it

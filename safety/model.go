@@ -247,7 +247,7 @@ func (m *model) scores(text string, toks []string, x *extractor) ([2]float32, fr
 	ws := wordStarts(text, starts[:0])
 	if len(ws) <= m.window {
 		x.prepare(text, toks)
-		ctx := ctxFlags{x.context, x.everyday, x.personal, x.risk}
+		ctx := x.flags()
 		if x.frame.level == LevelCrisis {
 			// Nothing the model says can raise a frame's crisis (frames
 			// are never lowered by context): skip its features.
@@ -270,10 +270,7 @@ func (m *model) scores(text string, toks []string, x *extractor) ([2]float32, fr
 		if x.frame.level > fh.level {
 			fh = x.frame
 		}
-		ctx.context = ctx.context || x.context
-		ctx.everyday = ctx.everyday || x.everyday
-		ctx.personal = ctx.personal || x.personal
-		ctx.risk = ctx.risk || x.risk
+		ctx = ctx.or(x.flags())
 		if j >= len(ws) {
 			return best, fh, ctx
 		}
@@ -281,7 +278,13 @@ func (m *model) scores(text string, toks []string, x *extractor) ([2]float32, fr
 }
 
 // ctxFlags: the context and everyday words of an utterance (features.go).
-type ctxFlags struct{ context, everyday, personal, risk bool }
+type ctxFlags struct{ context, everyday, personal, risk, past bool }
+
+// or merges the flags of another window.
+func (c ctxFlags) or(d ctxFlags) ctxFlags {
+	return ctxFlags{c.context || d.context, c.everyday || d.everyday, c.personal || d.personal, c.risk || d.risk,
+		c.past || d.past}
+}
 
 // wordStarts appends the byte offset of every whitespace-separated word.
 func wordStarts(s string, dst []int) []int {

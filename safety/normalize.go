@@ -54,7 +54,7 @@ var contractions = map[string][]string{
 	"thats": {"that", "is"}, "whats": {"what", "is"}, "theres": {"there", "is"}, "its": {"it", "is"},
 	"killmyself": {"kill", "myself"}, "kilmyself": {"kill", "myself"}, "myselves": {"myself"}, "myslef": {"myself"},
 	"selfharm": {"self", "harm"}, "selfharming": {"self", "harming"}, "too": {"to"}, "unalived": {"unalive"},
-	"noone": {"nobody"}, "wana": {"want", "to"}, "kil": {"kill"}, "kll": {"kill"}, "kiil": {"kill"}, "klil": {"kill"},
+	"nich": {"nicht"}, "noone": {"nobody"}, "wana": {"want", "to"}, "kil": {"kill"}, "kll": {"kill"}, "kiil": {"kill"}, "klil": {"kill"},
 	"kiling": {"killing"}, "kilin": {"killing"}, "killin": {"killing"}, "suicdal": {"suicidal"}, "sucidal": {"suicidal"},
 	"suicidial": {"suicidal"}, "suicde": {"suicide"}, "suicie": {"suicide"}, "sucicide": {"suicide"}, "overdoes": {"overdose"},
 	"imma": {"i", "am", "going", "to"}, "ima": {"i", "am", "a"},
@@ -63,6 +63,8 @@ var contractions = map[string][]string{
 	"chui": {"je", "suis"}, "chuis": {"je", "suis"}, "jai": {"je", "ai"}, "jen": {"je", "en"}, "jme": {"je", "me"},
 	"jsais": {"je", "sais"}, "jcrois": {"je", "crois"}, "jfais": {"je", "fais"}, "jte": {"je", "te"},
 	"jsp": {"je", "sais", "pas"}, "jpp": {"je", "en", "peux", "plus"},
+	// b for v, as Spanish is often typed; German vowels dropped
+	"yano": {"ya", "no"}, "bida": {"vida"}, "bibir": {"vivir"}, "lebn": {"leben"}, "mourrir": {"mourir"},
 	"myslf": {"myself"}, "mysef": {"myself"}, "mysel": {"myself"}, "myseld": {"myself"}, "mysefl": {"myself"}, "ded": {"dead"}, "suicidle": {"suicidal"}, "sucide": {"suicide"}, "suiside": {"suicide"},
 }
 
@@ -93,7 +95,11 @@ var leet = map[rune]rune{'0': 'o', '1': 'i', '3': 'e', '4': 'a', '5': 's', '7': 
 
 // normalize returns the token form of s (see the comment above). dst is
 // reused when it has capacity.
-func normalize(s string, dst []string) []string {
+func normalize(s string, dst []string) []string { return normalizeAs(s, dst, false) }
+
+// normalizeAs is normalize, reading s as German when german is set (the
+// concept table's German entries: "im krankenhaus" is not "i am …").
+func normalizeAs(s string, dst []string, german bool) []string {
 	var b strings.Builder
 	b.Grow(len(s) + 8)
 	for _, r := range s {
@@ -117,7 +123,7 @@ func normalize(s string, dst []string) []string {
 	}
 	raw := strings.Fields(b.String())
 	toks := dst[:0]
-	german := germanish(raw)
+	german = german || germanish(raw)
 	for _, t := range raw {
 		if t == clauseMark {
 			if len(toks) > 0 && toks[len(toks)-1] != clauseMark {

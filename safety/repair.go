@@ -2,6 +2,7 @@ package safety
 
 import (
 	"math/bits"
+	"slices"
 	"strings"
 )
 
@@ -35,16 +36,19 @@ you your yours he she they we us our ours him her his their them my me mine i im
 	"es": `el la los las un una unos unas de del al a en con por para que y o pero si no mi mis tu tus su sus
 todo toda todos todas nada demasiado mucho mucha poco siempre nunca aqui ahora bien mal
 es son esta estoy estas estan era fue ser estar hay tengo tiene tienen hace muy mas menos ya
-lo le les me te se nos yo ella ellos nosotros como cuando donde porque todo nada algo alguien nadie`,
+lo le les me te se nos yo ella ellos nosotros he has ha hemos han
+voy vas va vamos van al como cuando donde porque todo nada algo alguien nadie`,
 	"fr": `le la les un une des du de au aux et ou mais si ne pas plus je tu il elle nous vous ils elles
 en y a on ca ici la tout rien trop beaucoup toujours jamais maintenant bien mal
 moi toi lui mon ma mes ton ta tes son sa ses est suis es sont ai as avons avez ont fait faire
-ce cette ces qui que quoi dans sur sous avec pour par chez tout tous toute toutes rien quelque`,
+ce cette ces qui que quoi dans sur sous avec pour par chez tout tous toute toutes rien quelque
+me te se va vais vas vont lui leur leurs o`,
 	"de": `der die das den dem des ein eine einen einem einer und oder aber wenn nicht kein keine ich du er
 alles nichts viel immer nie gut
 sie es wir ihr mich mir dich dir sich mein meine dein deine sein seine ist bin bist sind war hat
-habe hast haben wird werde kann muss soll will zu mit auf in an von bei nach aus fur uber unter
-auch noch schon nur sehr so wie was wer wo wann warum dass heute morgen gestern jetzt hier da`,
+habe hast haben hatte hatten ware waren wurde wurden konnte konnten mochte wird werde kann muss soll will zu mit auf in an von bei nach aus fur uber unter
+auch noch schon nur sehr so wie was wer wo wann warum dass heute morgen gestern jetzt hier da
+dich dir uns euch ihn ihm im am um`,
 }
 
 var repairVocab, fuzzyIndex = buildRepairVocab()
@@ -131,7 +135,33 @@ func repairTokens(toks, dst []string, known *vocab) []string {
 	if !changed {
 		return append(dst[:0], p1...)
 	}
-	return joinPieces(p2, dst[:0], known)
+	return rejoinPairs(joinPieces(p2, dst[:0], known))
+}
+
+// rejoinPairs merges, in place, the word pairs normalize writes as one
+// token ("no one" → "nobody", "any more" → "anymore"), so a pair that a
+// split produced ("whereno one" → "where no one") reads as the same
+// words as when it was typed apart.
+func rejoinPairs(toks []string) []string {
+	out := toks[:0]
+	for i := 0; i < len(toks); i++ {
+		t := toks[i]
+		if i+1 < len(toks) {
+			switch next := toks[i+1]; {
+			case t == "no" && (next == "one" || next == "body"):
+				t = "nobody"
+				i++
+			case t == "any" && next == "more":
+				t = "anymore"
+				i++
+			case t == "un" && next == "alive":
+				t = "unalive"
+				i++
+			}
+		}
+		out = append(out, t)
+	}
+	return out
 }
 
 func isKnownWord(t string, known *vocab) bool {
@@ -223,6 +253,10 @@ var anyVocab = func() map[string]bool {
 func repairWords(toks, out []string, known *vocab) ([]string, bool) {
 	lang, changed := "", false
 	for _, t := range toks {
+		if w, ok := mergedArticle(t, known); ok {
+			out, changed = append(out, w, "a"), true
+			continue
+		}
 		if isKnownWord(t, known) || len(t) < 3 || isNumber(t) {
 			out = append(out, t)
 			continue
@@ -243,6 +277,20 @@ func repairWords(toks, out []string, known *vocab) ([]string, bool) {
 	return out, changed
 }
 
+// mergedArticle: t is a known word run into the article "a" and reads as
+// another word only with its letters squashed ("seea" is "see a", not a
+// held "sea"); w is the word before the article.
+func mergedArticle(t string, known *vocab) (string, bool) {
+	if len(t) < 4 || t[len(t)-1] != 'a' || t[len(t)-2] == 'a' || anyVocab[t] || known.count(t) > 0 {
+		return "", false
+	}
+	w := t[:len(t)-1]
+	if !anyVocab[w] && known.count(w) == 0 || !isKnownWord(t, known) {
+		return "", false
+	}
+	return w, true
+}
+
 // joinPieces appends toks to out, joining two pieces that make one word
 // and reading Spanish "boy a" as "voy a".
 func joinPieces(toks, out []string, known *vocab) []string {
@@ -254,7 +302,14 @@ func joinPieces(toks, out []string, known *vocab) []string {
 		// Pieces are joined while they make a word, so a word split in
 		// three ("brin gen" after "um") or joined twice ("selb st mord")
 		// comes back whole.
+		if w, n := joinExpanded(t, toks[i+1:], known); n > 0 {
+			t, i = w, i+n // "unal ive" → "unal i have" → "unalive"
+		}
 		for i+1 < len(toks) {
+			if i+2 < len(toks) && isKnownWord(t, known) && !isKnownWord(toks[i+1], known) &&
+				betterNext(t, toks[i+1], toks[i+2], known) {
+				break // "the re ason": "re" + "ason" is the word, not "the" + "re"
+			}
 			w := joinNext(t, toks[i+1], known)
 			if w == "" && i+2 < len(toks) && (!isKnownWord(t, known) || !isKnownWord(toks[i+1], known)) {
 				// three pieces: "um bri ngen"
@@ -274,11 +329,52 @@ func joinPieces(toks, out []string, known *vocab) []string {
 		}
 		if exp, ok := contractions[t]; ok && t != toks[i] {
 			out = append(out, exp...) // "killmy" + "self"
+		} else if fillers[t] && t != toks[i] && t != "um" && t != "er" && t != "so" {
+			// dropped, as normalize drops it: "real ly" → "really" → ""
 		} else {
 			out = append(out, t)
 		}
 	}
 	return out
+}
+
+// expandedTails are contractions normalize expanded that may be the end of
+// a split word: "unal ive" reaches repair as "unal i have", "nee ded" as
+// "nee dead".
+var expandedTails = []struct {
+	exp []string
+	raw string
+}{{[]string{"i", "have"}, "ive"}, {[]string{"dead"}, "ded"}, {[]string{"i", "am"}, "im"}}
+
+// joinExpanded joins a piece t (not a function word) with the raw form of the expansion
+// that follows it (rest) when that makes a word; n is the number of
+// tokens of rest consumed, 0 when nothing was joined.
+func joinExpanded(t string, rest []string, known *vocab) (string, int) {
+	if functionWordSet[t] || isNumber(t) {
+		return "", 0
+	}
+	for _, e := range expandedTails {
+		if len(rest) < len(e.exp) || !slices.Equal(rest[:len(e.exp)], e.exp) {
+			continue
+		}
+		if w := joined(t, e.raw, known); w != "" {
+			return w, len(e.exp)
+		}
+	}
+	return "", 0
+}
+
+// betterNext: for the pieces a b c, joining b and c gives a longer content
+// word than joining a and b, and a b c is no word ("the re ason" is "the
+// reason", but "um bri ngen" is "umbringen" and "par don de" is "pardon
+// de").
+func betterNext(a, b, c string, known *vocab) bool {
+	w2 := joined(b, c, known)
+	if w2 == "" || functionWordSet[w2] || joinNext(a, b+c, known) != "" {
+		return false
+	}
+	w1 := joinNext(a, b, known)
+	return w1 == "" || len(w2) > len(w1)
 }
 
 // joinNext is joined(a, b) when the pair is worth trying: one of them is
@@ -353,11 +449,17 @@ func segment(t string, out []string, known *vocab, lang string) ([]string, bool)
 		cuts[k] = i
 		k++
 	}
+	if n <= 5 && lang != "-" && foreignPiece(t, cuts[:k], lang) {
+		// A short word is more likely an unknown word of the utterance's
+		// language than pieces from another: Spanish "miro" is not German
+		// "mir" + "o", nor "gasto" English "gas" + "to".
+		return out, false
+	}
 	start := 0
 	for c := k - 1; c >= 0; c-- {
 		w := t[start:cuts[c]]
 		switch exp, ok := contractions[w]; {
-		case ok:
+		case ok && !(w == "im" && lang == "de"): // German "im" is "in dem"
 			out = append(out, exp...) // "wanna" → "want to"
 		case fillers[w] && w != "um" && w != "er" && w != "so":
 			// dropped, as normalize drops it: "justtake" → "take" (not
@@ -512,6 +614,37 @@ var squashedVocab = func() map[string]bool {
 // two letters costs a little more ("the sea", not "these a"); a function
 // word of another language than the utterance's much more ("on the", not
 // "ont he").
+// foreignPiece: the cut mixes languages no reader would: a content word
+// with function words of another language than lang only ("gasto" is not
+// "gas" + English "to"), or function words with no language in common
+// ("niece" is not German "nie" + French "ce"; "die" is English as well).
+func foreignPiece(t string, cuts []int, lang string) bool {
+	start, foreign, content, inLang := 0, false, false, false
+	common := uint8(0xf) // en, es, fr, de
+	for c := len(cuts) - 1; c >= 0; c-- {
+		w := t[start:cuts[c]]
+		start = cuts[c]
+		ls := functionLang[w]
+		if ls == nil {
+			content = true
+			continue
+		}
+		var m uint8
+		for i, l := range [4]string{"en", "es", "fr", "de"} {
+			if ls[l] || w == "die" && l == "en" {
+				m |= 1 << i
+			}
+		}
+		common &= m
+		if ls[lang] || w == "die" && lang == "en" {
+			inLang = true
+		} else {
+			foreign = true
+		}
+	}
+	return common == 0 || foreign && content && !inLang
+}
+
 func pieceCost(w string, known *vocab, lang string) int {
 	c := 10 + 9
 	switch n := known.count(w); {

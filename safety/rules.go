@@ -151,7 +151,7 @@ var ruleDefs = []ruleDef{
 		"throw|throwing myself off|from|out ~2 @place",
 		"jump|jumping|step|stepping|walk|walking|lie|lay|lying in front of ~2 @vehicle",
 		"throw|throwing myself in front of ~2 @vehicle", "under a|the train",
-		"drive|driving|crash|crashing|steer|steering my car into|off", "edge of ~2 bridge|roof|rooftop|cliff|balcony|building|ledge|platform|tower",
+		"drive|driving|crash|crashing|steer|steering my car off", "drive|driving|crash|crashing|steer|steering my car into ~2 tree|wall|river|lake|sea|canal|water|traffic|truck|lorry|bridge|pillar|barrier|oncoming", "edge of ~2 bridge|roof|rooftop|cliff|balcony|building|ledge|platform|tower",
 		"@intent ~2 overdose|od", "way out ~3 death|dying|suicid*", "stop|stopping living", "overdose on ~2 @meds", "take|taking|swallow|swallowing|took|swallowed all ~3 @meds",
 		"want|going|about|ready to jump $", "crash my car on purpose", "drive|driving off ~2 bridge|cliff|road",
 		"standing|sitting on ~2 edge|ledge|railing", "standing|sitting on ~2 roof|bridge",

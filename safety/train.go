@@ -113,7 +113,7 @@ func TrainModel(samples []Sample, cfg TrainConfig) (*TrainedModel, error) {
 		base[i] = bd.analyze(s.Text).level
 		core, _ := laughTail(s.Text)
 		ctx := bd.otherTiers(core, nil, true).ctx
-		every[i] = ctx.everyday
+		every[i] = ctx.everyday || ctx.context
 		norisk[i] = !ctx.risk
 	}
 	t.thresh, t.oof = chooseThresholds(samples, oof, base, every, norisk, cfg)
