@@ -17,11 +17,8 @@ import "github.com/prometheus/client_golang/prometheus"
 // phrase_synthesis_seconds (the fixed phrases' cache), listen_wait_seconds
 // (a turn's wait to open a recogniser, mostly for a pooled decoder),
 // listen_busy_total (turns no recogniser was free for within
-// voice.listen_wait_ms, answered busy), admission_refused_total (new voice
-// sessions refused while the recogniser was saturated) and
-// frame_overruns_total{kind} (inbound frames the media loop handled a whole
-// frame or more after they were due, "late", or dropped to catch up with
-// real time, "skipped": the media path did not keep real time).
+// voice.listen_wait_ms, answered busy) and admission_refused_total (new
+// voice sessions refused while the recogniser was saturated).
 type Metrics struct {
 	Frame              prometheus.Histogram
 	EndOfTurnDelay     prometheus.Histogram
@@ -41,10 +38,8 @@ type Metrics struct {
 	ListenWait         prometheus.Histogram
 	ListenBusy         prometheus.Counter
 	AdmissionRefused   prometheus.Counter
-	FrameOverruns      *prometheus.CounterVec
 
 	framesEncoded, framesCached prometheus.Counter // PlayoutFrames' children, resolved once
-	overrunLate, overrunSkipped prometheus.Counter // FrameOverruns' children
 }
 
 // frameBuckets resolve 5 µs to 41 ms in doublings (a frame's work is tens of
@@ -94,18 +89,13 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "Voice turns no recogniser was free for within voice.listen_wait_ms; answered busy (notice kind busy, spoken)."}),
 		AdmissionRefused: prometheus.NewCounter(prometheus.CounterOpts{Namespace: "vera", Subsystem: "voice", Name: "admission_refused_total",
 			Help: "New voice sessions refused (503) while turns queued for a recogniser (voice.admit_listen_wait_ms)."}),
-		FrameOverruns: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "vera", Subsystem: "voice", Name: "frame_overruns_total",
-			Help: "Inbound 20 ms frames the media loop did not handle in real time: late (a frame or more after due) or skipped (dropped to catch up)."},
-			[]string{"kind"}),
 	}
 	m.framesEncoded = m.PlayoutFrames.WithLabelValues("encoded")
 	m.framesCached = m.PlayoutFrames.WithLabelValues("cached")
-	m.overrunLate = m.FrameOverruns.WithLabelValues("late")
-	m.overrunSkipped = m.FrameOverruns.WithLabelValues("skipped")
 	if reg != nil {
 		reg.MustRegister(m.Frame, m.EndOfTurnDelay, m.TranscriptionDelay, m.LLMTTFT, m.TTSTTFB, m.E2ELatency, m.Sessions, m.BargeIns, m.RecordDropped,
 			m.SessionSetup, m.SessionSetupFailed, m.PlayoutFrames, m.PhraseCache, m.PhraseSynthesis, m.ListenWait,
-			m.ListenBusy, m.AdmissionRefused, m.FrameOverruns)
+			m.ListenBusy, m.AdmissionRefused)
 	}
 	return m
 }

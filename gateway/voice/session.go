@@ -229,17 +229,10 @@ func (s *voiceSession) mediaLoop() {
 		}
 		// The media clock is elapsed time, not ticks: a late tick (a busy
 		// machine) is caught up frame by frame, so sample time stays true.
-		now := time.Since(clock)
-		due := int64(now/rtc.FrameDuration) - done
+		due := int64(time.Since(clock)/rtc.FrameDuration) - done
 		if due > catchUp {
-			s.m.overrunSkipped.Add(float64(due - catchUp))
 			due = catchUp
-			done = int64(now/rtc.FrameDuration) - due
-		}
-		if due > 1 {
-			// Frame done+1 was due at (done+1)×20 ms: handled a whole frame
-			// or more late, as are all but the newest of this catch-up.
-			s.m.overrunLate.Add(float64(due - 1))
+			done = int64(time.Since(clock)/rtc.FrameDuration) - due
 		}
 		for ; due > 0; due-- {
 			s.frame(base + done*audio.Frame20)
