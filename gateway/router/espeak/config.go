@@ -26,13 +26,14 @@ type Config struct {
 	// that from the media path.
 	Concurrent int `yaml:"concurrent"`
 	// Nice lowers the espeak-ng processes' scheduling priority by that much
-	// below the gateway's (like nice -n; 0 keeps it), so the media path
-	// always runs first.
+	// below the gateway's (like nice -n; 0, the default, keeps it). On a
+	// shared host a nice value yields to every other process too, and
+	// replies wait for their speech.
 	Nice int `yaml:"nice"`
 }
 
 // DefaultConfig speaks en-us at 160 wpm into 48 kHz PCM, one espeak-ng
-// process fewer than GOMAXPROCS at a time (at least one), at nice +10.
+// process fewer than GOMAXPROCS at a time (at least one), at the gateway's priority.
 func DefaultConfig() Config {
 	return Config{
 		Binary:           "espeak-ng",
@@ -42,7 +43,7 @@ func DefaultConfig() Config {
 		MaxSentenceBytes: 16 << 20,
 		MaxSentenceChars: 240,
 		Concurrent:       max(1, runtime.GOMAXPROCS(0)-1),
-		Nice:             10,
+		Nice:             0,
 	}
 }
 

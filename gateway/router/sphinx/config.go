@@ -27,8 +27,10 @@ type Config struct {
 	// (work.go): at most that many cores decode at any time.
 	Workers int `yaml:"workers"`
 	// Nice lowers the workers' scheduling priority by that much (like
-	// nice -n; 0 keeps the gateway's own), so the media path always runs
-	// first.
+	// nice -n; 0, the default, keeps the gateway's own). The bound on
+	// Workers already leaves the media path a core; a nice value also
+	// yields to every other process on the host, which on a shared host
+	// starves the recogniser (gateway/voice/BENCHMARKS-media.md).
 	Nice int `yaml:"nice"`
 	// KeyphraseFile, when set, names a keyword list (one "phrase /threshold/"
 	// per line) registered as the search SearchKeyphrase on every decoder.
@@ -38,7 +40,7 @@ type Config struct {
 }
 
 // DefaultConfig uses Debian's pocketsphinx-en-us model, one worker thread
-// fewer than GOMAXPROCS (one on two cores) at nice +10, and two live turns
+// fewer than GOMAXPROCS (one on two cores) at the gateway's priority, and two live turns
 // per worker (decoders created on demand) plus one in reserve for raised
 // safety: what a worker decodes in real time (2 × 0.37 of a core; three
 // streams, 1.1 cores, fall behind and hold their decoders longer), measured
@@ -54,7 +56,7 @@ func DefaultConfig() Config {
 		Pool:          2 * w,
 		SafetyReserve: 1,
 		Workers:       w,
-		Nice:          10,
+		Nice:          0,
 		Spot:          DefaultSpotConfig(),
 	}
 }

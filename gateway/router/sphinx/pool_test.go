@@ -160,7 +160,16 @@ func TestWorkersRunNiced(t *testing.T) {
 	if err != nil {
 		t.Skipf("no /proc: %v", err)
 	}
-	p := newSizedPool(t, 1, 0)
+	cfg := DefaultConfig()
+	cfg.Pool, cfg.SafetyReserve, cfg.Nice = 1, 0, 10
+	if _, err := os.Stat(cfg.HMM); err != nil {
+		t.Skipf("pocketsphinx-en-us model not installed (%v)", err)
+	}
+	p, err := NewPool(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
 	w := p.work
 	if int(w.niced.Load()) != w.n {
 		t.Fatalf("%d of %d worker threads niced", w.niced.Load(), w.n)
