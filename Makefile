@@ -35,6 +35,9 @@ test: deps-test vet
 	@# 50 live voice sessions at once (issue 6), on their own so no other
 	@# package's tests share the two cores with them.
 	VOICE_CONCURRENT=50 $(GO) test -tags $(TAGS) -race -count=1 -timeout 10m -run '^TestConcurrentSessions$$' ./gateway/voice/
+	@# 30 talking sessions against the fake remote providers (issue 17),
+	@# function only, alone for the same reason.
+	VERA_TALKING_SESSIONS=30 $(GO) test -tags $(TAGS) -race -count=1 -timeout 10m -run '^TestTalkingLoadWithFakes$$' ./cmd/vera-replay/
 	@FUZZTIME=$(FUZZTIME) TAGS=$(TAGS) bash .ci/fuzz.sh
 
 # Every fuzz target for FUZZTIME each (make test runs this too).

@@ -22,7 +22,6 @@ import (
 	"github.com/veraneural/vera-gateway/gateway/chat"
 	"github.com/veraneural/vera-gateway/gateway/cluster"
 	"github.com/veraneural/vera-gateway/gateway/converse"
-	"github.com/veraneural/vera-gateway/gateway/event"
 	"github.com/veraneural/vera-gateway/gateway/hooks"
 	"github.com/veraneural/vera-gateway/gateway/inbox"
 	"github.com/veraneural/vera-gateway/gateway/pairing"
@@ -102,6 +101,11 @@ func (a *app) build(cfg fileConfig, getenv func(string) string) (err error) {
 		Assess: func(history []string, text string) safety.Assessment {
 			return local.Assess(history, text, "")
 		},
+		// A card the router fills itself (an engine safety object it cannot
+		// read) has the deployment's resources.
+		FallbackResources: func(l safety.Level) []safety.Resource {
+			return safety.ResourcesFor(l, catalog, safety.RegionPrefs{Default: cfg.Safety.DefaultRegion})
+		},
 	}); err != nil {
 		return fmt.Errorf("router: %w", err)
 	}
@@ -125,23 +129,15 @@ func (a *app) build(cfg fileConfig, getenv func(string) string) (err error) {
 	if err != nil {
 		return err
 	}
-	// voices is assigned below; the sessions' unacknowledged-card hook
-	// reaches it through this variable (nil until then, and nil-safe).
-	var voices *voice.Factory
 	if a.sessions, err = session.NewManager(cfg.Session, session.Deps{
 		Converser: conv, Safety: local, Layout: layout, Counters: a.counters,
 		Actions: a.actions, Observer: a.hooks,
 		OnOpened: a.opened,
 		Logger:   log.With("pkg", "session"),
 		OnClosed: a.closer(conv),
-		// A card nobody acknowledged in time is spoken in the session's
-		// voice call, if it has one (the session also re-sends it and
-		// notifies the phone surface).
-		OnUnacked: func(s *session.Session, c event.SafetyCard, surface string) {
-			if voices != nil {
-				voices.OnUnacked(s, c, surface)
-			}
-		},
+		// The safety slot, if configured, judges each user turn beside
+		// converse (nil: none, nothing added to a turn).
+		Classifier: converse.NewClassifier(a.router), ClassifyBudget: time.Duration(cfg.Safety.ClassifyBudgetMs) * time.Millisecond,
 		Admit: func(o session.Owner) (func(), error) {
 			return shares.Admit(gateway.ShareSessions, o.PartnerID, o.EndUserID)
 		},
@@ -151,10 +147,11 @@ func (a *app) build(cfg fileConfig, getenv func(string) string) (err error) {
 	if a.chat, err = chat.New(cfg.Chat, a.sessions, a.chatAuth, chat.Options{Logger: log.With("pkg", "chat"), Shares: shares, Elsewhere: a.cluster.ResumeElsewhere}); err != nil {
 		return fmt.Errorf("chat: %w", err)
 	}
-	if voices, err = voice.NewFactory(cfg.Voice, voice.Deps{
+	voices, err := voice.NewFactory(cfg.Voice, voice.Deps{
 		Listener: a.router, Speaker: a.router, Sessions: a.sessions, Logger: log.With("pkg", "voice"),
 		Metrics: voice.NewMetrics(reg), Counters: a.counters,
-	}); err != nil {
+	})
+	if err != nil {
 		return err
 	}
 	if a.engine, err = rtc.NewEngine(cfg.RTC, log.With("pkg", "rtc")); err != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/veraneural/vera-gateway/gateway"
 	"github.com/veraneural/vera-gateway/gateway/webhook"
+	"github.com/veraneural/vera-gateway/gateway/yamlconf"
 )
 
 func writeConfig(t *testing.T, body string) string {
@@ -89,7 +90,7 @@ func TestPrintConfigRedactsSecrets(t *testing.T) {
 		t.Fatal(err, errb.String())
 	}
 	s := out.String()
-	if strings.Contains(s, "vera_sk_inline_secret") || strings.Contains(s, "abcdef-token") || strings.Count(s, redacted) != 2 {
+	if strings.Contains(s, "vera_sk_inline_secret") || strings.Contains(s, "abcdef-token") || strings.Count(s, yamlconf.Redacted) != 2 {
 		t.Fatalf("secrets not redacted:\n%s", s)
 	}
 	if !strings.Contains(s, "partner-a") || !strings.Contains(s, "requests_per_minute: 60") {

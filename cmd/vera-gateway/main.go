@@ -17,7 +17,6 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"reflect"
 	"syscall"
 	"time"
 
@@ -25,6 +24,7 @@ import (
 
 	"github.com/veraneural/vera-gateway/gateway"
 	"github.com/veraneural/vera-gateway/gateway/webhook"
+	"github.com/veraneural/vera-gateway/gateway/yamlconf"
 )
 
 func main() {
@@ -72,7 +72,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			shown.Auth.Keys[i].Webhooks = append([]webhook.Endpoint(nil), shown.Auth.Keys[i].Webhooks...)
 		}
 		shown.Webhooks = append([]webhook.Endpoint(nil), cfg.Webhooks...)
-		redact(reflect.ValueOf(&shown))
+		yamlconf.Redact(&shown)
 		enc := yaml.NewEncoder(stdout)
 		enc.SetIndent(2)
 		defer enc.Close()

@@ -46,6 +46,21 @@ type loadReport struct {
 	FirstAudioQueue int  `json:"first_audio_queued"` // turns that ended while the gateway was talking (left out)
 	SafetyCardMs    dist `json:"safety_card_ms"`
 
+	// TurnOutcomes is what became of every detected turn of the run
+	// (answered, nothing_heard, not_transcribed, interrupted, unanswered).
+	TurnOutcomes map[string]int `json:"turn_outcomes"`
+	// TurnLatencyMs is, per turn answered in the window, the first reply
+	// packet after the true end of speech input.speech_stopped reports
+	// (its arrival − end_of_turn_ms); SegmentsMs splits it per turn into
+	// the gateway's segments (reply.audio_started's latency) and network,
+	// the client-side rest, so that every turn's segments sum to its total
+	// (and the means to the mean). Unlike first_audio_ms it keeps the
+	// turns that queued behind playout (the wait shows in tts_ttfb).
+	TurnLatencyMs segDist            `json:"turn_latency_ms"`
+	SegmentsMs    map[string]segDist `json:"segments_ms"`
+	// GatewaySegmentsMs is vera_voice_turn_segment_seconds over the window.
+	GatewaySegmentsMs map[string]histDist `json:"gateway_segments_ms"`
+
 	PacketsSent     int `json:"packets_sent"`
 	PacketsReceived int `json:"packets_received"`
 	PacketsLost     int `json:"packets_lost"` // gateway → client, from RTP sequence gaps
@@ -68,6 +83,12 @@ type loadReport struct {
 	FrameP99Ms           *float64 `json:"frame_p99_ms"`
 	FrameP99Overflow     bool     `json:"frame_p99_overflow,omitempty"` // p99 is past the last finite bucket: frame_p99_ms is a lower bound
 	Frames               float64  `json:"frames"`                       // frame observations in the window
+	// FrameOverruns is vera_voice_frame_overruns_total over the window:
+	// inbound frames the media loop handled a period or more late.
+	FrameOverruns *float64 `json:"frame_overruns"`
+	// FakesCPUSeconds is the fake providers' process CPU in the window
+	// (-fakes), counted apart from the gateway's and the tool's.
+	FakesCPUSeconds *float64 `json:"fakes_cpu_seconds,omitempty"`
 
 	// From the gateway's capacity series, over the whole run (first read
 	// before the first session, last at the end of the window): session
@@ -133,6 +154,7 @@ func failReason(err error, ice webrtc.ICEConnectionState) string {
 type loadRun struct {
 	o     options
 	clips []*clip
+	quiet *fixtures.Stream // 2 s of silence: the open mic while a session waits for answers
 	hc    *http.Client
 	stop  chan struct{} // closed: every session hangs up
 
@@ -210,10 +232,48 @@ func (lr *loadRun) runSession(ctx context.Context, idx int, ready func(), hangup
 		}
 	}()
 
+	turns, sent, at := lr.play(pctx, c, idx)
+	ice := c.ICEState()
+	lr.awaitEnd(ctx, c, turns, hangup, at)
+	events, audio := c.Events(), c.Received()
+	herr := closeClient()
+	from := time.Unix(0, lr.windowStart.Load())
+	st := analyse(turns, events, audio, o.window, o.mergeGap, from)
+	st.addTurns(turnRecords(events, audio), from)
+	st.sent = sent
+	out := sessionOutcome{stats: st}
+	switch {
+	case ice == webrtc.ICEConnectionStateFailed || ice == webrtc.ICEConnectionStateClosed:
+		out.err = "ICE " + ice.String() + " mid-session"
+	case herr != nil:
+		out.err = "hang-up: " + failReason(herr, ice)
+	}
+	if out.err != "" {
+		lr.failed.Add(1)
+	}
+	return out
+}
+
+// micPos is where a session's outbound stream is: the next packet's
+// sequence number and timestamp offsets.
+type micPos struct {
+	seq uint16
+	ts  uint32
+}
+
+// advance moves past a pass of frames 20 ms frames.
+func (m *micPos) advance(frames int) {
+	m.seq += uint16(frames)
+	m.ts += uint32(frames) * 960
+}
+
+// play loops the session's clips until pctx ends and returns the turns
+// played to their last frame, the packets sent and where the stream is.
+func (lr *loadRun) play(pctx context.Context, c *fixtures.Client, idx int) ([]spokenTurn, int, micPos) {
+	o := lr.o
 	var turns []spokenTurn
 	var sent int
-	var seqOff uint16
-	var tsOff uint32
+	var at micPos
 	for k := 0; pctx.Err() == nil; k++ {
 		cl := lr.clips[(idx+k)%len(lr.clips)]
 		stream := cl.stream
@@ -223,7 +283,7 @@ func (lr *loadRun) runSession(ctx context.Context, idx int, ready func(), hangup
 		}
 		pass := make([]spokenTurn, len(cl.turns))
 		maxFrame := -1
-		err := c.PlayShifted(pctx, stream, seqOff, tsOff, func(i int, at time.Time) {
+		err := c.PlayShifted(pctx, stream, at.seq, at.ts, func(i int, at time.Time) {
 			sent++
 			f := stream.Packets[i].Frame
 			maxFrame = max(maxFrame, f)
@@ -242,14 +302,37 @@ func (lr *loadRun) runSession(ctx context.Context, idx int, ready func(), hangup
 				turns = append(turns, pass[j])
 			}
 		}
-		seqOff += uint16(cl.frames)
-		tsOff += uint32(cl.frames) * 960
+		at.advance(cl.frames)
 		if err != nil {
 			break
 		}
 	}
-	ice := c.ICEState()
-	// Give the last turn its window before hanging up.
+	return turns, sent, at
+}
+
+// openMic sends silence from at until ctx ends, as a phone's microphone
+// does while the person waits for an answer: a session that stops sending
+// would be closed by the gateway's idle timeout while its answers are due.
+func (lr *loadRun) openMic(ctx context.Context, c *fixtures.Client, at micPos) {
+	for ctx.Err() == nil {
+		if c.PlayShifted(ctx, lr.quiet, at.seq, at.ts, nil) != nil {
+			return
+		}
+		at.advance(len(lr.quiet.Packets))
+	}
+}
+
+// awaitEnd gives the last turn its -eot-window, then waits up to
+// -answer-wait for every detected turn's outcome — unless a soak's churn
+// hung the session up: that is a person leaving. The mic stays open (at)
+// meanwhile.
+func (lr *loadRun) awaitEnd(ctx context.Context, c *fixtures.Client, turns []spokenTurn, hangup <-chan struct{}, at micPos) {
+	o := lr.o
+	mctx, mcancel := context.WithCancel(ctx)
+	var mic sync.WaitGroup
+	mic.Go(func() { lr.openMic(mctx, c, at) })
+	defer mic.Wait()
+	defer mcancel()
 	if n := len(turns); n > 0 {
 		if wait := time.Until(turns[n-1].end.Add(o.window)); wait > 0 && wait <= o.window {
 			t := time.NewTimer(wait)
@@ -260,21 +343,16 @@ func (lr *loadRun) runSession(ctx context.Context, idx int, ready func(), hangup
 			t.Stop()
 		}
 	}
-	events, audio := c.Events(), c.Received()
-	herr := closeClient()
-	st := analyse(turns, events, audio, o.window, o.mergeGap, time.Unix(0, lr.windowStart.Load()))
-	st.sent = sent
-	out := sessionOutcome{stats: st}
-	switch {
-	case ice == webrtc.ICEConnectionStateFailed || ice == webrtc.ICEConnectionStateClosed:
-		out.err = "ICE " + ice.String() + " mid-session"
-	case herr != nil:
-		out.err = "hang-up: " + failReason(herr, ice)
+	select {
+	case <-hangup:
+		return
+	default:
 	}
-	if out.err != "" {
-		lr.failed.Add(1)
+	if o.answerWait > 0 && !turnsResolved(c.Events()) {
+		actx, acancel := context.WithTimeout(ctx, o.answerWait)
+		_, _ = c.WaitEvent(actx, func(fixtures.Event) bool { return turnsResolved(c.Events()) })
+		acancel()
 	}
-	return out
 }
 
 func cpuSeconds() float64 {
@@ -309,7 +387,12 @@ func runLoad(ctx context.Context, o options, stdout, stderr io.Writer, progress 
 	// One pooled HTTP client for all sessions (signaling + /metrics).
 	hc := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 64, IdleConnTimeout: 30 * time.Second}}
 	defer hc.CloseIdleConnections()
-	lr := &loadRun{o: o, clips: clips, hc: hc, stop: make(chan struct{})}
+	quiet, err := fixtures.Encode(fixtures.Silence(16000, 2*time.Second), fixtures.EncodeOptions{FEC: true})
+	if err != nil {
+		fmt.Fprintln(stderr, "vera-replay:", err)
+		return 1
+	}
+	lr := &loadRun{o: o, clips: clips, quiet: quiet, hc: hc, stop: make(chan struct{})}
 	cpu0 := cpuSeconds()
 	sctx, scancel := context.WithTimeout(ctx, 5*time.Second)
 	mStart, mStartErr := scrapeMetrics(sctx, hc, murl)
@@ -324,10 +407,6 @@ func runLoad(ctx context.Context, o options, stdout, stderr io.Writer, progress 
 	started := time.Now()
 	slots := make([]*slot, o.sessions)
 	var wg sync.WaitGroup
-	var readyWG sync.WaitGroup
-	readyWG.Add(o.sessions)
-	every := time.Duration(float64(time.Second) / o.ramp)
-	tick := time.NewTicker(every)
 	upd := time.NewTicker(time.Second)
 	defer upd.Stop()
 	refresh := func(phase string) {
@@ -337,31 +416,7 @@ func runLoad(ctx context.Context, o options, stdout, stderr io.Writer, progress 
 		bar.Describe(fmt.Sprintf("%-6s up %d failed %d turns %d", phase, lr.connected.Load(), lr.failed.Load(), lr.turns.Load()))
 		_ = bar.Set64(int64(time.Since(started) / time.Second))
 	}
-ramp:
-	for i := range o.sessions {
-		if i > 0 {
-			select {
-			case <-tick.C:
-			case <-upd.C:
-				refresh("ramp")
-				<-tick.C
-			case <-ctx.Done():
-				for range o.sessions - i {
-					readyWG.Done()
-				}
-				break ramp
-			}
-		}
-		slots[i] = newSlot()
-		wg.Go(func() { slots[i].run(ctx, lr, i, readyWG.Done) })
-	}
-	tick.Stop()
-	allReady := make(chan struct{})
-	go func() { readyWG.Wait(); close(allReady) }()
-	select {
-	case <-allReady:
-	case <-ctx.Done():
-	}
+	lr.startSessions(ctx, slots, &wg, upd.C, refresh)
 	if o.warmup > 0 {
 		wt := time.NewTimer(o.warmup)
 	warm:
@@ -381,6 +436,7 @@ ramp:
 	sctx, scancel = context.WithTimeout(context.Background(), 5*time.Second)
 	lr.windowStart.Store(time.Now().UnixNano())
 	m0, m0err := scrapeMetrics(sctx, hc, murl)
+	f0 := scrapeFakes(hc, o.fakesURL)
 	scancel()
 	cpuW0 := cpuSeconds()
 	profWait := func() error { return nil }
@@ -414,6 +470,7 @@ wait:
 	end.Stop()
 	sctx, scancel = context.WithTimeout(context.Background(), 5*time.Second)
 	m1, m1err := scrapeMetrics(sctx, hc, murl)
+	f1 := scrapeFakes(hc, o.fakesURL)
 	scancel()
 	cpuW1 := cpuSeconds()
 	close(lr.stop)
@@ -432,28 +489,11 @@ wait:
 		}
 	}
 	rep := buildReport(o, outcomes, m0, m1, errors.Join(mStartErr, m0err, m1err))
-	rep.SetupMs = histMs(mStart, m1, setupHist)
-	rep.GatewaySetupFailed = delta(mStart, m1, setupFailed)
-	rep.FramesEncoded = delta(mStart, m1, playoutFrames+`{source="encoded"}`)
-	rep.FramesCached = delta(mStart, m1, playoutFrames+`{source="cached"}`)
-	rep.FramesEncodedWindow = delta(m0, m1, playoutFrames+`{source="encoded"}`)
-	rep.FramesCachedWindow = delta(m0, m1, playoutFrames+`{source="cached"}`)
-	rep.ListenWaitMs = histMs(m0, m1, listenWaitHist)
+	rep.addSeries(mStart, m0, m1, f0, f1)
 	if soak != nil {
 		rep.Soak = soak.finish(ctx, hc, murl, mStart, m1, int(lr.replaced.Load()))
 	}
-	rep.ClientCPUSeconds = round3(cpuSeconds() - cpu0)
-	rep.ClientCPUWindow = round3(cpuW1 - cpuW0)
-	if m0 != nil && m1 != nil {
-		rep.WindowSeconds = round3(m1.at.Sub(m0.at).Seconds())
-	}
-	if rep.WindowSeconds > 0 && rep.SessionsOK > 0 {
-		rep.ClientCPUPctPerSess = round3(100 * rep.ClientCPUWindow / rep.WindowSeconds / float64(rep.SessionsOK))
-		if rep.GatewayCPUSeconds != nil {
-			v := round3(100 * *rep.GatewayCPUSeconds / rep.WindowSeconds / float64(rep.SessionsOK))
-			rep.GatewayCPUPctPerSess = &v
-		}
-	}
+	rep.addCPU(cpuSeconds()-cpu0, cpuW1-cpuW0, m0, m1)
 	if o.jsonOut {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
@@ -467,6 +507,87 @@ wait:
 	return 0
 }
 
+// startSessions starts the sessions at -ramp per second, each in its slot
+// on wg, and returns once every one is up or has failed (or ctx ended).
+func (lr *loadRun) startSessions(ctx context.Context, slots []*slot, wg *sync.WaitGroup, upd <-chan time.Time, refresh func(string)) {
+	n := len(slots)
+	var readyWG sync.WaitGroup
+	readyWG.Add(n)
+	tick := time.NewTicker(time.Duration(float64(time.Second) / lr.o.ramp))
+	defer tick.Stop()
+ramp:
+	for i := range n {
+		if i > 0 {
+			select {
+			case <-tick.C:
+			case <-upd:
+				refresh("ramp")
+				<-tick.C
+			case <-ctx.Done():
+				for range n - i {
+					readyWG.Done()
+				}
+				break ramp
+			}
+		}
+		slots[i] = newSlot()
+		wg.Go(func() { slots[i].run(ctx, lr, i, readyWG.Done) })
+	}
+	allReady := make(chan struct{})
+	go func() { readyWG.Wait(); close(allReady) }() // ends when every session is ready or failed
+	select {
+	case <-allReady:
+	case <-ctx.Done():
+	}
+}
+
+// outcomeLine is "12 answered, 1 nothing heard" in a fixed order.
+func outcomeLine(n map[string]int) string {
+	var parts []string
+	for _, k := range []string{outcomeAnswered, outcomeNothingHeard, outcomeNotTranscribed, outcomeInterrupted, outcomeUnanswered} {
+		if n[k] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n[k], strings.ReplaceAll(k, "_", " ")))
+		}
+	}
+	if len(parts) == 0 {
+		return "no turns"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// addSeries fills the gateway's capacity series: over the whole run
+// (mStart → m1) setup and playout frames, over the window (m0 → m1) the
+// rest; f0/f1 are the fake providers' reads (nil: none).
+func (rep *loadReport) addSeries(mStart, m0, m1, f0, f1 *scrape) {
+	rep.SetupMs = histMs(mStart, m1, setupHist)
+	rep.GatewaySetupFailed = delta(mStart, m1, setupFailed)
+	rep.FramesEncoded = delta(mStart, m1, playoutFrames+`{source="encoded"}`)
+	rep.FramesCached = delta(mStart, m1, playoutFrames+`{source="cached"}`)
+	rep.FramesEncodedWindow = delta(m0, m1, playoutFrames+`{source="encoded"}`)
+	rep.FramesCachedWindow = delta(m0, m1, playoutFrames+`{source="cached"}`)
+	rep.ListenWaitMs = histMs(m0, m1, listenWaitHist)
+	if f0 != nil && f1 != nil {
+		rep.FakesCPUSeconds = ptr(f1.cpu - f0.cpu)
+	}
+}
+
+// addCPU sets the tool's CPU (whole run and window) and both sides' CPU
+// per session over the window.
+func (rep *loadReport) addCPU(client, clientWindow float64, m0, m1 *scrape) {
+	rep.ClientCPUSeconds = round3(client)
+	rep.ClientCPUWindow = round3(clientWindow)
+	if m0 != nil && m1 != nil {
+		rep.WindowSeconds = round3(m1.at.Sub(m0.at).Seconds())
+	}
+	if rep.WindowSeconds > 0 && rep.SessionsOK > 0 {
+		rep.ClientCPUPctPerSess = round3(100 * rep.ClientCPUWindow / rep.WindowSeconds / float64(rep.SessionsOK))
+		if rep.GatewayCPUSeconds != nil {
+			v := round3(100 * *rep.GatewayCPUSeconds / rep.WindowSeconds / float64(rep.SessionsOK))
+			rep.GatewayCPUPctPerSess = &v
+		}
+	}
+}
+
 func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
 
 func ptr(v float64) *float64 {
@@ -478,8 +599,9 @@ func ptr(v float64) *float64 {
 }
 
 func buildReport(o options, outs []sessionOutcome, m0, m1 *scrape, merr error) loadReport {
-	rep := loadReport{Sessions: len(outs), Failures: map[string]int{}}
-	var eot, fa, card []float64
+	rep := loadReport{Sessions: len(outs), Failures: map[string]int{}, TurnOutcomes: map[string]int{}, SegmentsMs: map[string]segDist{}}
+	var eot, fa, card, total []float64
+	segs := map[string][]float64{}
 	for _, oc := range outs {
 		if oc.err != "" {
 			rep.SessionsFailed++
@@ -499,6 +621,17 @@ func buildReport(o options, outs []sessionOutcome, m0, m1 *scrape, merr error) l
 		eot = append(eot, s.eot...)
 		fa = append(fa, s.firstAudio...)
 		card = append(card, s.card...)
+		total = append(total, s.turnTotal...)
+		for k, n := range s.outcomes {
+			rep.TurnOutcomes[k] += n
+		}
+		for k, v := range s.segs {
+			segs[k] = append(segs[k], v...)
+		}
+	}
+	rep.TurnLatencyMs = summarizeMean(total)
+	for _, k := range segmentOrder {
+		rep.SegmentsMs[k] = summarizeMean(segs[k])
 	}
 	rep.TurnsExtra = rep.Turns - rep.TurnsMatched
 	if rep.TurnsExpected > 0 {
@@ -521,6 +654,11 @@ func buildReport(o options, outs []sessionOutcome, m0, m1 *scrape, merr error) l
 		p99, _ := histQuantile(m0, m1, 0.99)
 		rep.FrameP50Ms, rep.FrameP99Ms, rep.Frames = ptr(p50*1000), ptr(p99*1000), n
 		rep.FrameP99Overflow = n > 0 && p99 >= lastFinite(m1)
+		rep.FrameOverruns = delta(m0, m1, frameOverruns)
+		rep.GatewaySegmentsMs = map[string]histDist{}
+		for _, k := range segmentOrder[:5] {
+			rep.GatewaySegmentsMs[k] = histMs(m0, m1, turnSegmentHist+`{segment="`+k+`"}`)
+		}
 	}
 	return rep
 }
@@ -553,6 +691,17 @@ func printTable(w io.Writer, r loadReport) {
 	fmt.Fprintf(tw, "  over silence\t%s\n", d(r.EOTOverSilence))
 	fmt.Fprintf(tw, "first audio ms\t%s; %d queued behind playout\n", d(r.FirstAudioMs), r.FirstAudioQueue)
 	fmt.Fprintf(tw, "safety card ms\t%s\n", d(r.SafetyCardMs))
+	fmt.Fprintf(tw, "turn outcomes\t%s\n", outcomeLine(r.TurnOutcomes))
+	fmt.Fprintf(tw, "reply latency ms\t%s (from the end of speech input.speech_stopped reports)\n", d(r.TurnLatencyMs.dist))
+	if r.TurnLatencyMs.Mean != nil {
+		var parts []string
+		for _, k := range segmentOrder {
+			if m := r.SegmentsMs[k].Mean; m != nil {
+				parts = append(parts, fmt.Sprintf("%s %.1f", strings.ReplaceAll(k, "_", " "), *m))
+			}
+		}
+		fmt.Fprintf(tw, "  mean segments\t%.1f = %s\n", *r.TurnLatencyMs.Mean, strings.Join(parts, " + "))
+	}
 	fmt.Fprintf(tw, "packets\t%d sent, %d received (%d in window), %d lost (gateway → client)\n", r.PacketsSent, r.PacketsReceived, r.PacketsReceivedWindow, r.PacketsLost)
 	fmt.Fprintf(tw, "window\t%.1f s\n", r.WindowSeconds)
 	fmt.Fprintf(tw, "gateway cpu\t%s in window, %s of one core per session\n", f(r.GatewayCPUSeconds, " s"), f(r.GatewayCPUPctPerSess, " %"))
@@ -567,7 +716,7 @@ func printTable(w io.Writer, r loadReport) {
 	if r.FrameP99Overflow {
 		over = " or more (past the last bucket)"
 	}
-	fmt.Fprintf(tw, "frame ms\tp50 %s  p99 %s%s  (%.0f frames)\n", f(r.FrameP50Ms, ""), f(r.FrameP99Ms, ""), over, r.Frames)
+	fmt.Fprintf(tw, "frame ms\tp50 %s  p99 %s%s  (%.0f frames), %s overruns\n", f(r.FrameP50Ms, ""), f(r.FrameP99Ms, ""), over, r.Frames, f(r.FrameOverruns, ""))
 	hd := func(h histDist) string {
 		if h.N == 0 {
 			return "n/a (0 samples)"
@@ -583,6 +732,9 @@ func printTable(w io.Writer, r loadReport) {
 		f(r.FramesEncoded, ""), f(r.FramesCached, ""), f(r.FramesEncodedWindow, ""), f(r.FramesCachedWindow, ""))
 	fmt.Fprintf(tw, "listen wait ms\t%s\n", hd(r.ListenWaitMs))
 	fmt.Fprintf(tw, "client cpu\t%.2f s total, %.2f s in window, %.3f %% of one core per session\n", r.ClientCPUSeconds, r.ClientCPUWindow, r.ClientCPUPctPerSess)
+	if r.FakesCPUSeconds != nil {
+		fmt.Fprintf(tw, "fake providers cpu\t%.2f s in window\n", *r.FakesCPUSeconds)
+	}
 	if r.MetricsError != "" {
 		fmt.Fprintf(tw, "metrics\t%s\n", strings.ReplaceAll(r.MetricsError, "\n", "; "))
 	}

@@ -1,37 +1,6 @@
-// Package main is the vera-replay command: it drives live voice sessions of a vera-gateway over
-// WebRTC from recorded audio, in real time.
-//
-// Single session (the default): it plays one file as one session and prints
-// every event the gateway sends with the client's receive time. It exits
-// after the last turn's reply has ended, or with status 2 on timeout.
-//
-//	vera-replay -url http://127.0.0.1:8080/v1/voice/sessions -in speech16k.wav|rec.ogg [-device ID] [-token T] [-json] [-timeout 2m]
-//
-// Load (-sessions N or -duration D): N sessions start at -ramp per second;
-// each loops its input in real time (one pass per -period: the clip, then
-// silence) until -duration after the last session connected, then hangs up.
-// -in may be a directory of NAME.16k.wav files (labels: NAME.segments.json);
-// sessions cycle through them. Every clip is Opus-encoded once and shared
-// read-only. At the end it prints a table (or with -json one object): session
-// outcomes with failure reasons, turns against the labels, end-of-turn delay
-// and first reply audio from the true end of speech, the tool's own CPU, and
-// the gateway's CPU, RSS and frame-time p99 read from its /metrics before and
-// after the steady window. Exit 1 when any session failed.
-//
-//	vera-replay -sessions 200 -ramp 20 -duration 30s -in DIR -loopback [-loss 5 -jitter-ms 30] [-json]
-//
-// The JSON object also carries the gateway's capacity series: setup_ms
-// (offer → connection ready), playout frames encoded per session vs played
-// from the shared phrase cache, and listen_wait_ms. With -pprof URL
-// -pprof-out FILE it saves the gateway's CPU profile of the measured window.
-//
-// Soak (-soak): the same, but during -duration every -churn a -churn-pct
-// share of the sessions hangs up and as many new ones join; the run stops
-// by itself after -duration and reports the gateway's goroutines and RSS
-// before the run, at the start and the end of the window and idle after
-// it, with a flat / not flat verdict (exit 1 when not flat).
-//
-//	vera-replay -soak -sessions 300 -ramp 15 -warmup 20s -duration 10m -churn 10s -in DIR -loopback -json
+// Package main is the vera-replay command: it drives live voice sessions of
+// a vera-gateway over WebRTC from recorded audio, in real time, and reports
+// what the gateway did. usageText (printed by -h) is its manual.
 package main
 
 import (
@@ -55,6 +24,52 @@ import (
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
+
+// usageText opens -h; the flags follow it.
+const usageText = `vera-replay drives live voice sessions of a vera-gateway over WebRTC from
+recorded audio, in real time, and reports what the gateway did.
+
+One session (the default) plays one file (16-bit WAV at 8/12/16/24/48 kHz,
+or Ogg Opus of 20 ms packets), prints every event the gateway sends with its
+receive time, then one line per turn: answered, nothing heard or unanswered,
+and the first reply packet's latency from the true end of speech (the end
+input.speech_stopped reports), split into the gateway's segments. It exits
+0 once every turn has been answered or reported as not heard and all audio
+has played, 2 when -timeout passes first.
+
+  vera-replay -url http://127.0.0.1:8080 -in testdata/router/goforward.16k.wav
+  vera-replay -url http://127.0.0.1:8080 -in speech.16k.wav -device phone -json
+
+Load (-sessions N or -duration D): N sessions start at -ramp per second and
+loop their clips in real time (one pass per -period) until -duration after
+the last one connected; -in may be a directory of NAME.16k.wav files with
+NAME.segments.json labels. It prints a table (or with -json one object):
+sessions, turns against the labels and what became of them, latencies from
+the true end of speech with their segments, the tool's own CPU and the
+gateway's CPU, RSS, frame p99 and frame overruns from its /metrics over the
+steady window. Exit 1 when any session failed.
+
+  vera-replay -url http://127.0.0.1:8080 -in DIR -sessions 100 -ramp 15 -warmup 20s -duration 30s -json
+
+Soak (-soak): the same, replacing -churn-pct % of the sessions every -churn,
+with a flat / not flat verdict on the gateway's goroutines and RSS.
+
+  vera-replay -url http://127.0.0.1:8080 -in DIR -soak -sessions 300 -warmup 20s -duration 10m -churn 10s
+
+Fake providers (-serve-fakes ADDR): OpenAI-compatible transcription, chat
+(SSE) and speech (pcm, wav, opus) on a loopback address, with deterministic
+answers and realistic pacing (-fake-pace scales it), for talking-load runs
+with remote providers; their CPU is their own process's (-fakes URL reports
+it). See cmd/vera-replay/BENCHMARKS-talking.md.
+
+  vera-replay -serve-fakes 127.0.0.1:18900
+
+-url takes the gateway's base URL or the full /v1/voice/sessions URL. A
+loopback URL keeps ICE on loopback addresses (as -loopback does) unless
+-loopback=false is given. Exit 64 on bad flags.
+
+Flags:
+`
 
 type options struct {
 	url, in, device, token, hello string
@@ -80,19 +95,33 @@ type options struct {
 	soak     bool
 	churn    time.Duration
 	churnPct float64
+	// answerWait bounds how long a load session waits, after playing, for
+	// its last turns' answers before hanging up.
+	answerWait time.Duration
+	// fakesURL is the fake providers' base URL, whose /metrics gives their
+	// CPU in the window.
+	fakesURL string
+
+	// serveFakes: run the fake providers on this loopback address instead.
+	serveFakes string
+	fakePace   float64
 }
 
 func parse(args []string, stderr io.Writer) (options, error) {
 	var o options
 	fs := flag.NewFlagSet("vera-replay", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&o.url, "url", "http://127.0.0.1:8080/v1/voice/sessions", "voice session collection URL")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), usageText)
+		fs.PrintDefaults()
+	}
+	fs.StringVar(&o.url, "url", "http://127.0.0.1:8080", "the gateway's base URL, or its voice session collection URL (…/v1/voice/sessions)")
 	fs.StringVar(&o.in, "in", "", "input WAV (16-bit mono/stereo at 8/12/16/24/48 kHz) or Ogg Opus (mono, 20 ms packets)")
 	fs.StringVar(&o.device, "device", "", "device profile id (?device= and the hello)")
 	fs.StringVar(&o.token, "token", "", "client token or key (Bearer); dev mode needs none")
 	fs.StringVar(&o.hello, "hello", "", "raw JSON hello to send instead of the default one")
 	fs.BoolVar(&o.jsonOut, "json", false, "print events as JSON lines")
-	fs.BoolVar(&o.loopback, "loopback", false, "keep ICE on loopback addresses only")
+	fs.BoolVar(&o.loopback, "loopback", false, "keep ICE on loopback addresses only (default: on for a loopback -url)")
 	fs.DurationVar(&o.timeout, "timeout", 2*time.Minute, "give up after this long")
 	fs.DurationVar(&o.settle, "settle", 1500*time.Millisecond, "wait at least this long after playback before exiting")
 	fs.Float64Var(&o.loss, "loss", 0, "packet loss percent applied before sending (seeded)")
@@ -115,29 +144,42 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.soak, "soak", false, "load mode: soak: during -duration, every -churn hang up -churn-pct % of the sessions and start as many new ones; report gateway goroutines and RSS at start and end and whether they stayed flat")
 	fs.DurationVar(&o.churn, "churn", 10*time.Second, "soak: how often sessions are replaced")
 	fs.Float64Var(&o.churnPct, "churn-pct", 10, "soak: percent of the sessions replaced each -churn (at least one)")
+	fs.DurationVar(&o.answerWait, "answer-wait", 15*time.Second, "load mode: after playing, wait up to this long for the last turns' answers before hanging up")
+	fs.StringVar(&o.fakesURL, "fakes", "", "load mode: the fake providers' base URL (e.g. http://127.0.0.1:18900), to report their CPU in the window")
+	fs.StringVar(&o.serveFakes, "serve-fakes", "", "serve the fake OpenAI-compatible providers on this loopback address (e.g. 127.0.0.1:18900) until interrupted")
+	fs.Float64Var(&o.fakePace, "fake-pace", 1, "-serve-fakes: scale of the fakes' delays (STT 250 ms, first token 350 ms, a token per 25 ms, TTS first byte 150 ms then 4× real time); 0 answers at once")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("unexpected argument %q (flags only; see -h)", fs.Arg(0))
+	}
+	loopbackSet := false
 	fs.Visit(func(f *flag.Flag) {
-		if f.Name == "sessions" || f.Name == "duration" || f.Name == "soak" {
+		switch f.Name {
+		case "sessions", "duration", "soak":
 			o.load = true
+		case "loopback":
+			loopbackSet = true
 		}
 	})
+	if o.serveFakes != "" {
+		if o.fakePace < 0 {
+			return o, errors.New("-fake-pace must be >= 0")
+		}
+		return o, nil
+	}
+	u, loop, err := sessionsURL(o.url)
+	if err != nil {
+		return o, fmt.Errorf("-url: %w", err)
+	}
+	o.url = u
+	if !loopbackSet {
+		o.loopback = loop
+	}
 	if o.load {
-		if o.sessions == 0 {
-			o.sessions = 1
-		}
-		if o.sessions < 1 || o.ramp <= 0 || o.duration <= 0 || o.warmup < 0 || o.period < time.Second || o.mergeGap < 0 || o.window <= 0 || o.connectTimeout <= 0 {
-			return o, errors.New("load mode needs -sessions >= 1, -ramp > 0, -duration > 0, -warmup >= 0, -period >= 1s, -merge-gap >= 0, -eot-window > 0, -connect-timeout > 0")
-		}
-		if o.soak && (o.churn <= 0 || o.churnPct <= 0 || o.churnPct > 100) {
-			return o, errors.New("-soak needs -churn > 0 and -churn-pct in (0,100]")
-		}
-		if (o.pprofURL == "") != (o.pprofOut == "") {
-			return o, errors.New("-pprof and -pprof-out go together")
-		}
-		if o.pprofURL != "" && o.duration < 2*time.Second {
-			return o, errors.New("-pprof needs -duration >= 2s")
+		if err := checkLoad(&o); err != nil {
+			return o, err
 		}
 	}
 	if o.in == "" {
@@ -155,6 +197,26 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	return o, nil
 }
 
+// checkLoad validates the load-mode flags (-sessions defaults to 1).
+func checkLoad(o *options) error {
+	if o.sessions == 0 {
+		o.sessions = 1
+	}
+	if o.sessions < 1 || o.ramp <= 0 || o.duration <= 0 || o.warmup < 0 || o.period < time.Second || o.mergeGap < 0 || o.window <= 0 || o.connectTimeout <= 0 || o.answerWait < 0 {
+		return errors.New("load mode needs -sessions >= 1, -ramp > 0, -duration > 0, -warmup >= 0, -period >= 1s, -merge-gap >= 0, -eot-window > 0, -connect-timeout > 0, -answer-wait >= 0")
+	}
+	if o.soak && (o.churn <= 0 || o.churnPct <= 0 || o.churnPct > 100) {
+		return errors.New("-soak needs -churn > 0 and -churn-pct in (0,100]")
+	}
+	if (o.pprofURL == "") != (o.pprofOut == "") {
+		return errors.New("-pprof and -pprof-out go together")
+	}
+	if o.pprofURL != "" && o.duration < 2*time.Second {
+		return errors.New("-pprof needs -duration >= 2s")
+	}
+	return nil
+}
+
 // line is one printed event.
 type line struct {
 	ReceivedAt string          `json:"received_at"`
@@ -164,9 +226,21 @@ type line struct {
 
 func run(args []string, stdout, stderr io.Writer) int {
 	o, err := parse(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
 	if err != nil {
-		fmt.Fprintln(stderr, "vera-replay:", err)
+		fmt.Fprintf(stderr, "vera-replay: %v (-h for help)\n", err)
 		return 64
+	}
+	if o.serveFakes != "" {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		if err := serveFakes(ctx, o.serveFakes, defaultPace().scaled(o.fakePace), stderr); err != nil {
+			fmt.Fprintln(stderr, "vera-replay:", err)
+			return 1
+		}
+		return 0
 	}
 	if o.load {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -223,14 +297,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	res, err := fixtures.Run(ctx, sc)
 	if res != nil {
-		turns := 0
-		for _, e := range res.Events {
-			if e.Type == fixtures.EventSpeechStopped {
-				turns++
-			}
-		}
-		fmt.Fprintf(stderr, "vera-replay: session %s: sent %d packets (%.1f s), %d events, %d turns, %d audio packets received\n",
-			res.Location, len(stream.Packets), stream.Duration.Seconds(), len(res.Events), turns, len(res.Audio))
+		recs := turnRecords(res.Events, res.Audio)
+		mu.Lock()
+		printTurns(stdout, o.jsonOut, recs, start)
+		mu.Unlock()
+		fmt.Fprintf(stderr, "vera-replay: session %s: sent %d packets (%.1f s), %d events, %d turns (%s), %d audio packets received\n",
+			res.Location, len(stream.Packets), stream.Duration.Seconds(), len(res.Events), len(recs), outcomeCounts(recs), len(res.Audio))
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "vera-replay:", err)

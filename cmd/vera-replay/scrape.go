@@ -16,12 +16,29 @@ import (
 
 // Gateway series the load report reads besides the process ones.
 const (
-	frameHist      = "vera_voice_frame_seconds"               // per inbound frame
-	setupHist      = "vera_voice_session_setup_seconds"       // offer → ready
-	listenWaitHist = "vera_voice_listen_wait_seconds"         // turn → recogniser open
-	setupFailed    = "vera_voice_sessions_setup_failed_total" // closed before ready
-	playoutFrames  = "vera_voice_playout_frames_total"        // {source="encoded"|"cached"}
+	frameHist       = "vera_voice_frame_seconds"               // per inbound frame
+	setupHist       = "vera_voice_session_setup_seconds"       // offer → ready
+	listenWaitHist  = "vera_voice_listen_wait_seconds"         // turn → recogniser open
+	setupFailed     = "vera_voice_sessions_setup_failed_total" // closed before ready
+	playoutFrames   = "vera_voice_playout_frames_total"        // {source="encoded"|"cached"}
+	frameOverruns   = "vera_voice_frame_overruns_total"        // frames handled a period or more late
+	turnSegmentHist = "vera_voice_turn_segment_seconds"        // {segment=…}
 )
+
+// scrapeFakes reads the fake providers' /metrics (nil when base is "" or
+// the read fails: the report then has no fakes figure).
+func scrapeFakes(hc *http.Client, base string) *scrape {
+	if base == "" {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	s, err := scrapeMetrics(ctx, hc, strings.TrimRight(base, "/")+"/metrics")
+	if err != nil {
+		return nil
+	}
+	return s
+}
 
 // scrape is one read of the gateway's /metrics (text exposition format).
 type scrape struct {
@@ -32,9 +49,10 @@ type scrape struct {
 	sessions   float64             // vera_voice_sessions
 	buckets    map[float64]float64 // frameHist's
 	count      float64
-	// hists holds every vera_ histogram's cumulative buckets by name;
-	// values every other vera_ sample by name and labels as exposed (e.g.
-	// `vera_voice_playout_frames_total{source="cached"}`).
+	// hists holds every vera_ histogram's cumulative buckets by name and
+	// its labels other than le (`vera_voice_turn_segment_seconds{segment="llm_ttft"}`;
+	// the bare name when it has none); values every other vera_ sample by
+	// name and labels as exposed (e.g. `vera_voice_playout_frames_total{source="cached"}`).
 	hists  map[string]map[float64]float64
 	values map[string]float64
 }
@@ -122,10 +140,11 @@ func parseMetrics(r io.Reader, at time.Time) (*scrape, error) {
 			if err != nil {
 				continue
 			}
-			h := s.hists[base]
+			key := base + withoutLabel(labels, "le")
+			h := s.hists[key]
 			if h == nil {
 				h = map[float64]float64{}
-				s.hists[base] = h
+				s.hists[key] = h
 			}
 			h[b] = v
 			continue
@@ -140,6 +159,22 @@ func parseMetrics(r io.Reader, at time.Time) (*scrape, error) {
 		return nil, fmt.Errorf("metrics: %w", err)
 	}
 	return s, nil
+}
+
+// withoutLabel is labels ({a="1",le="0.5"}) without key, "" when none
+// are left. Label values are ours: no commas or quotes inside them.
+func withoutLabel(labels, key string) string {
+	inner := strings.TrimSuffix(strings.TrimPrefix(labels, "{"), "}")
+	var keep []string
+	for _, kv := range strings.Split(inner, ",") {
+		if kv != "" && !strings.HasPrefix(kv, key+"=") {
+			keep = append(keep, kv)
+		}
+	}
+	if len(keep) == 0 {
+		return ""
+	}
+	return "{" + strings.Join(keep, ",") + "}"
 }
 
 func labelValue(labels, key string) (string, bool) {

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -112,7 +114,8 @@ const (
 	soakIdleWait       = 20 * time.Second
 )
 
-// soakRun is the churn and bookkeeping of a -soak run (main goroutine only).
+// soakRun is the churn and bookkeeping of a -soak run (main goroutine
+// only, but for the samples).
 type soakRun struct {
 	o       options
 	t0      time.Time
@@ -120,6 +123,12 @@ type soakRun struct {
 	next    int     // next slot to hang up, round robin
 	perTick int
 	rep     soakReport
+
+	// A sample is read on a goroutine of its own (bounded by its 5 s
+	// scrape deadline), joined by finish: on a busy machine a scrape can
+	// take seconds, and churn must keep its schedule.
+	sampling sync.WaitGroup
+	mu       sync.Mutex // mu guards rep.Samples until finish
 }
 
 func newSoakRun(o options, start *scrape) *soakRun {
@@ -138,17 +147,20 @@ func (r *soakRun) churn(ctx context.Context, hc *http.Client, murl string, slots
 		}
 		r.next++
 	}
-	r.sample(ctx, hc, murl)
+	r.sampling.Go(func() { r.sample(ctx, hc, murl) })
 }
 
 func (r *soakRun) sample(ctx context.Context, hc *http.Client, murl string) {
+	at := round3(time.Since(r.t0).Seconds())
 	sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	m, err := scrapeMetrics(sctx, hc, murl)
 	if err != nil {
 		return // a missed sample; start and end decide
 	}
-	r.rep.Samples = append(r.rep.Samples, soakSample{TSec: round3(time.Since(r.t0).Seconds()),
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.rep.Samples = append(r.rep.Samples, soakSample{TSec: at,
 		Goroutines: ptr(m.goroutines), RSSBytes: ptr(m.rss), Sessions: ptr(m.sessions)})
 }
 
@@ -157,6 +169,8 @@ func (r *soakRun) sample(ctx context.Context, hc *http.Client, murl string) {
 // before is the read from before the first session, end the one at the end
 // of the window.
 func (r *soakRun) finish(ctx context.Context, hc *http.Client, murl string, before, end *scrape, replaced int) *soakReport {
+	r.sampling.Wait()
+	slices.SortFunc(r.rep.Samples, func(a, b soakSample) int { return cmp.Compare(a.TSec, b.TSec) })
 	r.rep.Replaced = replaced
 	// The run's pooled keep-alive connections each hold gateway goroutines
 	// that are not the sessions'.

@@ -23,6 +23,51 @@ type sessionStats struct {
 	queued                      int       // turns whose end found the gateway still talking
 	sent, received, lost        int
 	receivedInWindow            int // reply/notice packets that arrived at or after from
+
+	outcomes map[string]int // every detected turn of the session, by outcome
+	// turnTotal is, per answered turn in the window, the first reply packet
+	// after the true end of speech the detector reported; segs its
+	// segments by name (segmentOrder), which sum to it.
+	turnTotal []float64
+	segs      map[string][]float64
+}
+
+// addTurns counts every detected turn's outcome, and the latency segments
+// of those answered in the window (their speech_stopped at or after from).
+func (st *sessionStats) addTurns(recs []turnRecord, from time.Time) {
+	st.outcomes = map[string]int{}
+	st.segs = map[string][]float64{}
+	for _, r := range recs {
+		st.outcomes[r.outcome]++
+		tot := r.totalMs()
+		if r.stopped.Before(from) || tot < 0 || r.latency == nil {
+			continue
+		}
+		st.turnTotal = append(st.turnTotal, tot)
+		for k, v := range r.latency.segments(tot) {
+			st.segs[k] = append(st.segs[k], v)
+		}
+	}
+}
+
+// segDist is a dist with the mean: the means of a turn's segments sum to
+// the mean of its total (the quantiles do not).
+type segDist struct {
+	dist
+	Mean *float64 `json:"mean"`
+}
+
+func summarizeMean(v []float64) segDist {
+	d := segDist{dist: summarize(v)}
+	if len(v) > 0 {
+		sum := 0.0
+		for _, x := range v {
+			sum += x
+		}
+		m := math.Round(sum/float64(len(v))*10) / 10
+		d.Mean = &m
+	}
+	return d
 }
 
 // busyBefore is how recent a received packet must be for the gateway to

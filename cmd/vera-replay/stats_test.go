@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
@@ -187,6 +188,37 @@ vera_voice_sessions_setup_failed_total 2
 	}
 }
 
+// TestParseLabelledHistograms: a histogram with labels besides le keeps
+// one set of buckets per label set, so segments do not mix.
+func TestParseLabelledHistograms(t *testing.T) {
+	read := func(llm, tts string) *scrape {
+		t.Helper()
+		s, err := parseMetrics(strings.NewReader(`vera_voice_turn_segment_seconds_bucket{segment="llm_ttft",le="0.1"} `+llm+`
+vera_voice_turn_segment_seconds_bucket{segment="llm_ttft",le="+Inf"} `+llm+`
+vera_voice_turn_segment_seconds_bucket{segment="tts_ttfb",le="0.1"} 0
+vera_voice_turn_segment_seconds_bucket{segment="tts_ttfb",le="1"} `+tts+`
+vera_voice_turn_segment_seconds_bucket{segment="tts_ttfb",le="+Inf"} `+tts+`
+vera_voice_frame_overruns_total 7
+`), time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	m0, m1 := read("1", "2"), read("5", "4")
+	llm := histMs(m0, m1, turnSegmentHist+`{segment="llm_ttft"}`)
+	tts := histMs(m0, m1, turnSegmentHist+`{segment="tts_ttfb"}`)
+	if llm.N != 4 || *llm.P99 > 100 || tts.N != 2 || *tts.P50 <= 100 {
+		t.Fatalf("llm %+v tts %+v", llm, tts)
+	}
+	if d := delta(m0, m1, frameOverruns); d == nil || *d != 0 {
+		t.Fatalf("overruns delta %v", d)
+	}
+	if got := withoutLabel(`{le="0.1"}`, "le"); got != "" {
+		t.Fatalf("withoutLabel %q", got)
+	}
+}
+
 func TestJudgeSoak(t *testing.T) {
 	f := func(v float64) *float64 { return &v }
 	base := func() *soakReport {
@@ -285,5 +317,68 @@ func TestLoadClipsLabelsAndPadding(t *testing.T) {
 	}
 	if _, err := loadClip(filepath.Join(dir, "b.16k.wav"), 4*time.Second, 2*time.Second, 0); err == nil {
 		t.Fatal("label past the end accepted")
+	}
+}
+
+// TestTurnRecords: every speech_stopped is followed to its outcome; the
+// reply's first packet is the talk spurt's (marker) after the turn, and the
+// total counts from the event's arrival less its end_of_turn_ms.
+func TestTurnRecords(t *testing.T) {
+	t0 := time.Unix(2000, 0)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	ev := func(ms int, raw string) fixtures.Event {
+		var h struct{ Type string }
+		_ = json.Unmarshal([]byte(raw), &h)
+		return fixtures.Event{At: at(ms), Type: h.Type, Data: json.RawMessage(raw)}
+	}
+	events := []fixtures.Event{
+		ev(0, `{"type":"reply.audio_started","turn_id":"notice"}`),
+		ev(1000, `{"type":"input.speech_stopped","turn_id":"v1","audio_ms":500,"end_of_turn_ms":500}`),
+		ev(1300, `{"type":"input.nothing_heard","turn_id":"v1","reason":"no_words"}`),
+		ev(3000, `{"type":"input.speech_stopped","turn_id":"v2","audio_ms":2500,"end_of_turn_ms":520}`),
+		ev(4005, `{"type":"reply.audio_started","turn_id":"v2","latency":{"end_of_turn_ms":520,"transcription_ms":200,"llm_ttft_ms":300,"tts_ttfb_ms":490,"first_packet_ms":10,"total_ms":1520}}`),
+		ev(6000, `{"type":"input.speech_stopped","turn_id":"v3","audio_ms":5500,"end_of_turn_ms":500}`),
+		ev(6500, `{"type":"input.nothing_heard","turn_id":"v3","reason":"not_transcribed"}`),
+		ev(8000, `{"type":"input.speech_stopped","turn_id":"v4","audio_ms":7500,"end_of_turn_ms":500}`),
+	}
+	audio := []fixtures.ReceivedPacket{
+		{Seq: 1, At: at(20), Marker: true}, {Seq: 2, At: at(3850)}, // the notice's tail, no marker
+		{Seq: 3, At: at(4000), Marker: true}, {Seq: 4, At: at(4020)},
+	}
+	recs := turnRecords(events, audio)
+	var got []string
+	for _, r := range recs {
+		got = append(got, r.id+":"+r.outcome)
+	}
+	if strings.Join(got, ",") != "v1:nothing_heard,v2:answered,v3:not_transcribed,v4:unanswered" {
+		t.Fatalf("outcomes %v", got)
+	}
+	v2 := recs[1]
+	if !v2.firstPacket.Equal(at(4000)) || v2.totalMs() != 1520 || v2.latency == nil {
+		t.Fatalf("v2 first packet %v total %v latency %v", v2.firstPacket.Sub(t0), v2.totalMs(), v2.latency)
+	}
+	segs := v2.latency.segments(v2.totalMs())
+	if segs["network"] != 0 || segs["tts_ttfb"] != 490 || len(segs) != len(segmentOrder) {
+		t.Fatalf("segments %v", segs)
+	}
+	if turnsResolved(events) {
+		t.Fatal("v4 has no outcome yet, but the turns count as resolved")
+	}
+	if !turnsResolved(events[:7]) || turnsResolved(append(events[:7:7], ev(7000, `{"type":"input.speech_started","turn_id":"v4"}`))) {
+		t.Fatal("resolved: wrong with every turn ended, or with speech open")
+	}
+	// Without end_of_turn_ms (an older gateway) the event's arrival stands
+	// in for the end of speech; without a marker the packet from 20 ms
+	// before the event on.
+	old := turnRecords([]fixtures.Event{
+		ev(1000, `{"type":"input.speech_stopped","turn_id":"v1","audio_ms":500}`),
+		ev(2000, `{"type":"reply.audio_started","turn_id":"v1"}`),
+	}, []fixtures.ReceivedPacket{{Seq: 1, At: at(1500)}, {Seq: 2, At: at(1990)}})
+	if old[0].totalMs() != 990 || old[0].latency != nil {
+		t.Fatalf("older gateway: total %v", old[0].totalMs())
+	}
+	line := summarizeTurn(recs[0], t0)
+	if line.Turn.TotalMs != nil || line.Turn.Outcome != outcomeNothingHeard || line.TMs != 1000 || line.Turn.SpeechEndMs != 500 {
+		t.Fatalf("nothing-heard line %+v", line)
 	}
 }

@@ -180,6 +180,14 @@ func (c *Converser) Converse(ctx context.Context, req session.ConverseRequest, o
 		return nil
 	})
 	if err != nil {
+		// A failed turn may still carry the engine's card (a reply whose
+		// safety was valid but whose message was not): the session shows it.
+		var nm *router.NoModelError
+		if errors.As(err, &nm) {
+			if a, ok := nm.Safety(); ok {
+				return session.Reply{Safety: a}, err
+			}
+		}
 		return session.Reply{}, err
 	}
 	out := session.Reply{Message: rep.Message, Safety: rep.Safety, Model: rep.Model, Provider: rep.Provider}

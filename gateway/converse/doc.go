@@ -12,6 +12,11 @@
 //     slot has a safety channel (only the VERA engine does): otherwise
 //     deltas are held until the engine's assessment is known, so its
 //     resources are never late.
+//   - A turn that fails keeps the engine's card: the safety a failed
+//     attempt carried ((*router.NoModelError).Safety) is returned with the
+//     error, and the session shows it.
+//   - Classifier (NewClassifier) puts the router's safety slot behind the
+//     session's Classifier; no slot, no Classifier.
 //   - Only the engine that proposed an action carries it out: the
 //     Converser remembers each engine action's model (bounded, FIFO) and
 //     ApproveUpstream tells that engine once, for that session only.

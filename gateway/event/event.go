@@ -20,6 +20,7 @@ const (
 	TypeNotice            Type = "notice"
 	TypeSpeechStarted     Type = "input.speech_started"
 	TypeSpeechStopped     Type = "input.speech_stopped"
+	TypeNothingHeard      Type = "input.nothing_heard"
 	TypeTranscriptPartial Type = "transcript.partial"
 	TypeTranscriptFinal   Type = "transcript.final"
 	TypeReplyDelta        Type = "reply.delta"
@@ -126,8 +127,9 @@ type SurfaceInfo struct {
 
 // Notice is a message for the person, e.g. the AI disclosure at session
 // start (kind "ai_disclosure"), an unacknowledged safety card
-// (kind "safety_unacknowledged", addressed to the phone surface) or a voice
-// turn no recogniser was free for (kind "busy", with its turn id; spoken).
+// (kind "safety_unacknowledged"; Surface names the surface that did not
+// confirm it) or a voice turn no recogniser was free for (kind "busy", with
+// its turn id; spoken).
 type Notice struct {
 	Kind    string `json:"kind"`
 	Text    string `json:"text"`
@@ -137,11 +139,35 @@ type Notice struct {
 	TurnID string `json:"turn_id,omitempty"`
 }
 
-// Speech marks the start or end of user speech in a voice session, in
+// Speech marks the start of user speech in a voice session, in
 // milliseconds of session audio.
 type Speech struct {
 	TurnID  string `json:"turn_id"`
 	AudioMS int64  `json:"audio_ms"`
+}
+
+// SpeechStopped says the turn detector ended a voice turn. AudioMS is the
+// true end of speech (the end of the last speech frame, in milliseconds of
+// session audio) and EndOfTurnMS how much audio later the detector decided
+// the turn was over (its silence hangover and VAD release): the person
+// stopped speaking EndOfTurnMS before the event was created.
+type SpeechStopped struct {
+	TurnID      string `json:"turn_id"`
+	AudioMS     int64  `json:"audio_ms"`
+	EndOfTurnMS int64  `json:"end_of_turn_ms"`
+}
+
+// Reasons of NothingHeard.
+const (
+	NothingHeardNoWords        = "no_words"        // the recogniser found no words
+	NothingHeardNotTranscribed = "not_transcribed" // the recogniser failed (an error event precedes)
+)
+
+// NothingHeard ends a voice turn that gets no reply: its speech gave no
+// words, or could not be transcribed. It is the turn's last event.
+type NothingHeard struct {
+	TurnID string `json:"turn_id"`
+	Reason string `json:"reason"`
 }
 
 // Transcript is a partial or final transcript of the user's turn.
@@ -168,9 +194,33 @@ type ReplyDone struct {
 	Generated bool `json:"generated,omitempty"`
 }
 
-// ReplyAudio marks the start or end of reply audio playout.
+// ReplyAudio marks the start or end of reply audio playout. Latency is
+// set on reply.audio_started of a reply to speech (not on the notice, typed
+// turns or reply.audio_stopped).
 type ReplyAudio struct {
-	TurnID string `json:"turn_id"`
+	TurnID  string       `json:"turn_id"`
+	Latency *TurnLatency `json:"latency,omitempty"`
+}
+
+// TurnLatency splits the time from the true end of speech to the reply's
+// first audio packet on the wire into contiguous segments, in milliseconds
+// of the gateway's clock; they sum to TotalMS exactly. A stage the reply
+// reached only after its first packet (spoken safety resources can play
+// before the reply text) counts 0.
+type TurnLatency struct {
+	// EndOfTurnMS: true end of speech → the turn detector ends the turn.
+	EndOfTurnMS int64 `json:"end_of_turn_ms"`
+	// TranscriptionMS: → the final transcript.
+	TranscriptionMS int64 `json:"transcription_ms"`
+	// LLMTTFTMS: → the first reply text released (safety first, then the
+	// model's first token).
+	LLMTTFTMS int64 `json:"llm_ttft_ms"`
+	// TTSTTFBMS: → the first synthesised audio (a whole first sentence, any
+	// earlier playout still going out, the speak provider's first byte).
+	TTSTTFBMS int64 `json:"tts_ttfb_ms"`
+	// FirstPacketMS: → the first reply packet on the wire (pacing).
+	FirstPacketMS int64 `json:"first_packet_ms"`
+	TotalMS       int64 `json:"total_ms"`
 }
 
 // ReplyInterrupted says a reply was cut short; Heard is the text that was

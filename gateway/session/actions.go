@@ -280,6 +280,14 @@ const (
 	leaveScreen = " You can still approve or decline it on your screen."
 )
 
+// offered reports whether in may answer the offered action: an action
+// is offered and the person gave the text (not an inbox message).
+func (s *Session) offered(in turnInput) bool {
+	s.acts.mu.Lock()
+	defer s.acts.mu.Unlock()
+	return s.acts.offer != nil && in.via != ""
+}
+
 // consentTurn takes a user text as an answer to the offer, when it is
 // one. The local assessment comes first: an utterance the detector flags
 // (elevated or crisis, or a card to show) is never an answer — the offer

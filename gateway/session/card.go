@@ -17,27 +17,33 @@ import (
 )
 
 // cards is the safety-card part: every card sent, its acknowledgements
-// per surface and page, and the card on display that input.key pages.
-// Lock order: the offers' lock first (a card covers a prompt, closing it
-// uncovers one), then this one, then the timers' and the events'.
+// per surface and page, the card on display that input.key pages, and
+// the session's safety in force (inforce.go). Lock order: gate first
+// (taken only by showSafety, under a turn's lock), then the offers' lock
+// (a card covers a prompt, closing it uncovers one), then mu, then the
+// timers' and the events'.
 type cards struct {
 	ev       *events
 	timers   *timers
 	counters *safety.Counters
 	log      *slog.Logger
 	resends  int // Config.AckResends
-	// unacked is Deps.OnUnacked bound to the session (nil: none), called
-	// outside the lock.
-	unacked func(card event.SafetyCard, surface string)
+
+	// gate serialises deciding on a card and sending it (showSafety), so
+	// that a turn and a late verdict of the turn before never both send
+	// the same card.
+	gate sync.Mutex
 
 	mu     sync.Mutex // mu guards the fields below
 	byID   map[string]*cardAcks
 	active *activeCard // the card on display for input.key
+	force  inForce     // the safety in force for the session
 }
 
 // cardAcks tracks one safety card's acknowledgements; guarded by cards.mu.
 type cardAcks struct {
 	card     event.SafetyCard
+	dev      *device // the device it was laid out for
 	surfaces map[string]*surfaceAcks
 }
 
@@ -56,12 +62,38 @@ type activeCard struct {
 	cleared map[string]bool // surfaces where the person closed it (Done)
 }
 
+// showSafety shows a's card unless what the person has been shown this
+// session already covers it (safety.NeedsCard against the card in force:
+// a card is not sent again unless the level rises or a resource is new).
+// The card sent carries every resource shown before as well, a's first.
+// why says whether it is also spoken now (speakLate; a must-speak device
+// always speaks what it has not heard). It reports whether a card went
+// out. Callers may hold a turn's lock, never a part's.
+func (s *Session) showSafety(turnID string, a safety.Assessment, why string) bool {
+	c := &s.cards
+	c.gate.Lock()
+	defer c.gate.Unlock()
+	shown, ok := c.inForce()
+	var prev *safety.Assessment
+	if ok {
+		prev = &shown
+	}
+	if !safety.NeedsCard(a, prev) {
+		return false
+	}
+	if ok {
+		a = safety.Guard(a, shown, a)
+	}
+	s.sendCard(turnID, a, why)
+	return true
+}
+
 // sendCard lays the assessment out for every visual surface and emits
 // safety.card, arming the ack timers. It never drops a resource: a surface
 // whose layout fails gets the glasses engine's plain fallback pages, and if
 // even that fails the card (with no pages) so the client draws the
-// structured resources.
-func (s *Session) sendCard(turnID string, a safety.Assessment) {
+// structured resources. cards.gate held.
+func (s *Session) sendCard(turnID string, a safety.Assessment, why string) {
 	d := s.device()
 	surfaces, profile := d.surfaces, d.profile
 	cardID := s.cards.newID(turnID)
@@ -101,7 +133,7 @@ func (s *Session) sendCard(turnID string, a safety.Assessment) {
 		// person closes the card (key), never before.
 		clear(o.shown)
 	}
-	s.cards.showLocked(card, d, time.Duration(profile.AckTimeoutMS)*time.Millisecond)
+	s.cards.showLocked(card, d, time.Duration(profile.AckTimeoutMS)*time.Millisecond, why)
 }
 
 // newID names the next card of turnID.
@@ -111,13 +143,15 @@ func (c *cards) newID(turnID string) string {
 	return fmt.Sprintf("card_%s_%d", turnID, len(c.byID)+1)
 }
 
-// showLocked makes card the one on display, emits it, counts it shown on
-// every surface of d and arms the ack timers. mu held.
-func (c *cards) showLocked(card event.SafetyCard, d *device, timeout time.Duration) {
-	ca := &cardAcks{card: card, surfaces: map[string]*surfaceAcks{}}
+// showLocked makes card the one on display and the one in force, emits it
+// (with what a voice transport speaks of it, if anything: speechLocked),
+// counts it shown on every surface of d and arms the ack timers. mu held.
+func (c *cards) showLocked(card event.SafetyCard, d *device, timeout time.Duration, why string) {
+	ca := &cardAcks{card: card, dev: d, surfaces: map[string]*surfaceAcks{}}
 	c.byID[card.CardID] = ca
 	c.active = &activeCard{card: card, page: map[string]int{}, cleared: map[string]bool{}}
-	c.ev.emit(event.TypeSafetyCard, card)
+	c.force.showLocked(card)
+	c.ev.emitSpoken(event.TypeSafetyCard, card, c.speechLocked(card, d, why))
 	for _, sf := range d.surfaces {
 		c.counters.CardShown(card.Level, d.region, safety.SurfaceKind(sf.Kind))
 	}
@@ -140,7 +174,10 @@ func (c *cards) armLocked(cardID, surface string, sa *surfaceAcks) {
 }
 
 // timeout re-sends a card whose first page was not acknowledged on a
-// surface and notifies the phone surface; it re-arms up to resends.
+// surface and sends a notice naming that surface; it re-arms up to
+// resends. The first re-send of a card is also spoken in a voice session,
+// once and as a whole, unless its resources were already spoken at its
+// level (speechLocked).
 func (c *cards) timeout(cardID, surface string) {
 	c.mu.Lock()
 	ca := c.byID[cardID]
@@ -156,17 +193,14 @@ func (c *cards) timeout(cardID, surface string) {
 	sa.resends++
 	card := ca.card
 	card.Resend = sa.resends
-	c.ev.emit(event.TypeSafetyCard, card)
-	c.ev.emit(event.TypeNotice, event.Notice{Kind: "safety_unacknowledged", Surface: "phone", CardID: cardID,
-		Text: "Your glasses did not confirm the safety card. The resources are shown here as well."})
+	c.ev.emitSpoken(event.TypeSafetyCard, card, c.speechLocked(card, ca.dev, speakUnacked))
+	c.ev.emit(event.TypeNotice, event.Notice{Kind: "safety_unacknowledged", Surface: surface, CardID: cardID,
+		Text: unackedNotice(ca.dev)})
 	if sa.resends < c.resends {
 		c.armLocked(cardID, surface, sa)
 	}
 	c.mu.Unlock()
 	c.log.Warn("session: safety card not acknowledged", "card", cardID, "surface", surface, "resend", card.Resend)
-	if c.unacked != nil {
-		c.unacked(card, surface)
-	}
 }
 
 // Errors of display.ack and input.key.
@@ -195,6 +229,7 @@ func (c *cards) ack(a *event.DisplayAck, region string) error {
 		c.counters.CardAcked(ca.card.Level, region, safety.SurfaceKind(sa.kind))
 	}
 	sa.pages[a.Page-1] = true
+	c.force.ackedLocked(ca.card, sa.pages)
 	if a.Page == 1 && sa.timer != nil {
 		c.timers.stop(sa.timer)
 		sa.timer = nil

@@ -17,6 +17,9 @@ import (
 // Converser answers one user turn (the model router). It calls onDelta with
 // each streamed piece of the reply text, in order, from any goroutine, and
 // returns the whole reply. It must return promptly once ctx is cancelled.
+// A turn that fails may still return the engine's assessment in
+// Reply.Safety with the error (a reply whose safety was valid but whose
+// message was not): the session shows its card before the error.
 type Converser interface {
 	Converse(ctx context.Context, req ConverseRequest, onDelta func(string)) (Reply, error)
 }
@@ -152,10 +155,14 @@ type Deps struct {
 	OnClosed func(s *Session)
 	// Observer sees each turn's output in wire order (optional).
 	Observer TurnObserver
-	// OnUnacked is called (outside session locks) when a safety card's first
-	// page was not acknowledged on a surface in time, after the re-send; a
-	// voice session speaks the first resource here. Optional.
-	OnUnacked func(s *Session, card event.SafetyCard, surface string)
+	// Classifier is the second opinion on each user turn (the router's
+	// safety slot, adapted by gateway/converse). Optional: nil adds
+	// nothing to a turn, not even a goroutine.
+	Classifier Classifier
+	// ClassifyBudget is how long a turn's first reply text (and so its
+	// first audio) waits for the Classifier, counted from the turn's start
+	// (safety.classify_budget_ms); 0 never waits, so every raise is late.
+	ClassifyBudget time.Duration
 	// Admit is asked before a Manager opens a new session for owner (not a
 	// resume): it returns the release to call when the session is gone, or
 	// an error that Open returns as is (the owner's fair share is held:
@@ -194,6 +201,19 @@ func (l *LocalSafety) Assess(history []string, text, region string) safety.Asses
 // Merge implements SafetyLayer with safety.Merge.
 func (l *LocalSafety) Merge(engine, local safety.Assessment) safety.Assessment {
 	return safety.Merge(engine, local)
+}
+
+// Resources is the card for a level the Classifier gave: the catalog's
+// resources for region (Resourcer).
+func (l *LocalSafety) Resources(level safety.Level, region string) []safety.Resource {
+	return safety.ResourcesFor(level, l.Catalog, safety.RegionPrefs{User: region, Default: l.DefaultRegion})
+}
+
+// Resourcer is what a SafetyLayer may also offer: the resources of a card
+// at level for region. A SafetyLayer without it gets the embedded
+// catalog's (never an empty card).
+type Resourcer interface {
+	Resources(level safety.Level, region string) []safety.Resource
 }
 
 // TurnObserver sees a turn's output in wire order, each call right after

@@ -16,11 +16,27 @@
 //     resource, whatever the SafetyLayer returns (safety.Guard).
 //   - No reply text leaves before its safety card: reply deltas are held until
 //     the engine's assessment is known — when Converse returns, or earlier if
-//     the Converser calls ConverseRequest.SafetyFinal — and the card, when
-//     display is required, is emitted first.
+//     the Converser calls ConverseRequest.SafetyFinal — and, with a
+//     Classifier (the router's safety slot), until its verdict or
+//     Deps.ClassifyBudget from the turn's start, whichever is first; the
+//     card, when display is required, is emitted first. A classifier
+//     verdict that comes later is a late detection (classify.go): its card
+//     goes out at once and a crisis cuts the rest of the reply short
+//     (reply.interrupted, reason "safety") and is spoken.
+//   - A crisis stays in force for the session (inforce.go): later turns are
+//     judged at least at its level, the card is not sent again unless the
+//     level rises or a resource is new, and only a clear statement of
+//     being safe, after the person has seen the resources, lowers it — to
+//     elevated, never below.
 //   - A card whose first page is not acknowledged within the profile's ack
-//     timeout is re-sent and a notice goes to the phone surface; it is never
-//     withdrawn by the gateway.
+//     timeout is re-sent and a notice names the surface that did not
+//     confirm; it is never withdrawn by the gateway.
+//   - What a voice transport speaks of a card (SpokenSafety) is decided
+//     here, once per card and level, and rides in the replay log with the
+//     card event: spoken with the card on devices that must speak safety,
+//     on the first re-send of an unacknowledged card, and for a late
+//     crisis; never repeated unless the level rises, never lost or doubled
+//     by a resume.
 //
 // Actions (VERA proposes; the person approves), kept here so chat and voice
 // behave alike:
@@ -59,6 +75,7 @@
 // with its own lock, taken only in this order:
 //
 //	turn.mu (one turn's gate, turn.go)
+//	  → cards.gate (deciding on and sending a card, card.go)
 //	  → offers (proposed actions and the offer, actions.go)
 //	  → cards (safety cards and their acks, card.go)
 //	  → timers (clock callbacks, timers.go)
@@ -70,6 +87,7 @@
 // emits while holding its own lock, so an event and the state it reports
 // change together.
 //
-// Goroutines: one turn worker per session, joined by Close; clock timers
-// are stopped by Close and their callbacks joined.
+// Goroutines: one turn worker per session, and per classified turn one
+// late-detection watcher (until its classification is done), all joined
+// by Close; clock timers are stopped by Close and their callbacks joined.
 package session

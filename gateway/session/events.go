@@ -42,10 +42,18 @@ func (e *events) emit(t event.Type, payload any) {
 	e.emitSeq(t, func(int64) any { return payload })
 }
 
+// emitSpoken emits a safety card with what a voice transport speaks of it
+// (nil: nothing), kept beside it in the replay log, never on the wire.
+func (e *events) emitSpoken(t event.Type, card event.SafetyCard, sp *SpokenSafety) {
+	e.emitEntry(t, func(int64) any { return card }, sp)
+}
+
 // emitSeq emits the payload f makes for the event's own seq (a
 // session.created naming where its replay starts). f runs under mu and
 // must take no lock.
-func (e *events) emitSeq(t event.Type, f func(seq int64) any) {
+func (e *events) emitSeq(t event.Type, f func(seq int64) any) { e.emitEntry(t, f, nil) }
+
+func (e *events) emitEntry(t event.Type, f func(seq int64) any, sp *SpokenSafety) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.closed {
@@ -59,7 +67,7 @@ func (e *events) emitSeq(t event.Type, f func(seq int64) any) {
 		return
 	}
 	e.seq++
-	le := logEntry{typ: t, data: b}
+	le := logEntry{typ: t, data: b, spoken: sp}
 	if subscribed(t) {
 		le.payload = payload
 	}
@@ -146,11 +154,13 @@ type replayLog struct {
 }
 
 // logEntry is one logged event: its encoding and, for the events a
-// Subscriber acts on, the payload it was encoded from.
+// Subscriber acts on, the payload it was encoded from and, for a safety
+// card, what a voice transport speaks of it.
 type logEntry struct {
 	typ     event.Type
 	data    []byte
 	payload any
+	spoken  *SpokenSafety
 }
 
 func (l *replayLog) append(seq int64, e logEntry) {

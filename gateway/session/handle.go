@@ -41,10 +41,12 @@ func (s *Session) Handle(ctx context.Context, ev event.Client) error {
 		s.cancelTurn(e.TurnID)
 	case *event.Hello:
 		// A hello on a live connection re-negotiates the device.
+		old := s.device()
 		err = s.negotiate(e)
 		if err == nil {
 			created := s.created(true, 0)
 			s.ev.emitSeq(event.TypeSessionCreated, func(seq int64) any { created.ReplayFrom = seq; return created })
+			s.relayoutInForce(old)
 		}
 	default:
 		err = fmt.Errorf("session: unhandled event %T", ev)

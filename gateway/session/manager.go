@@ -127,10 +127,12 @@ func (m *Manager) resume(owner Owner, hello *event.Hello) (*Session, *Stream, er
 	}
 	m.mu.Unlock()
 	if hello.Device != "" && (hello.Device != s.Profile().ID || hello.Overrides != nil || len(hello.Surfaces) > 0 || hello.Region != "") {
+		old := s.device()
 		if err := s.negotiate(hello); err != nil {
 			m.detached(s)
 			return nil, nil, err
 		}
+		s.relayoutInForce(old)
 	}
 	st, err := s.Attach(hello.LastSeq, true)
 	if err != nil {

@@ -146,8 +146,12 @@ func TestPartsUnderConcurrentInput(t *testing.T) {
 	}
 	<-read
 
+	// A crisis stays in force: the first crisis turn shows the card before
+	// its reply text; every later one is covered by it (no second card)
+	// and reported at crisis.
 	card := map[string]int{}    // turn → index of its first card
 	crisis := map[string]bool{} // turns whose transcript is a crisis
+	inForce := -1               // index of the first crisis card
 	for i, e := range log {
 		turn := e.str("turn_id")
 		switch e.Type {
@@ -157,9 +161,16 @@ func TestPartsUnderConcurrentInput(t *testing.T) {
 			if _, ok := card[turn]; !ok {
 				card[turn] = i
 			}
+			if inForce < 0 && e.str("level") == "crisis" {
+				inForce = i
+			}
 		case event.TypeReplyDelta:
-			if c, ok := card[turn]; crisis[turn] && (!ok || c > i) {
-				t.Fatalf("turn %s: reply text at event %d before its card", turn, i)
+			if crisis[turn] && (inForce < 0 || inForce > i) {
+				t.Fatalf("turn %s: reply text at event %d before any crisis card", turn, i)
+			}
+		case event.TypeReplyDone:
+			if crisis[turn] && e.str("safety_level") != "crisis" {
+				t.Fatalf("crisis turn %s done at level %q", turn, e.str("safety_level"))
 			}
 		}
 	}
@@ -169,8 +180,8 @@ func TestPartsUnderConcurrentInput(t *testing.T) {
 			continue
 		}
 		n++
-		if _, ok := card[turn]; !ok {
-			t.Errorf("crisis turn %s has no card", turn)
+		if c, ok := card[turn]; ok && c != inForce {
+			t.Errorf("crisis turn %s sent a second card though one is in force", turn)
 		}
 	}
 	if n == 0 || len(log) < 100 {

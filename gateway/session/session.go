@@ -92,9 +92,6 @@ func New(cfg Config, deps Deps, owner Owner, hello *event.Hello) (*Session, erro
 	s.timers = newTimers(deps.Clock, &s.wg)
 	s.cards = cards{ev: s.ev, timers: s.timers, counters: deps.Counters, log: log, resends: cfg.AckResends,
 		byID: map[string]*cardAcks{}}
-	if h := deps.OnUnacked; h != nil {
-		s.cards.unacked = func(card event.SafetyCard, surface string) { h(s, card, surface) }
-	}
 	if hello == nil {
 		hello = &event.Hello{Device: cfg.DefaultDevice}
 	}

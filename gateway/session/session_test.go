@@ -366,14 +366,7 @@ func TestQueuePolicy(t *testing.T) {
 
 func TestAckTimeoutResendsAndNotifies(t *testing.T) {
 	clk := clocktest.NewClock(time.Unix(1_800_000_000, 0))
-	var unacked []string
-	var mu sync.Mutex
-	m, err := session.NewManager(session.DefaultConfig(), session.Deps{Converser: echo(), Safety: keywordSafety{}, Layout: testLayout, Clock: clk,
-		OnUnacked: func(s *session.Session, c event.SafetyCard, surface string) {
-			mu.Lock()
-			unacked = append(unacked, surface)
-			mu.Unlock()
-		}})
+	m, err := session.NewManager(session.DefaultConfig(), session.Deps{Converser: echo(), Safety: keywordSafety{}, Layout: testLayout, Clock: clk})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -381,22 +374,40 @@ func TestAckTimeoutResendsAndNotifies(t *testing.T) {
 	s, st, _ := m.Open(owner, &event.Hello{Device: devices.MetaRayBanDisplay})
 	until(t, st, event.TypeNotice)
 	_ = s.Handle(context.Background(), &event.InputText{Text: "I want to end my life"})
-	evs := until(t, st, event.TypeReplyDone)
+	var l typedLog
+	evs := typedUntil(t, st, &l, event.TypeReplyDone)
 	cardID := evs[index(evs, event.TypeSafetyCard)].str("card_id")
+	if len(l.spoken) != 0 {
+		t.Fatalf("a card the glasses can confirm is spoken before its timeout: %+v", l.spoken)
+	}
 	timeout := time.Duration(s.Profile().AckTimeoutMS) * time.Millisecond
 
 	clk.Advance(timeout - time.Millisecond)
 	clk.Advance(time.Millisecond)
-	re := until(t, st, event.TypeNotice)
+	re := typedUntil(t, st, &l, event.TypeNotice)
+	// The notice names the surface that did not confirm, as the person
+	// knows it.
 	if len(re) != 2 || re[0].Type != event.TypeSafetyCard || re[0].str("card_id") != cardID || string(re[0].raw["resend"]) != "1" ||
-		re[1].str("kind") != "safety_unacknowledged" || re[1].str("surface") != "phone" {
-		t.Fatalf("after timeout: %v", types(re))
+		re[1].str("kind") != "safety_unacknowledged" || re[1].str("surface") != "display" || !strings.HasPrefix(re[1].str("text"), "Your glasses ") {
+		t.Fatalf("after timeout: %v %s", types(re), re[1].raw["text"])
 	}
-	mu.Lock()
-	if len(unacked) != 1 || unacked[0] != "display" {
-		t.Fatalf("hook calls %v", unacked)
+	// The first re-send is spoken, once, as a whole: lead-in, then each
+	// resource's name and number (digit by digit, said twice); on glasses
+	// barge-in may cut it (the card stays on the display).
+	if len(l.spoken) != 1 {
+		t.Fatalf("spoken %d times after the first timeout, want 1", len(l.spoken))
 	}
-	mu.Unlock()
+	sp := l.spoken[0]
+	if sp.CardID != cardID || sp.Why != session.SpeakUnacknowledged || sp.Firm || len(sp.Sentences) != 2 ||
+		!strings.Contains(sp.Sentences[0], "glasses") || sp.Sentences[1] != "988 Suicide & Crisis Lifeline. Call nine eight eight. Again: nine eight eight." {
+		t.Fatalf("spoken %+v", sp)
+	}
+	// Later re-sends are not spoken again.
+	clk.Advance(timeout)
+	typedUntil(t, st, &l, event.TypeNotice)
+	if len(l.spoken) != 1 {
+		t.Fatalf("spoken %d times after the second timeout, want 1", len(l.spoken))
+	}
 	// The ack stops the re-sends.
 	if err := s.Handle(context.Background(), &event.DisplayAck{CardID: cardID, Page: 1, Surface: "display"}); err != nil {
 		t.Fatal(err)
@@ -1019,9 +1030,42 @@ func TestOnClosed(t *testing.T) {
 
 // typedLog is a Subscriber that records what it is given.
 type typedLog struct {
-	got  []string
-	card event.SafetyCard
-	text strings.Builder
+	got    []string
+	card   event.SafetyCard
+	spoken []session.SpokenSafety
+	text   strings.Builder
+}
+
+func (l *typedLog) SpeakSafety(sp session.SpokenSafety) {
+	l.got = append(l.got, "speak/"+sp.Why)
+	l.spoken = append(l.spoken, sp)
+}
+
+// typedUntil reads events, dispatching each to l, until one of type want,
+// and returns all read.
+func typedUntil(t *testing.T, st *session.Stream, l *typedLog, want event.Type) []ev {
+	t.Helper()
+	var out []ev
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		e, err := st.NextEvent(ctx)
+		cancel()
+		if err != nil {
+			t.Fatalf("next event: %v (so far %v)", err, types(out))
+		}
+		e.Dispatch(l)
+		var x ev
+		if err := json.Unmarshal(e.Data, &x.Envelope); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(e.Data, &x.raw); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, x)
+		if x.Type == want {
+			return out
+		}
+	}
 }
 
 func (l *typedLog) Notice(n event.Notice)         { l.got = append(l.got, "notice/"+n.Kind) }

@@ -33,29 +33,36 @@ type Event struct {
 	// payload is the value Data was encoded from, for the events a
 	// Subscriber acts on; read-only.
 	payload any
+	spoken  *SpokenSafety
 }
 
 // Subscriber acts on a session's output as the transport's stream yields
 // it, in wire order, from the typed values the events were encoded from
 // (no JSON decoding): a voice session speaks the AI disclosure, the safety
-// resources of a card and the reply text. Every value is read-only: it
+// resources the session says to speak (SpeakSafety, right after the card
+// that calls for it) and the reply text. Every value is read-only: it
 // shares memory with the session's own state.
 type Subscriber interface {
 	Notice(n event.Notice)
 	SafetyCard(c event.SafetyCard)
+	SpeakSafety(sp SpokenSafety)
 	ReplyDelta(d event.ReplyDelta)
 	ReplyDone(d event.ReplyDone)
 	ReplyInterrupted(r event.ReplyInterrupted)
 }
 
 // Dispatch calls sub's method for ev when ev is a notice, a safety card or
-// a reply event; other events call nothing.
+// a reply event; other events call nothing. A safety card whose resources
+// are to be spoken calls SafetyCard, then SpeakSafety.
 func (ev Event) Dispatch(sub Subscriber) {
 	switch p := ev.payload.(type) {
 	case event.Notice:
 		sub.Notice(p)
 	case event.SafetyCard:
 		sub.SafetyCard(p)
+		if ev.spoken != nil {
+			sub.SpeakSafety(*ev.spoken)
+		}
 	case event.ReplyDelta:
 		sub.ReplyDelta(p)
 	case event.ReplyDone:
@@ -119,7 +126,7 @@ func (st *Stream) NextEvent(ctx context.Context) (Event, error) {
 			return Event{Type: event.TypeSessionCreated, Data: b}, nil
 		}
 		if le, ok := e.log.get(st.next); ok {
-			ev := Event{Seq: st.next, Type: le.typ, Data: le.data, payload: le.payload}
+			ev := Event{Seq: st.next, Type: le.typ, Data: le.data, payload: le.payload, spoken: le.spoken}
 			st.next++
 			e.mu.Unlock()
 			return ev, nil

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/veraneural/vera-gateway/gateway/event"
 	"github.com/veraneural/vera-gateway/safety"
@@ -221,19 +222,30 @@ func (s *Session) worker() {
 // → finish. Reply deltas are held until the turn's safety is settled.
 type turn struct {
 	s      *Session
-	ctx    context.Context // the turn's: cancelled by new input, Interrupt, the timeout or Close
+	ctx    context.Context // the turn's: cancelled by new input, Interrupt, the timeout, Close or a late crisis
+	cancel context.CancelCauseFunc
 	id     string
 	in     turnInput
 	region string
 	hist   []Message
 	local  safety.Assessment // the local detector's verdict on the turn
+	// cl is the turn's classification (nil without a Classifier), started
+	// at clStart; its watcher goroutine may outlive the turn (classify.go).
+	cl      Classification
+	clStart time.Time
 
 	// mu guards the fields below: the Converser calls onDelta and
-	// SafetyFinal from any goroutine, and settle and finish run under it.
-	mu       sync.Mutex
-	shown    *safety.Assessment // the assessment the last card carried
-	released bool               // deltas flow (safety settled)
-	closed   bool               // Converse returned: late deltas are dropped
+	// SafetyFinal from any goroutine, settle and finish run under it, and
+	// so does the classification's late-detection watcher.
+	mu     sync.Mutex
+	engine safety.Assessment // the engine's assessment, once known
+	level  safety.Level      // the turn's level: what it judged, shown or kept in force
+	carded bool              // this turn showed a safety card
+	// settled: the turn's safety was settled (its reply released, or the
+	// turn ended without one); a classifier verdict after that is late.
+	settled  bool
+	released bool // deltas flow (safety settled)
+	closed   bool // Converse returned: late deltas are dropped
 	held     []string
 	sent     strings.Builder // text emitted as reply.delta
 }
@@ -250,6 +262,11 @@ func (s *Session) runTurn(in turnInput) {
 		return
 	}
 	reply, err := t.converse()
+	if t.ctx.Err() == nil {
+		// The first reply text waits for the classifier (within the
+		// budget): every verdict known by then is shown before it.
+		t.waitClassifier()
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.closed = true
@@ -265,7 +282,7 @@ func (s *Session) beginTurn(ctx context.Context, in turnInput, cancel context.Ca
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	d := s.device()
-	t := &turn{s: s, ctx: ctx, id: r.nextIDLocked(), in: in, region: d.region,
+	t := &turn{s: s, ctx: ctx, cancel: cancel, id: r.nextIDLocked(), in: in, region: d.region,
 		hist: append([]Message(nil), r.history...)}
 	if in.id != "" {
 		t.id = in.id
@@ -284,11 +301,13 @@ func (s *Session) endTurn() {
 	s.turns.mu.Unlock()
 }
 
-// assess runs the local detector first, on every turn, whatever the engine
-// does, and shows its card; then takes the text as an answer to the
+// assess starts the classifier, runs the local detector first, on every
+// turn, whatever the engine does, and shows its card unless the card in
+// force already covers it; then takes the text as an answer to the
 // offered action when it is one. It reports whether the turn is over.
 func (t *turn) assess() (done bool) {
 	s := t.s
+	t.startClassify()
 	var userHist []string
 	for _, m := range t.hist {
 		if m.Role == "user" {
@@ -296,19 +315,34 @@ func (t *turn) assess() (done bool) {
 		}
 	}
 	t.local = s.deps.Safety.Assess(userHist, t.in.safetyText(), t.region)
-	if t.local.DisplayRequired {
-		s.sendCard(t.id, t.local)
-		t.shown = &t.local
+	// A crisis stays in force for the session: the turn is judged at least
+	// at its level, and its card is not shown again unless this turn adds
+	// to it (a clear "I'm safe now" may lower it to elevated; inforce.go).
+	t.level = safety.MaxLevel(s.cards.turnFloor(t.in.text, t.local), t.local.Level)
+	if t.local.DisplayRequired && s.showSafety(t.id, t.local, speakNone) {
+		t.carded = true
+	}
+	if !s.offered(t.in) {
+		// A voice turn without words whose audio held crisis key phrases:
+		// the card above is its answer; the model is not sent an empty turn.
+		return strings.TrimSpace(t.in.text) == ""
 	}
 	// An answer to the offered action is settled here and not sent to the
-	// model; a flagged utterance is never an answer (consentTurn).
-	flagged := t.local.DisplayRequired || t.local.Level >= safety.LevelElevated
+	// model; an utterance the detector or the classifier flags is never
+	// an answer (consentTurn).
+	t.waitClassifier()
+	t.mu.Lock()
+	t.settleSafety(safety.Assessment{})
+	local := t.localSide()
+	flagged := local.DisplayRequired || local.Level >= safety.LevelElevated
+	t.mu.Unlock()
 	if reply, ok := s.consentTurn(t.ctx, t.id, t.in, flagged); ok {
+		t.mu.Lock()
+		t.settled = true
+		t.mu.Unlock()
 		s.finishAnswer(t.id, t.in.text, reply)
 		return true
 	}
-	// A voice turn without words whose audio held crisis key phrases: the
-	// card above is its answer; the model is not sent an empty turn.
 	return strings.TrimSpace(t.in.text) == ""
 }
 
@@ -320,6 +354,7 @@ func (t *turn) converse() (Reply, error) {
 		SessionID: s.id, PartnerID: s.owner.PartnerID, EndUserID: s.owner.EndUserID,
 		Region: t.region, Text: t.in.text, History: t.hist,
 		SafetyFinal: func(engine safety.Assessment) {
+			t.waitClassifier()
 			t.mu.Lock()
 			defer t.mu.Unlock()
 			if t.closed || t.released {
@@ -338,8 +373,8 @@ func (t *turn) onDelta(d string) {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.closed {
-		return
+	if t.closed || t.ctx.Err() != nil {
+		return // a cut-short reply sends nothing more (a late crisis card is out)
 	}
 	if t.released {
 		t.s.emitDelta(t.id, d)
@@ -349,13 +384,16 @@ func (t *turn) onDelta(d string) {
 	t.held = append(t.held, d)
 }
 
-// settleSafety shows the merged assessment's card when it adds to what the
-// turn showed. t.mu held.
+// settleSafety merges the engine's assessment with the gateway's own (the
+// local detector raised by every classifier verdict known now) and shows
+// its card when it adds to what the person has been shown. t.mu held.
 func (t *turn) settleSafety(engine safety.Assessment) {
-	merged := safety.Guard(engine, t.local, t.s.deps.Safety.Merge(engine, t.local))
-	if safety.NeedsCard(merged, t.shown) {
-		t.s.sendCard(t.id, merged)
-		t.shown = &merged
+	t.engine = engine
+	local := t.localSide()
+	merged := safety.Guard(engine, local, t.s.deps.Safety.Merge(engine, local))
+	t.level = safety.MaxLevel(t.level, merged.Level)
+	if merged.DisplayRequired && t.s.showSafety(t.id, merged, speakNone) {
+		t.carded = true
 	}
 }
 
@@ -368,7 +406,7 @@ func (t *turn) flush() {
 		t.sent.WriteString(d)
 	}
 	t.held = nil
-	t.released = true
+	t.released, t.settled = true, true
 }
 
 // settle ends the converse call: an interrupted or failed turn is
@@ -377,6 +415,7 @@ func (t *turn) flush() {
 // t.mu held.
 func (t *turn) settle(reply Reply, err error) bool {
 	s := t.s
+	defer func() { t.settled = true }()
 	if t.ctx.Err() != nil {
 		// Interrupted: only what already left counts as said.
 		heard := t.sent.String()
@@ -393,6 +432,9 @@ func (t *turn) settle(reply Reply, err error) bool {
 		case errors.Is(s.ctx.Err(), context.Canceled):
 			return false // session closing
 		}
+		// A verdict the classifier already has still shows (new input
+		// cut the turn short, not the person's words).
+		t.settleSafety(t.engine)
 		// History first, so it is settled when the event is seen.
 		s.turns.remember(t.id, t.in.text, heard)
 		s.Emit(event.TypeReplyInterrupted, event.ReplyInterrupted{TurnID: t.id, Heard: heard, Reason: reason})
@@ -400,7 +442,10 @@ func (t *turn) settle(reply Reply, err error) bool {
 	}
 	if err != nil {
 		s.log_.Warn("session: converse failed", "turn", t.id, "err", err)
-		// The local card (if any) is already out; the engine path failed.
+		// The engine path failed, but a card its reply carried (Reply.Safety
+		// of a failed turn) and the classifier's verdict still show, before
+		// the error; the local card (if any) is already out.
+		t.settleSafety(reply.Safety)
 		s.EmitError(event.ErrEngineUnavailable, "VERA could not answer this turn; please try again")
 		s.turns.remember(t.id, t.in.text, "")
 		return false
@@ -420,10 +465,7 @@ func (t *turn) settle(reply Reply, err error) bool {
 // reply.done, the last event of a turn. t.mu held.
 func (t *turn) finish(reply Reply) {
 	s := t.s
-	level := safety.Guard(reply.Safety, t.local, reply.Safety).Level
-	if t.shown != nil {
-		level = safety.MaxLevel(level, t.shown.Level)
-	}
+	level := safety.MaxLevel(t.level, safety.Guard(reply.Safety, t.local, reply.Safety).Level)
 	text := reply.Message
 	if text == "" {
 		text = t.sent.String()
@@ -431,7 +473,7 @@ func (t *turn) finish(reply Reply) {
 	// The offer is the reply's last sentence, so a voice session speaks it;
 	// never in a turn that showed a safety card.
 	s.propose(t.id, reply.ProposedActions)
-	if q := s.afterReply(t.id, t.shown != nil); q != "" {
+	if q := s.afterReply(t.id, t.carded); q != "" {
 		if text != "" {
 			q = " " + q
 		}

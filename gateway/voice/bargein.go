@@ -1,10 +1,15 @@
 package voice
 
-import "github.com/veraneural/vera-gateway/gateway/rtc"
+import (
+	"github.com/veraneural/vera-gateway/gateway/rtc"
+	"github.com/veraneural/vera-gateway/gateway/session"
+)
 
 // pauseForBargeIn: user speech has overlapped playout for Turn.BargeInMs.
 // Playout pauses at once, unless what is playing is the AI disclosure or
-// spoken safety resources, which are never cut short.
+// firm spoken safety resources (a device that must speak safety), which
+// are never cut short. Resources spoken where the person also has a
+// screen can be talked over like a reply: the card stays on the screen.
 func (s *voiceSession) pauseForBargeIn(at int64) {
 	snd := s.conn.Sender()
 	if !snd.Active() {
@@ -87,4 +92,37 @@ func (s *voiceSession) cancelTurn(id string) {
 	s.playMu.Lock()
 	s.cancelled[id] = true
 	s.playMu.Unlock()
+}
+
+// cutForSafety stops the reply of turnID at once for a late crisis card:
+// its playout stops, its queued sentences are dropped, and, when its text
+// was already complete (the session no longer writes it, so it reports
+// nothing itself), the session is told what was heard (reply.interrupted,
+// reason safety). A reply already played out is left alone.
+func (s *voiceSession) cutForSafety(turnID string, textDone bool) {
+	s.cancelTurn(turnID)
+	s.playMu.Lock()
+	src := s.play
+	if s.playTurn != turnID {
+		src = nil
+	}
+	s.playMu.Unlock()
+	if src == nil {
+		return
+	}
+	s.bargeMu.Lock()
+	if s.bargeTurn == turnID {
+		s.pausedAt, s.bargeTurn = -1, ""
+	}
+	s.bargeMu.Unlock()
+	pos := s.conn.Sender().Stop()
+	s.playMu.Lock()
+	if s.play == src {
+		s.play, s.playTurn = nil, ""
+	}
+	s.playMu.Unlock()
+	src.finish()
+	if textDone {
+		s.session().Interrupt(turnID, src.heard(int(pos.Frames)*rtc.PCMFrame), session.ReasonSafety)
+	}
 }

@@ -15,12 +15,24 @@
 //   - Every safety card is on the wire before the first reply audio packet:
 //     the session emits a turn's card before its first reply.delta, the pump
 //     forwards events in order, and speech starts only from reply.delta.
-//   - The AI disclosure and spoken safety resources are "protected" speech:
+//   - Spoken safety resources are what the session decides
+//     (session.SpokenSafety, dispatched with the card event it belongs to,
+//     so a resumed connection speaks them exactly once): a lead-in and
+//     each resource's name and number, once per card and level. On a
+//     device that must speak safety (voice-only, no render confirmation)
+//     they are firm and, while the card's turn is replying, spoken in that
+//     turn before its reply; elsewhere (an unacknowledged card, a late
+//     crisis) they are a turn of their own the person can talk over — the
+//     card stays on every screen. Replies queue behind them for no longer
+//     than their own length.
+//   - The AI disclosure and firm safety resources are "protected" speech:
 //     barge-in does not pause or cut them, a cancelled turn does not drop
 //     them, and they are not reply text (reply.interrupted's heard leaves
 //     them out).
-//   - Factory.OnUnacked (wired as session.Deps.OnUnacked) speaks the first
-//     resource of a card that was not acknowledged in time.
+//   - A late crisis (a classifier verdict after the reply started) stops
+//     the reply's playout at once and drops the rest of it; when its text
+//     was complete the session is told what was heard (reply.interrupted,
+//     reason safety).
 //
 // Barge-in: user speech that overlaps playout for Turn.BargeInMs pauses the
 // playout at once; words (a partial or final transcript) confirm the
@@ -60,10 +72,11 @@
 // Closed.
 //
 // Files by job: factory.go (the Factory: one voice session per
-// connection, the unacknowledged-card hook), session.go (one connection:
+// connection), session.go (one connection:
 // lifecycle, resume, the listening path and its turns), events.go (the
 // event pump and the session.Subscriber that queues speech), speaker.go
-// (synthesis and playout), bargein.go (pause, resume, interrupt);
+// (synthesis and playout), bargein.go (pause, resume, interrupt, and the
+// cut for a late crisis);
 // inbound.go, echo.go and feeder.go join the audio/pipeline listening
 // path, the echo guard's tap and the recogniser.
 package voice

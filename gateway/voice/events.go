@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/veraneural/vera-gateway/gateway/event"
+	"github.com/veraneural/vera-gateway/gateway/session"
 )
 
 // eventPump forwards the session's events to the data channel in order and
@@ -12,7 +13,7 @@ import (
 // emits the card first, and audio starts from reply.delta.
 func (s *voiceSession) eventPump() {
 	defer s.wg.Done()
-	sp := &speechQueue{s: s, pending: map[string]string{}}
+	sp := &speechQueue{s: s, pending: map[string]string{}, ended: map[string]bool{}}
 	s.streamMu.Lock()
 	st := s.stream
 	s.streamMu.Unlock()
@@ -25,6 +26,7 @@ func (s *voiceSession) eventPump() {
 				s.stream, st = next, next
 				s.streamMu.Unlock()
 				clear(sp.pending)
+				clear(sp.ended)
 				continue
 			default:
 			}
@@ -49,7 +51,13 @@ func (s *voiceSession) eventPump() {
 type speechQueue struct {
 	s       *voiceSession
 	pending map[string]string // per turn, reply text not yet a whole sentence
+	// ended are the turns whose reply text is complete (reply.done or
+	// reply.interrupted seen), bounded: cleared past maxEnded.
+	ended map[string]bool
 }
+
+// maxEnded bounds speechQueue.ended; a late verdict concerns a recent turn.
+const maxEnded = 64
 
 // Notice speaks the AI disclosure (protected, from the phrase cache) and
 // the busy answer (from the phrase cache; the person may talk over it).
@@ -62,14 +70,37 @@ func (sp *speechQueue) Notice(n event.Notice) {
 	}
 }
 
-// SafetyCard speaks the card's resources when the device must hear them.
-func (sp *speechQueue) SafetyCard(c event.SafetyCard) {
+// SafetyCard raises the session's listen priority at a raised level; the
+// session says what to speak of a card (SpeakSafety).
+func (sp *speechQueue) SafetyCard(c event.SafetyCard) { sp.s.raiseLevel(c.Level) }
+
+// SpeakSafety speaks a card's resources as the session decided: a lead-in
+// and one sentence per resource. On a device that must speak safety they
+// are firm (barge-in does not cut them) and, while the card's turn is
+// still replying, spoken in that turn right before its reply; otherwise
+// they are a turn of their own, which the person can talk over (the card
+// stays on every screen). A late crisis first cuts its turn's reply short.
+// Other replies queue behind it for no longer than its own length.
+func (sp *speechQueue) SpeakSafety(ss session.SpokenSafety) {
 	s := sp.s
-	s.raiseLevel(c.Level)
-	if s.session().Profile().MustSpeakSafety() {
-		s.enqueue(speakItem{turnID: c.TurnID, text: spokenResources(c.Resources), protected: true})
-		s.factory.countSpoken(s.session().Owner().PartnerID, c.Level, c.Resources)
+	if ss.Why == session.SpeakLate {
+		s.cutForSafety(ss.TurnID, sp.ended[ss.TurnID])
 	}
+	turnID, own := "safety:"+ss.CardID, true
+	if ss.Why == session.SpeakMustSpeak && !sp.ended[ss.TurnID] {
+		turnID, own = ss.TurnID, false
+	}
+	for i, text := range ss.Sentences {
+		s.enqueue(speakItem{turnID: turnID, text: text, last: own && i == len(ss.Sentences)-1, protected: ss.Firm})
+	}
+	s.factory.countSpoken(s.session().Owner().PartnerID, ss.Level, ss.Resources)
+}
+
+func (sp *speechQueue) end(turnID string) {
+	if len(sp.ended) >= maxEnded {
+		clear(sp.ended)
+	}
+	sp.ended[turnID] = true
 }
 
 // ReplyDelta speaks each whole sentence of the reply as it arrives.
@@ -85,6 +116,7 @@ func (sp *speechQueue) ReplyDelta(d event.ReplyDelta) {
 // ReplyDone speaks the rest of the reply and finishes its source.
 func (sp *speechQueue) ReplyDone(d event.ReplyDone) {
 	sp.s.raiseLevel(d.Level)
+	sp.end(d.TurnID)
 	sp.s.firstText(d.TurnID)
 	rest := strings.TrimSpace(sp.pending[d.TurnID])
 	delete(sp.pending, d.TurnID)
@@ -92,13 +124,18 @@ func (sp *speechQueue) ReplyDone(d event.ReplyDone) {
 }
 
 // ReplyInterrupted drops the reply's unfinished sentence.
-func (sp *speechQueue) ReplyInterrupted(r event.ReplyInterrupted) { delete(sp.pending, r.TurnID) }
+func (sp *speechQueue) ReplyInterrupted(r event.ReplyInterrupted) {
+	sp.end(r.TurnID)
+	delete(sp.pending, r.TurnID)
+}
 
 func (s *voiceSession) firstText(turnID string) {
-	s.playMu.Lock()
-	defer s.playMu.Unlock()
-	if tt := s.turns[turnID]; tt != nil && !tt.firstText && !tt.transcript.IsZero() {
-		tt.firstText = true
-		s.m.LLMTTFT.Observe(time.Since(tt.transcript).Seconds())
+	tt := s.timing(turnID)
+	if tt == nil {
+		return
+	}
+	now := time.Now()
+	if first, transcript := tt.markFirstText(now); first && !transcript.IsZero() {
+		s.m.LLMTTFT.Observe(now.Sub(transcript).Seconds())
 	}
 }

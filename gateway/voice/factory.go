@@ -95,30 +95,6 @@ func NewFactory(cfg Config, deps Deps) (*Factory, error) {
 	return f, nil
 }
 
-// OnUnacked is the session.Deps.OnUnacked hook for voice: when a safety
-// card's first page was not acknowledged in time, the voice session of that
-// conversation (if it has one) speaks the card's first resource, from its
-// pre-stored spoken form, at once. It never blocks: with the speech queue
-// full the resource is logged as not spoken.
-func (f *Factory) OnUnacked(s *session.Session, card event.SafetyCard, surface string) {
-	if f == nil || s == nil || len(card.Resources) == 0 {
-		return
-	}
-	f.mu.Lock()
-	vs := f.live[s.ID()]
-	f.mu.Unlock()
-	if vs == nil {
-		return
-	}
-	it := speakItem{turnID: "safety:" + card.CardID, text: safety.SpokenResource(card.Resources[0]), last: true, protected: true}
-	select {
-	case vs.speakCh <- it:
-		f.countSpoken(s.Owner().PartnerID, card.Level, card.Resources)
-	default:
-		vs.log.Warn("voice: speech queue full; unacknowledged card's resource not spoken", "card", card.CardID, "surface", surface)
-	}
-}
-
 // countSpoken counts a card whose resources go out in speech, in partner's
 // report, by level, the first resource's country and the voice surface (no
 // text, no ids).

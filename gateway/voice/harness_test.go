@@ -93,6 +93,8 @@ type stack struct {
 	sessions *session.Manager
 	handler  *rtc.Handler
 	factory  *Factory
+	// counters are the safety counters (cards shown, acknowledged, spoken).
+	counters *safety.Counters
 	// lastVoice is the newest voice session (for white-box checks).
 	mu     sync.Mutex
 	voices []*voiceSession
@@ -103,9 +105,14 @@ type stackOptions struct {
 	// decoders have heard nothing yet (pocketsphinx adapts its cepstral
 	// mean to what a decoder heard before, e.g. espeak's voice).
 	freshRouter bool
-	cfg         *Config
-	onUnacked   func(s *session.Session, card any, surface string)
-	sessCfg     *session.Config
+	// routerCfg, when set, is the stack's own router's configuration
+	// (with env its environment): a safety slot there becomes the
+	// sessions' Classifier, with classifyBudget.
+	routerCfg      *router.Config
+	env            map[string]string
+	classifyBudget time.Duration
+	cfg            *Config
+	sessCfg        *session.Config
 	// rtcCfg replaces rtc.LoopbackConfig; engineOpts go to rtc.NewEngine
 	// (an ICE-TCP listener, a clock for TURN credentials).
 	rtcCfg     *rtc.Config
@@ -132,6 +139,16 @@ func newStack(t testing.TB, o stackOptions) *stack {
 	if o.router != nil {
 		r = o.router
 	}
+	if o.routerCfg != nil {
+		var err error
+		r, err = router.New(*o.routerCfg, func(k string) string { return o.env[k] }, router.Options{
+			Assess: func(history []string, text string) safety.Assessment { return local.Assess(history, text, "") },
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = r.Close() })
+	}
 	layout, err := session.NewGlassesLayout(glasses.DefaultConfig())
 	if err != nil {
 		t.Fatal(err)
@@ -140,9 +157,11 @@ func newStack(t testing.TB, o stackOptions) *stack {
 	if o.sessCfg != nil {
 		scfg = *o.sessCfg
 	}
+	counters := safety.NewCounters(nil)
 	mgr, err := session.NewManager(scfg, session.Deps{
 		Converser: newConverser(t, r),
-		Safety:    local, Layout: layout,
+		Safety:    local, Layout: layout, Counters: counters,
+		Classifier: converse.NewClassifier(r), ClassifyBudget: o.classifyBudget,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -151,12 +170,12 @@ func newStack(t testing.TB, o stackOptions) *stack {
 	if o.cfg != nil {
 		cfg = *o.cfg
 	}
-	st := &stack{metrics: NewMetrics(prometheus.NewRegistry()), sessions: mgr}
+	st := &stack{metrics: NewMetrics(prometheus.NewRegistry()), sessions: mgr, counters: counters}
 	var log *slog.Logger
 	if os.Getenv("VOICE_DEBUG") != "" {
 		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
-	st.factory, err = NewFactory(cfg, Deps{Listener: r, Speaker: r, Sessions: mgr, Metrics: st.metrics, Logger: log,
+	st.factory, err = NewFactory(cfg, Deps{Listener: r, Speaker: r, Sessions: mgr, Metrics: st.metrics, Logger: log, Counters: counters,
 		Owner: func(gateway.Principal) session.Owner { return session.Owner{PartnerID: "p_test"} }})
 	if err != nil {
 		t.Fatal(err)
@@ -340,14 +359,15 @@ func firstPacketAfter(pk []fixtures.ReceivedPacket, at time.Time) (fixtures.Rece
 	return fixtures.ReceivedPacket{}, false
 }
 
-// repliesEnded: at least n turns were transcribed, each reply's audio has
-// played out or been interrupted, and no reply audio is still playing. The
-// disclosure notice's audio is not a reply (fixtures.RepliesComplete counts
-// it as one, and so ends a session before the first transcript).
+// repliesEnded: at least n turns were transcribed, each transcribed
+// turn's reply audio has played out or been interrupted, and no reply
+// audio is still playing. The disclosure notice's audio is not a reply
+// (fixtures.RepliesComplete counts it as one, and so ends a session before
+// the first transcript), and neither are spoken safety resources (turn
+// "safety:<card>"): their end is not the end of a transcribed turn's reply.
 func repliesEnded(n int) func([]fixtures.Event) bool {
 	return func(evs []fixtures.Event) bool {
-		finals := 0
-		ended, playing := map[string]bool{}, map[string]bool{}
+		finals, ended, playing := map[string]bool{}, map[string]bool{}, map[string]bool{}
 		for _, e := range evs {
 			var p struct {
 				TurnID string `json:"turn_id"`
@@ -355,7 +375,7 @@ func repliesEnded(n int) func([]fixtures.Event) bool {
 			_ = json.Unmarshal(e.Data, &p)
 			switch e.Type {
 			case "transcript.final":
-				finals++
+				finals[p.TurnID] = true
 			case "reply.interrupted":
 				ended[p.TurnID] = true
 				delete(playing, p.TurnID)
@@ -363,12 +383,18 @@ func repliesEnded(n int) func([]fixtures.Event) bool {
 				playing[p.TurnID] = true
 			case "reply.audio_stopped":
 				delete(playing, p.TurnID)
-				if p.TurnID != "notice" {
-					ended[p.TurnID] = true
-				}
+				ended[p.TurnID] = true
 			}
 		}
-		return finals >= n && len(ended) >= finals && len(playing) == 0
+		if len(finals) < n || len(playing) != 0 {
+			return false
+		}
+		for id := range finals {
+			if !ended[id] {
+				return false
+			}
+		}
+		return true
 	}
 }
 

@@ -7,7 +7,16 @@ import "github.com/prometheus/client_golang/prometheus"
 // end_of_turn_delay (true end of speech → speech_stopped), transcription_delay
 // (speech_stopped → final transcript), llm_ttft (transcript → first reply
 // text), tts_ttfb (speak request → first audio), e2e_latency (true end of
-// speech → first reply audio frame on the wire).
+// speech → first reply audio frame on the wire). These overlap and do not
+// add up (tts_ttfb is per sentence); turn_segment_seconds{segment} splits
+// each reply's e2e latency into contiguous segments that do: end_of_turn,
+// transcription, llm_ttft (to the first reply text released), tts_ttfb (to
+// the turn's first synthesised audio, queueing included) and first_packet.
+// The same per-turn figures ride on the turn's reply.audio_started.
+//
+// frame_overruns_total counts inbound frames the media loop handled a whole
+// frame period (20 ms) or more after they were due: the real-time path fell
+// behind (CPU starvation), whatever each frame's own processing time.
 //
 // Capacity series: session_setup_seconds (offer received → ICE and DTLS
 // connected and the events channel open), sessions_setup_failed_total
@@ -21,6 +30,8 @@ import "github.com/prometheus/client_golang/prometheus"
 // voice sessions refused while the recogniser was saturated).
 type Metrics struct {
 	Frame              prometheus.Histogram
+	FrameOverruns      prometheus.Counter
+	TurnSegment        *prometheus.HistogramVec
 	EndOfTurnDelay     prometheus.Histogram
 	TranscriptionDelay prometheus.Histogram
 	LLMTTFT            prometheus.Histogram
@@ -39,7 +50,8 @@ type Metrics struct {
 	ListenBusy         prometheus.Counter
 	AdmissionRefused   prometheus.Counter
 
-	framesEncoded, framesCached prometheus.Counter // PlayoutFrames' children, resolved once
+	framesEncoded, framesCached prometheus.Counter               // PlayoutFrames' children, resolved once
+	segments                    [numSegments]prometheus.Observer // TurnSegment's children, in segmentNames order
 }
 
 // frameBuckets resolve 5 µs to 41 ms in doublings (a frame's work is tens of
@@ -52,14 +64,20 @@ func frameBuckets() []float64 {
 // NewMetrics creates the series and registers them with reg (nil: not
 // registered).
 func NewMetrics(reg prometheus.Registerer) *Metrics {
+	latBuckets := []float64{.005, .01, .02, .05, .1, .2, .3, .5, .75, 1, 1.5, 2, 3, 5, 10}
 	lat := func(name, help string) prometheus.Histogram {
 		return prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: "vera", Subsystem: "voice", Name: name + "_seconds",
-			Help: help, Buckets: []float64{.005, .01, .02, .05, .1, .2, .3, .5, .75, 1, 1.5, 2, 3, 5, 10}})
+			Help: help, Buckets: latBuckets})
 	}
 	m := &Metrics{
 		Frame: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: "vera", Subsystem: "voice", Name: "frame_seconds",
 			Help:    "Processing time of one inbound 20 ms frame: jitter buffer, Opus decode, VAD and turn detector.",
 			Buckets: frameBuckets()}),
+		FrameOverruns: prometheus.NewCounter(prometheus.CounterOpts{Namespace: "vera", Subsystem: "voice", Name: "frame_overruns_total",
+			Help: "Inbound 20 ms frames handled 20 ms or more after they were due (or skipped): the media loop fell behind real time."}),
+		TurnSegment: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: "vera", Subsystem: "voice", Name: "turn_segment_seconds",
+			Help:    "A spoken reply's latency from the true end of speech to its first packet, in contiguous segments that sum to it: end_of_turn, transcription, llm_ttft, tts_ttfb, first_packet.",
+			Buckets: latBuckets}, []string{"segment"}),
 		EndOfTurnDelay:     lat("end_of_turn_delay", "True end of speech to input.speech_stopped (includes the configured silence)."),
 		TranscriptionDelay: lat("transcription_delay", "input.speech_stopped to the final transcript."),
 		LLMTTFT:            lat("llm_ttft", "Final transcript to the first reply text released to the client."),
@@ -92,8 +110,11 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	}
 	m.framesEncoded = m.PlayoutFrames.WithLabelValues("encoded")
 	m.framesCached = m.PlayoutFrames.WithLabelValues("cached")
+	for i, name := range segmentNames {
+		m.segments[i] = m.TurnSegment.WithLabelValues(name)
+	}
 	if reg != nil {
-		reg.MustRegister(m.Frame, m.EndOfTurnDelay, m.TranscriptionDelay, m.LLMTTFT, m.TTSTTFB, m.E2ELatency, m.Sessions, m.BargeIns, m.RecordDropped,
+		reg.MustRegister(m.Frame, m.FrameOverruns, m.TurnSegment, m.EndOfTurnDelay, m.TranscriptionDelay, m.LLMTTFT, m.TTSTTFB, m.E2ELatency, m.Sessions, m.BargeIns, m.RecordDropped,
 			m.SessionSetup, m.SessionSetupFailed, m.PlayoutFrames, m.PhraseCache, m.PhraseSynthesis, m.ListenWait,
 			m.ListenBusy, m.AdmissionRefused)
 	}

@@ -93,7 +93,7 @@ func normaliseEvents(t testing.TB, evs []fixtures.Event) []string {
 func eventStreams(seq []string) map[string][]string {
 	m := map[string][]string{}
 	for _, s := range seq {
-		turn, typ, _ := strings.Cut(s, ":")
+		turn, typ := splitEntry(s)
 		key := turn
 		if strings.HasPrefix(typ, "reply.audio_") {
 			key += "/audio"
@@ -101,6 +101,16 @@ func eventStreams(seq []string) map[string][]string {
 		m[key] = append(m[key], typ)
 	}
 	return m
+}
+
+// splitEntry splits a normalised entry "turn:type" at its last colon (a
+// turn id may hold one: "safety:card_v1_1", the spoken resources).
+func splitEntry(s string) (turn, typ string) {
+	i := strings.LastIndexByte(s, ':')
+	if i < 0 {
+		return s, ""
+	}
+	return s[:i], s[i+1:]
 }
 
 func recordedRoot(t testing.TB) string {
@@ -161,7 +171,7 @@ func replaySegments(t *testing.T, st *stack, segs []*fixtures.Stream, triggers [
 	var sent []fixtures.Packet
 	for i, seg := range segs {
 		if i > 0 {
-			turn, typ, _ := strings.Cut(triggers[i-1], ":")
+			turn, typ := splitEntry(triggers[i-1])
 			if _, err := c.WaitEvent(ctx, func(e fixtures.Event) bool { return e.Type == typ && decode(t, e).TurnID == turn }); err != nil {
 				t.Fatalf("trigger %s never came: %v\n%s", triggers[i-1], err, dumpEvents(c.Events()))
 			}
@@ -411,6 +421,7 @@ func TestRegenRecorded(t *testing.T) {
 			}
 			return nil
 		}, recordBargeIn, []string{"v1:reply.audio_started"}},
+		{"spoken_once", checkSpokenOnce, recordSpokenOnce, []string{"safety:card_v1_1:reply.audio_stopped"}},
 	}
 	for _, s := range sessions {
 		if only := os.Getenv("VERA_RECORD_ONLY"); only != "" && only != s.name {
@@ -507,4 +518,60 @@ func checkSubsequence(t *testing.T, what string, part, whole [][]byte, complete 
 	if missing := len(whole) - len(part); complete && missing*100 > len(whole) {
 		t.Errorf("%s: %d packets against %d", what, len(part), len(whole))
 	}
+}
+
+// recordSpokenOnce: the crisis sentence; the fixture client never
+// acknowledges the card, so its first re-send is spoken (the glasses can
+// be talked over, but no one does); once that has played out, the same
+// sentence again, which the crisis in force covers: no second card, no
+// second speech.
+func recordSpokenOnce(t *testing.T, st *stack) *fixtures.Result {
+	first := concat(t, fixtures.Silence(16000, 2*time.Second), speech(t, "I am going to kill myself tonight"))
+	again := concat(t, fixtures.Silence(16000, time.Second), speech(t, "I am going to kill myself tonight"), fixtures.Silence(16000, time.Second))
+	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
+	defer cancel()
+	c, err := fixtures.Dial(ctx, fixtures.ClientOptions{URL: st.URL, LoopbackOnly: true, Device: "meta-rayban-display"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		_ = c.Close(cctx)
+	}()
+	pl := &player{Client: c}
+	pl.play(t, ctx, first)
+	if _, err := c.WaitEvent(ctx, func(e fixtures.Event) bool {
+		return e.Type == "reply.audio_stopped" && decode(t, e).TurnID == "safety:card_v1_1"
+	}); err != nil {
+		t.Fatalf("the resources were never spoken: %v\n%s", err, dumpEvents(c.Events()))
+	}
+	pl.play(t, ctx, again)
+	if _, err := c.WaitEvent(ctx, func(fixtures.Event) bool { return repliesEnded(2)(c.Events()) }); err != nil {
+		t.Fatalf("spoken-once session did not end: %v\n%s", err, dumpEvents(c.Events()))
+	}
+	return &fixtures.Result{Events: c.Events(), Audio: c.Received()}
+}
+
+// checkSpokenOnce: one card, its resources spoken once, the second turn
+// carded by nothing new.
+func checkSpokenOnce(evs []fixtures.Event) error {
+	cards, spoken := map[string]bool{}, 0
+	for _, e := range evs {
+		var p struct {
+			TurnID string `json:"turn_id"`
+			CardID string `json:"card_id"`
+		}
+		_ = json.Unmarshal(e.Data, &p)
+		switch {
+		case e.Type == "safety.card":
+			cards[p.CardID] = true
+		case e.Type == "reply.audio_started" && strings.HasPrefix(p.TurnID, "safety:"):
+			spoken++
+		}
+	}
+	if len(cards) != 1 || spoken != 1 {
+		return fmt.Errorf("%d cards, resources spoken %d times: want 1 and 1", len(cards), spoken)
+	}
+	return nil
 }

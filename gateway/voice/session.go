@@ -76,13 +76,6 @@ type voiceSession struct {
 	cancelled map[string]bool
 }
 
-// turnTiming holds the wall times of one turn's latency segments.
-type turnTiming struct {
-	speechEnd  time.Time
-	transcript time.Time
-	firstText  bool
-}
-
 // OnRTP implements rtc.AudioSink.
 func (s *voiceSession) OnRTP(p rtc.Packet) {
 	s.rec.inbound(p.SequenceNumber, p.Timestamp, p.Payload)
@@ -211,12 +204,14 @@ func sampleMs(t int64) int64 { return t / 16 }
 // VAD and the turn detector on it, on sample time.
 func (s *voiceSession) mediaLoop() {
 	defer s.wg.Done()
+	// The clock starts before the ticker, so an on-time tick always finds
+	// exactly one frame due.
+	clock := time.Now()
 	t := time.NewTicker(rtc.FrameDuration)
 	defer t.Stop()
 	// After a stall the loop catches up on as many frames as the jitter
 	// buffer can hold; older ones have been dropped by it already.
 	catchUp := int64(s.cfg.Jitter.MaxDelayMs/20) + 5
-	clock := time.Now()
 	// Frames sit on the media clock in samples since origin, the loop's
 	// start rounded down to the echo guard's 10 ms grid.
 	base := audio.SampleTime(clock.Sub(s.origin)) / audio.Frame10 * audio.Frame10
@@ -230,6 +225,10 @@ func (s *voiceSession) mediaLoop() {
 		// The media clock is elapsed time, not ticks: a late tick (a busy
 		// machine) is caught up frame by frame, so sample time stays true.
 		due := int64(time.Since(clock)/rtc.FrameDuration) - done
+		if due > 1 {
+			// Every frame but the newest is a period or more late.
+			s.m.FrameOverruns.Add(float64(due - 1))
+		}
 		if due > catchUp {
 			due = catchUp
 			done = int64(time.Since(clock)/rtc.FrameDuration) - due
@@ -283,19 +282,32 @@ func (s *voiceSession) onTurnEvent(ev *turn.Event) {
 		speechEnd := now.Add(-time.Duration(ev.At-ev.SpeechEnd) * time.Second / 16000)
 		s.m.EndOfTurnDelay.Observe(now.Sub(speechEnd).Seconds())
 		id := s.turnID
-		s.session().Emit(event.TypeSpeechStopped, event.Speech{TurnID: id, AudioMS: sampleMs(ev.SpeechEnd)})
+		s.session().Emit(event.TypeSpeechStopped, event.SpeechStopped{TurnID: id, AudioMS: sampleMs(ev.SpeechEnd), EndOfTurnMS: sampleMs(ev.At - ev.SpeechEnd)})
 		fd := s.feed
 		s.feed = nil
 		if fd == nil {
+			s.nothingHeard(id, event.NothingHeardNoWords)
 			return
 		}
 		fd.close()
 		s.playMu.Lock()
-		s.turns[id] = &turnTiming{speechEnd: speechEnd}
+		s.turns[id] = &turnTiming{speechEnd: speechEnd, stopped: now}
 		s.playMu.Unlock()
+		stop := s.dropOnHangUp(fd)
 		s.listenDone.Add(1)
-		go s.finishTurn(id, fd, now)
+		go func() {
+			defer stop()
+			s.finishTurn(id, fd, now)
+		}()
 	}
+}
+
+// dropOnHangUp aborts an ended turn's feeder when the session closes, as
+// Closed aborts the open turn's: on a busy machine the recogniser can be
+// seconds of audio behind, and the hang-up waits for finishTurn. stop
+// unregisters it once the turn is through.
+func (s *voiceSession) dropOnHangUp(fd *feeder) (stop func() bool) {
+	return context.AfterFunc(s.ctx, fd.abort)
 }
 
 // finishTurn waits for the final transcript off the media loop, then starts
@@ -316,25 +328,34 @@ func (s *voiceSession) finishTurn(id string, fd *feeder, stopped time.Time) {
 		if s.ctx.Err() == nil {
 			s.log.Warn("voice: final transcript", "turn", id, "err", err)
 			s.session().EmitError(event.ErrEngineUnavailable, "VERA could not hear that turn; please say it again")
-			s.session().NothingHeard(id)
+			s.nothingHeard(id, event.NothingHeardNotTranscribed)
 		}
 		return
 	}
 	s.m.TranscriptionDelay.Observe(time.Since(stopped).Seconds())
 	text := strings.TrimSpace(tr.Text)
 	if text == "" && len(tr.Spotted) == 0 {
-		s.session().NothingHeard(id)
+		s.nothingHeard(id, event.NothingHeardNoWords)
 		return
 	}
-	s.playMu.Lock()
-	if tt := s.turns[id]; tt != nil {
-		tt.transcript = time.Now()
+	if tt := s.timing(id); tt != nil {
+		tt.markTranscript(time.Now())
 	}
-	s.playMu.Unlock()
 	// Words over paused playout confirm the barge-in before the new turn
 	// starts, so the history holds only what was heard of the old reply.
 	s.confirmBargeIn()
 	s.session().SubmitVoiceTurn(id, text, tr.Spotted)
+}
+
+// nothingHeard ends a turn that gets no reply: the client is told
+// (input.nothing_heard, the turn's last event) and the session restarts an
+// offer's answer window.
+func (s *voiceSession) nothingHeard(id, reason string) {
+	s.playMu.Lock()
+	delete(s.turns, id)
+	s.playMu.Unlock()
+	s.session().Emit(event.TypeNothingHeard, event.NothingHeard{TurnID: id, Reason: reason})
+	s.session().NothingHeard(id)
 }
 
 // maybePartial sends transcript.partial when the hypothesis changed, at

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/veraneural/vera-gateway/gateway"
 	"github.com/veraneural/vera-gateway/gateway/event"
 	"github.com/veraneural/vera-gateway/gateway/rtc"
 	"github.com/veraneural/vera-gateway/gateway/session"
@@ -158,10 +157,13 @@ func TestNewFactoryNeedsDeps(t *testing.T) {
 	}
 }
 
-// TestOnUnackedSpeaksFirstResource: the Manager's OnUnacked hook makes the
-// conversation's voice session speak the card's first resource, protected
-// from barge-in.
-func TestOnUnackedSpeaksFirstResource(t *testing.T) {
+// TestSpeakSafetyQueuesTheCard: what the session says to speak of a card
+// is queued whole — the lead-in, then a sentence per resource — firm
+// (barge-in cannot cut it) on a device that must speak safety and, while
+// the card's turn is still replying, in that turn before its reply;
+// otherwise as a turn of its own the person can talk over. It is counted
+// as spoken once, with no text and no ids.
+func TestSpeakSafetyQueuesTheCard(t *testing.T) {
 	r, local := getShared(t)
 	layout, err := session.NewGlassesLayout(glasses.DefaultConfig())
 	if err != nil {
@@ -174,8 +176,7 @@ func TestOnUnackedSpeaksFirstResource(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = mgr.Close(t.Context()) })
 	counters := safety.NewCounters(nil)
-	f, err := NewFactory(DefaultConfig(), Deps{Listener: r, Speaker: r, Sessions: mgr, Counters: counters,
-		Owner: func(gateway.Principal) session.Owner { return session.Owner{} }})
+	f, err := NewFactory(DefaultConfig(), Deps{Listener: r, Speaker: r, Sessions: mgr, Counters: counters})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,35 +184,52 @@ func TestOnUnackedSpeaksFirstResource(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	vs := &voiceSession{speakCh: make(chan speakItem, 1), log: slog.New(slog.DiscardHandler)}
-	f.live[sess.ID()] = vs
+	vs := &voiceSession{factory: f, speakCh: make(chan speakItem, 16), log: slog.New(slog.DiscardHandler), ctx: t.Context(),
+		cancelled: map[string]bool{}}
+	vs.sess.Store(sess)
+	sq := &speechQueue{s: vs, pending: map[string]string{}, ended: map[string]bool{}}
 	a := local.Assess(nil, "i am going to kill myself tonight", "US")
-	if len(a.Resources) == 0 {
-		t.Fatal("no resources for a crisis text")
+	if len(a.Resources) < 2 {
+		t.Fatalf("%d resources for a crisis text, want at least 2", len(a.Resources))
 	}
-	card := event.SafetyCard{CardID: "card_1", TurnID: "t1", Level: a.Level, Resources: a.Resources}
-	f.OnUnacked(sess, card, "display")
-	select {
-	case it := <-vs.speakCh:
-		if it.text != safety.SpokenResource(a.Resources[0]) || !it.protected || !it.last {
-			t.Errorf("spoke %+v, want the first resource's spoken form, protected", it)
+	sentences := []string{"Here is help you can reach right now."}
+	for _, res := range a.Resources {
+		sentences = append(sentences, safety.SpokenResource(res))
+	}
+	drain := func() []speakItem {
+		var out []speakItem
+		for {
+			select {
+			case it := <-vs.speakCh:
+				out = append(out, it)
+			default:
+				return out
+			}
 		}
-	default:
-		t.Fatal("nothing queued to speak")
 	}
-	if got := counters.Snapshot().Totals["spoken"]; got != 1 {
-		t.Errorf("spoken counter = %d, want 1 (no text, no ids)", got)
+	check := func(name string, got []speakItem, turn string, firm, last bool) {
+		t.Helper()
+		if len(got) != len(sentences) {
+			t.Fatalf("%s: %d items, want %d", name, len(got), len(sentences))
+		}
+		for i, it := range got {
+			if it.text != sentences[i] || it.turnID != turn || it.protected != firm || it.last != (last && i == len(got)-1) {
+				t.Fatalf("%s: item %d %+v, want %q in %s firm %v", name, i, it, sentences[i], turn, firm)
+			}
+		}
 	}
-	// A full queue never blocks the session's timer callback.
-	vs.speakCh <- speakItem{}
-	f.OnUnacked(sess, card, "display")
-	// Unknown sessions and empty cards are ignored.
-	other, _, err := mgr.Open(session.Owner{PartnerID: "p"}, nil)
-	if err != nil {
-		t.Fatal(err)
+	ss := session.SpokenSafety{CardID: "card_v1_1", TurnID: "v1", Level: a.Level, Why: session.SpeakMustSpeak, Firm: true,
+		Sentences: sentences, Resources: a.Resources}
+	sq.SpeakSafety(ss)
+	check("must speak, reply to come", drain(), "v1", true, false)
+	sq.ReplyDone(event.ReplyDone{TurnID: "v1"})
+	drain()
+	sq.SpeakSafety(ss)
+	check("must speak, reply done", drain(), "safety:card_v1_1", true, true)
+	ss.Why, ss.Firm = session.SpeakUnacknowledged, false
+	sq.SpeakSafety(ss)
+	check("unacknowledged on a screen device", drain(), "safety:card_v1_1", false, true)
+	if got := counters.Snapshot().Totals["spoken"]; got != 3 {
+		t.Errorf("spoken counter = %d, want 3", got)
 	}
-	f.OnUnacked(other, card, "display")
-	f.OnUnacked(sess, event.SafetyCard{}, "display")
-	var nilF *Factory
-	nilF.OnUnacked(sess, card, "display")
 }

@@ -2,21 +2,20 @@ package voice
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/veraneural/vera-gateway/gateway/event"
 	"github.com/veraneural/vera-gateway/gateway/router"
 	"github.com/veraneural/vera-gateway/gateway/rtc"
-	"github.com/veraneural/vera-gateway/safety"
 )
 
 type speakItem struct {
 	turnID string
 	text   string
 	last   bool // the reply is complete: finish the source after this
-	// protected: the disclosure or spoken safety resources (barge-in does
-	// not cut them; they are not reply text).
+	// protected: the disclosure or firm spoken safety resources (barge-in
+	// does not cut them, a cancelled turn does not drop them; they are not
+	// reply text).
 	protected bool
 	// phrase: a fixed text spoken alone (the disclosure), played from the
 	// factory's phrase cache when it has one.
@@ -28,15 +27,6 @@ func (s *voiceSession) enqueue(it speakItem) {
 	case s.speakCh <- it:
 	case <-s.ctx.Done():
 	}
-}
-
-// spokenResources is the pre-stored spoken form of every resource, in order.
-func spokenResources(rs []safety.Resource) string {
-	parts := make([]string, len(rs))
-	for i, r := range rs {
-		parts[i] = safety.SpokenResource(r)
-	}
-	return strings.Join(parts, " ")
 }
 
 // speaker synthesises queued sentences and plays them, one source per turn.
@@ -69,6 +59,7 @@ func (s *voiceSession) speaker() {
 			src.beginSentence(it.text, it.protected)
 			asked := time.Now()
 			first := true
+			tt := s.timing(it.turnID)
 			_, err := s.deps.Speaker.Speak(s.ctx, router.SpeakRequest{Text: it.text, SampleRate: rtc.PCMRate, PCMOnly: true},
 				func(c router.AudioChunk) error {
 					if c.Codec != router.CodecPCM || c.SampleRate != rtc.PCMRate {
@@ -76,7 +67,11 @@ func (s *voiceSession) speaker() {
 					}
 					if first {
 						first = false
-						s.m.TTSTTFB.Observe(time.Since(asked).Seconds())
+						now := time.Now()
+						s.m.TTSTTFB.Observe(now.Sub(asked).Seconds())
+						if tt != nil {
+							tt.markFirstAudio(now)
+						}
 					}
 					src.write(c.PCM)
 					return nil
@@ -126,10 +121,7 @@ func (s *voiceSession) sourceFor(turnID string, ph *phrase, protected bool) *spe
 		src.marks[0].protected = protected // the disclosure is; the busy answer is not
 	}
 	src.onFirst = func() {
-		s.session().Emit(event.TypeReplyAudioStarted, event.ReplyAudio{TurnID: turnID})
-		if tt != nil && !tt.speechEnd.IsZero() {
-			s.m.E2ELatency.Observe(time.Since(tt.speechEnd).Seconds())
-		}
+		s.session().Emit(event.TypeReplyAudioStarted, event.ReplyAudio{TurnID: turnID, Latency: s.replyLatency(tt, time.Now())})
 	}
 	s.play, s.playTurn, s.last = src, turnID, src
 	s.playMu.Unlock() // PlayPCM may end an older source, whose onDone takes playMu

@@ -138,7 +138,9 @@
       case 'session.title': if (src === 'chat') setTitle(ev.title); return;
       case 'notice': return onNotice(ev);
       case 'input.speech_started': caption('You', '…'); return;
-      case 'input.speech_stopped': turn(ev.turn_id).t0 = performance.now(); turn(ev.turn_id).voice = true; return;
+      // Latency counts from the true end of speech: the detector ended the
+      // turn end_of_turn_ms after the person stopped speaking.
+      case 'input.speech_stopped': turn(ev.turn_id).t0 = performance.now() - (ev.end_of_turn_ms || 0); turn(ev.turn_id).voice = true; return;
       case 'transcript.partial': caption('You', ev.text); return;
       case 'transcript.final': return onUserText(ev, src);
       case 'reply.delta': return onDelta(ev);
