@@ -287,6 +287,10 @@ func (d *Detector) analyzeTiers(text string, withModel bool) analysis {
 		// "the poet died by suicide in 1963": someone else, no one the
 		// speaker knows, in the past, is history
 		strings.Contains(a.reason, "third_party") && !t.ctx.personal && t.ctx.past,
+		// "hitler killed himself in 1945", "she walked to the edge of the
+		// cliff": told of someone else, in the past, with no word of the
+		// speaker or the listener and nothing happening now
+		strings.Contains(a.reason, "third_party") && narrated(squashedToks, t.ctx.past),
 		t.ctx.context && !t.ctx.personal: // "in the game you have to jump off the cliff"
 		a.level, a.reason = LevelNone, ""
 	case t.ctx.context && a.level == LevelCrisis:
@@ -294,7 +298,10 @@ func (d *Detector) analyzeTiers(text string, withModel bool) analysis {
 	case t.ctx.context:
 		a.level, a.reason = LevelNone, ""
 	}
-	if t.frame.level > a.level {
+	narr := narrated(squashedToks, t.ctx.past)
+	if t.frame.level > a.level && !(narr && t.frame.level == LevelElevated) {
+		// a narration raises only by a crisis frame ("she has taken all
+		// the pills" is not narrated: no past form)
 		a.level, a.reason = t.frame.level, t.frame.reason
 	}
 	if m := t.model; m > a.level && t.ctx.risk {
@@ -302,6 +309,9 @@ func (d *Detector) analyzeTiers(text string, withModel bool) analysis {
 			// "i'm going to take my medicine now", "the radio said a man was
 			// stabbed": the model counts one level less
 			m--
+		}
+		if narr && m > LevelNone {
+			m-- // and one less again in a narration of the past
 		}
 		if m > a.level {
 			a.level, a.reason = m, t.modelReason
@@ -505,6 +515,67 @@ var pastBefore = map[string]bool{
 
 // recentWords: an attempt "yesterday" or "last night" is not a past
 // attempt but an act just done.
+// narrated: toks tell of someone else in the past — a third person or a
+// year, a past form, no word of the speaker or the listener, no cue of
+// now, and either a year, a past time ("years ago") or the length of
+// prose (ten words or more): "hitler killed himself in 1945", "she walked
+// to the edge of the cliff and watched the gulls". A short report with no
+// subject ("just swallowed everything") or about someone now ("he took a
+// bunch of pills") is not narrated. The words are squashed, as the rules
+// read them.
+func narrated(toks []string, pastTime bool) bool {
+	pastTold, other, year := false, false, false
+	for i, t := range toks {
+		if speakerWords[t] || nowWords[t] {
+			return false
+		}
+		year = year || len(t) == 4 && isNumber(t) && (t[:2] == "19" || t[:2] == "20") && i > 0
+		other = other || thirdPartyWords[t] && !objectWords[t] && !spanishHe(toks, i) || otherSelf[t]
+		pastTold = pastTold || pastTellWords[t] || len(t) >= 5 && strings.HasSuffix(t, "ed")
+	}
+	return other && pastTold && (year || pastTime || len(toks) >= 10) && !recentCue(toks)
+}
+
+// objectWords are third-party words that are no subject: "turned the gas
+// rings on and didn't light them" has none.
+var objectWords = map[string]bool{"him": true, "them": true, "her": true, "his": true, "their": true}
+
+// otherSelf: "hitler killed himself".
+var otherSelf = map[string]bool{"himself": true, "herself": true, "themselves": true, "themself": true}
+
+// spanishHe: "he" is Spanish "(I) have" before a participle ("lo he
+// intentado").
+func spanishHe(toks []string, i int) bool {
+	if toks[i] != "he" || i+1 >= len(toks) {
+		return false
+	}
+	n := toks[i+1]
+	return strings.HasSuffix(n, "ado") || strings.HasSuffix(n, "ido") || strings.HasSuffix(n, "to") || strings.HasSuffix(n, "cho")
+}
+
+// speakerWords: the speaker and the listener, squashed, in every language.
+var speakerWords = map[string]bool{
+	"i": true, "me": true, "my": true, "mine": true, "myself": true, "we": true, "us": true, "our": true,
+	"you": true, "your": true, "yo": true, "mi": true, "mis": true, "nos": true, "nosotros": true, "tu": true,
+	"te": true, "ti": true, "je": true, "moi": true, "mon": true, "ma": true, "mes": true, "nous": true,
+	"vous": true, "toi": true, "ton": true, "ta": true, "tes": true, "ich": true, "mich": true, "mir": true,
+	"mein": true, "meine": true, "meinen": true, "meiner": true, "wir": true, "uns": true, "du": true,
+	"dich": true, "dir": true, "dein": true, "deine": true,
+}
+
+// nowWords: something happening now ("she's on the roof right now").
+var nowWords = map[string]bool{
+	"now": true, "just": true, "curently": true, "still": true, "ahora": true, "maintenant": true,
+	"actuelement": true, "jetzt": true, "gerade": true, "grad": true, "soon": true, "pronto": true,
+}
+
+// pastTellWords: past forms a narration uses, squashed.
+var pastTellWords = map[string]bool{
+	"was": true, "were": true, "had": true, "tok": true, "died": true, "shot": true, "fel": true, "fue": true,
+	"murio": true, "era": true, "etait": true, "fut": true, "mourut": true, "war": true, "starb": true,
+	"nahm": true, "wurde": true,
+}
+
 var recentWords = map[string]bool{
 	"yesterday": true, "tonight": true, "today": true, "earlier": true, "ayer": true, "anoche": true, "hoy": true,
 	"gestern": true, "heute": true, "vorhin": true, "aujourdhui": true,

@@ -172,6 +172,14 @@ var frameDefs = []frameDef{
 	{"no_burden_soon", LevelCrisis, 10, "noburden & now|soon|after|final", "benign|" + vetoCommon, 0},
 	{"no_burden", LevelElevated, 1, "noburden", vetoCommon, 0},
 	// ---- means, acts ----
+	// means on their way, with no "i" ("ordered a gun online, it arrives
+	// thursday"): elevated, crisis with a final cue ("gun gets delivered
+	// tomorrow and then it's over")
+	{"means_coming", LevelElevated, 9, "ordered & weapon|rope|noose|poison & soon|when", "safe|routine|benign|question|safekeep|work|mundane|" + vetoCommon, fNeg | fPast},
+	{"means_coming_final", LevelCrisis, 12, "ordered & weapon|rope|noose|poison & final|gone|do", "safe|routine|benign|question|safekeep|work|mundane|" + vetoCommon, fNeg | fPast},
+	// a risk question reported and answered yes ("the doctor asked if i
+	// had a plan, i said yes, friday")
+	{"reported_yes", LevelCrisis, 14, "askedrisk & saidyes", "fiction|news|code", fPast},
 	{"means_unnoticed", LevelCrisis, 14, "gather|acquire & med|weapon|rope|noose|poison|fumes & unnoticed|notfor|amount|athand", "safe|routine|benign|safekeep|illness|question|" + vetoCommon, fPast},
 	{"fumes_symptom", LevelCrisis, 14, "fumes|poison & symptom|unlit", "question|safe|safekeep|benign|" + vetoNoCook, fNeg | fPast},
 	{"took_meds_now", LevelCrisis, 12, "took & med|toomuch & amount|bignum|toomuch & now|symptom|kickin", "routine|question|safe|safekeep|illness|" + vetoCommon, fNeg | fPast},

@@ -102,8 +102,12 @@ func normalize(s string, dst []string) []string { return normalizeAs(s, dst, fal
 func normalizeAs(s string, dst []string, german bool) []string {
 	var b strings.Builder
 	b.Grow(len(s) + 8)
+	umlaut := 0 // ä, ö, ß (not ü: Spanish "vergüenza")
 	for _, r := range s {
 		r = unicode.ToLower(r)
+		if r == 'ä' || r == 'ö' || r == 'ß' {
+			umlaut = 1
+		}
 		switch {
 		case r >= 'a' && r <= 'z' || r >= '0' && r <= '9':
 			b.WriteRune(r)
@@ -123,7 +127,7 @@ func normalizeAs(s string, dst []string, german bool) []string {
 	}
 	raw := strings.Fields(b.String())
 	toks := dst[:0]
-	german = german || germanish(raw)
+	german = german || germanishBy(raw, umlaut)
 	for _, t := range raw {
 		if t == clauseMark {
 			if len(toks) > 0 && toks[len(toks)-1] != clauseMark {

@@ -268,7 +268,7 @@ func repairWords(toks, out []string, known *vocab) ([]string, bool) {
 			out, changed = n, true
 			continue
 		}
-		if w := fuzzyWord(t); w != "" && len(t) >= 5 {
+		if w := fuzzyWord(t); w != "" && len(t) >= 5 && !inflected(t, lang, known) {
 			out, changed = append(out, w), true
 			continue
 		}
@@ -435,6 +435,9 @@ func segment(t string, out []string, known *vocab, lang string) ([]string, bool)
 				continue
 			}
 			c := cost[j] + pieceCost(w, known, lang)
+			if j == 0 && w == "i" && lang == "en" {
+				c -= 3 // an English merge that starts with the subject: "itold" is "i told", not "it old"
+			}
 			if c < cost[i] {
 				cost[i], pieces[i], from[i] = c, pieces[j]+1, j
 			}
@@ -453,6 +456,9 @@ func segment(t string, out []string, known *vocab, lang string) ([]string, bool)
 		// A short word is more likely an unknown word of the utterance's
 		// language than pieces from another: Spanish "miro" is not German
 		// "mir" + "o", nor "gasto" English "gas" + "to".
+		return out, false
+	}
+	if lang != "-" && plausibleWord(t, cuts[:k], lang) {
 		return out, false
 	}
 	start := 0
@@ -643,6 +649,60 @@ func foreignPiece(t string, cuts []int, lang string) bool {
 		}
 	}
 	return common == 0 || foreign && content && !inLang
+}
+
+// plausibleWord: t reads better as one unknown word of the utterance's
+// language lang than as the pieces cuts make. Whatever the word: the last
+// piece is only an ending of lang ("essayer" is a French verb, not "es
+// say" + "er"), or t ends as words of lang do and a piece is a function
+// word of other languages only ("handed" is not "han" + "dead" in
+// English, "dossier" not "dos si er" in French). Pieces that are function
+// words of lang are still cut off ("ichbringmichum"), and so are foreign
+// function words in a word that does not end as lang's words do: a merge
+// across code-switching ("jeveux", "diepero").
+func plausibleWord(t string, cuts []int, lang string) bool {
+	langEnding := false
+	for e := range endings[lang] {
+		if len(t) >= len(e)+3 && strings.HasSuffix(t, e) {
+			langEnding = true
+		}
+	}
+	start := 0
+	for c := len(cuts) - 1; c >= 0; c-- {
+		w := t[start:cuts[c]]
+		start = cuts[c]
+		if ls := functionLang[w]; langEnding && ls != nil && !ls[lang] && !(w == "die" && lang == "en") && len(w) > 1 && len(w) <= 3 {
+			return true
+		}
+		if c == 0 && endings[lang][w] && !functionLang[w][lang] && len(t) > len(w)+3 {
+			return true
+		}
+	}
+	return false
+}
+
+// inflected: t is a known word with an ending of lang ("handed" is "hand"
+// + "ed"), so a word in its own right, not a misspelt danger word one
+// letter away ("hanged"). A danger word missing a letter ("cuting") is
+// still corrected: fuzzyWord's direct index.
+func inflected(t, lang string, known *vocab) bool {
+	if _, direct := fuzzyIndex[t]; direct {
+		return false
+	}
+	for e := range endings[lang] {
+		if len(t) >= len(e)+3 && strings.HasSuffix(t, e) && isKnownWord(t[:len(t)-len(e)], known) {
+			return true
+		}
+	}
+	return false
+}
+
+// endings: inflectional endings of each language that are no word of it.
+var endings = map[string]map[string]bool{
+	"en": {"ed": true, "ing": true, "ly": true, "er": true, "ers": true, "est": true},
+	"es": {"ar": true, "er": true, "os": true, "as": true, "ado": true, "ida": true, "ido": true, "mente": true},
+	"fr": {"er": true, "ez": true, "ent": true, "ait": true, "ais": true, "ons": true, "ment": true, "ee": true},
+	"de": {"en": true, "ten": true, "ung": true, "keit": true, "heit": true, "lich": true, "isch": true},
 }
 
 func pieceCost(w string, known *vocab, lang string) int {
