@@ -158,7 +158,7 @@ func (a *app) build(cfg fileConfig, getenv func(string) string) (err error) {
 		return fmt.Errorf("rtc: %w", err)
 	}
 	if a.rtc, err = rtc.NewHandler(rtc.HandlerOptions{
-		Engine: a.engine, Logger: log.With("pkg", "rtc"), NewSession: voices.New,
+		Engine: a.engine, Logger: log.With("pkg", "rtc"), NewSession: voices.New, Admit: voices.Admit,
 		MaxSessions: cfg.Admission.MaxVoiceSessions, RetryAfterSeconds: cfg.Admission.RetryAfterSeconds,
 		Authorize: gateway.RequirePrincipal, // the routes below authenticate first
 		Shares:    shares,

@@ -49,6 +49,13 @@ type loadReport struct {
 	// TurnOutcomes is what became of every detected turn of the run
 	// (answered, nothing_heard, not_transcribed, interrupted, unanswered).
 	TurnOutcomes map[string]int `json:"turn_outcomes"`
+	// TurnsWindow counts the turns detected in the window, TurnsPrompt those
+	// of them answered or told busy (outcome busy) with a first packet at
+	// most -prompt-ms after the true end of speech; PromptMs is that first
+	// packet's delay over the answered and busy ones.
+	TurnsWindow int  `json:"turns_window"`
+	TurnsPrompt int  `json:"turns_prompt"`
+	PromptMs    dist `json:"prompt_ms"`
 	// TurnLatencyMs is, per turn answered in the window, the first reply
 	// packet after the true end of speech input.speech_stopped reports
 	// (its arrival − end_of_turn_ms); SegmentsMs splits it per turn into
@@ -544,7 +551,7 @@ ramp:
 // outcomeLine is "12 answered, 1 nothing heard" in a fixed order.
 func outcomeLine(n map[string]int) string {
 	var parts []string
-	for _, k := range []string{outcomeAnswered, outcomeNothingHeard, outcomeNotTranscribed, outcomeInterrupted, outcomeUnanswered} {
+	for _, k := range []string{outcomeAnswered, outcomeBusy, outcomeNothingHeard, outcomeNotTranscribed, outcomeInterrupted, outcomeUnanswered} {
 		if n[k] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", n[k], strings.ReplaceAll(k, "_", " ")))
 		}
@@ -600,7 +607,7 @@ func ptr(v float64) *float64 {
 
 func buildReport(o options, outs []sessionOutcome, m0, m1 *scrape, merr error) loadReport {
 	rep := loadReport{Sessions: len(outs), Failures: map[string]int{}, TurnOutcomes: map[string]int{}, SegmentsMs: map[string]segDist{}}
-	var eot, fa, card, total []float64
+	var eot, fa, card, total, prompt []float64
 	segs := map[string][]float64{}
 	for _, oc := range outs {
 		if oc.err != "" {
@@ -622,6 +629,13 @@ func buildReport(o options, outs []sessionOutcome, m0, m1 *scrape, merr error) l
 		fa = append(fa, s.firstAudio...)
 		card = append(card, s.card...)
 		total = append(total, s.turnTotal...)
+		rep.TurnsWindow += s.windowTurns
+		prompt = append(prompt, s.prompt...)
+		for _, v := range s.prompt {
+			if v <= ms(o.promptWithin) {
+				rep.TurnsPrompt++
+			}
+		}
 		for k, n := range s.outcomes {
 			rep.TurnOutcomes[k] += n
 		}
@@ -630,6 +644,7 @@ func buildReport(o options, outs []sessionOutcome, m0, m1 *scrape, merr error) l
 		}
 	}
 	rep.TurnLatencyMs = summarizeMean(total)
+	rep.PromptMs = summarize(prompt)
 	for _, k := range segmentOrder {
 		rep.SegmentsMs[k] = summarizeMean(segs[k])
 	}
@@ -692,6 +707,7 @@ func printTable(w io.Writer, r loadReport) {
 	fmt.Fprintf(tw, "first audio ms\t%s; %d queued behind playout\n", d(r.FirstAudioMs), r.FirstAudioQueue)
 	fmt.Fprintf(tw, "safety card ms\t%s\n", d(r.SafetyCardMs))
 	fmt.Fprintf(tw, "turn outcomes\t%s\n", outcomeLine(r.TurnOutcomes))
+	fmt.Fprintf(tw, "answered or busy in time\t%d of %d turns in the window; first packet %s\n", r.TurnsPrompt, r.TurnsWindow, d(r.PromptMs))
 	fmt.Fprintf(tw, "reply latency ms\t%s (from the end of speech input.speech_stopped reports)\n", d(r.TurnLatencyMs.dist))
 	if r.TurnLatencyMs.Mean != nil {
 		var parts []string

@@ -98,6 +98,9 @@ type options struct {
 	// answerWait bounds how long a load session waits, after playing, for
 	// its last turns' answers before hanging up.
 	answerWait time.Duration
+	// promptWithin is how soon after the true end of speech a turn's answer
+	// (or busy answer) must start to count as prompt (turns_prompt).
+	promptWithin time.Duration
 	// fakesURL is the fake providers' base URL, whose /metrics gives their
 	// CPU in the window.
 	fakesURL string
@@ -144,6 +147,7 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.soak, "soak", false, "load mode: soak: during -duration, every -churn hang up -churn-pct % of the sessions and start as many new ones; report gateway goroutines and RSS at start and end and whether they stayed flat")
 	fs.DurationVar(&o.churn, "churn", 10*time.Second, "soak: how often sessions are replaced")
 	fs.Float64Var(&o.churnPct, "churn-pct", 10, "soak: percent of the sessions replaced each -churn (at least one)")
+	fs.DurationVar(&o.promptWithin, "prompt-within", 1500*time.Millisecond, "load mode: a turn answered (or told busy) this soon after the end of speech counts in turns_prompt")
 	fs.DurationVar(&o.answerWait, "answer-wait", 15*time.Second, "load mode: after playing, wait up to this long for the last turns' answers before hanging up")
 	fs.StringVar(&o.fakesURL, "fakes", "", "load mode: the fake providers' base URL (e.g. http://127.0.0.1:18900), to report their CPU in the window")
 	fs.StringVar(&o.serveFakes, "serve-fakes", "", "serve the fake OpenAI-compatible providers on this loopback address (e.g. 127.0.0.1:18900) until interrupted")

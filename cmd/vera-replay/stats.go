@@ -30,6 +30,11 @@ type sessionStats struct {
 	// segments by name (segmentOrder), which sum to it.
 	turnTotal []float64
 	segs      map[string][]float64
+	// windowTurns counts the turns detected in the window; prompt has, per
+	// such turn answered or told busy, its first packet after the true end
+	// of speech (turns without one are in windowTurns only).
+	windowTurns int
+	prompt      []float64
 }
 
 // addTurns counts every detected turn's outcome, and the latency segments
@@ -40,6 +45,12 @@ func (st *sessionStats) addTurns(recs []turnRecord, from time.Time) {
 	for _, r := range recs {
 		st.outcomes[r.outcome]++
 		tot := r.totalMs()
+		if !r.stopped.Before(from) {
+			st.windowTurns++
+			if tot >= 0 && (r.outcome == outcomeAnswered || r.outcome == outcomeBusy) {
+				st.prompt = append(st.prompt, tot)
+			}
+		}
 		if r.stopped.Before(from) || tot < 0 || r.latency == nil {
 			continue
 		}

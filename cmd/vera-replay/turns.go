@@ -13,6 +13,7 @@ import (
 // Turn outcomes (loadReport.TurnOutcomes keys, turnLine.Outcome).
 const (
 	outcomeAnswered       = "answered"        // reply audio started
+	outcomeBusy           = "busy"            // the spoken busy answer (notice kind busy): no recogniser was free
 	outcomeNothingHeard   = "nothing_heard"   // input.nothing_heard, reason no_words
 	outcomeNotTranscribed = "not_transcribed" // input.nothing_heard, reason not_transcribed
 	outcomeInterrupted    = "interrupted"     // reply.interrupted before any reply audio
@@ -49,6 +50,7 @@ type turnRecord struct {
 	started     time.Time // arrival of reply.audio_started
 	latency     *gatewayLatency
 	firstPacket time.Time // the reply's first packet (zero: none seen)
+	busy        bool      // a busy notice answered the turn (its audio is the busy answer)
 }
 
 // speechEnd is the true end of speech the detector reported, on the
@@ -72,6 +74,7 @@ type turnFields struct {
 	TurnID      string          `json:"turn_id"`
 	EndOfTurnMS *float64        `json:"end_of_turn_ms"`
 	Reason      string          `json:"reason"`
+	Kind        string          `json:"kind"`
 	Latency     *gatewayLatency `json:"latency"`
 }
 
@@ -101,8 +104,13 @@ func turnRecords(events []fixtures.Event, audio []fixtures.ReceivedPacket) []tur
 		}
 		r := &out[i]
 		switch e.Type {
+		case fixtures.EventNotice:
+			r.busy = r.busy || f.Kind == "busy"
 		case fixtures.EventAudioStarted:
 			r.outcome, r.started, r.latency = outcomeAnswered, e.At, f.Latency
+			if r.busy {
+				r.outcome = outcomeBusy
+			}
 			r.firstPacket = replyPacket(audio, r.stopped, e.At)
 		case fixtures.EventNothingHeard:
 			r.outcome = outcomeNothingHeard

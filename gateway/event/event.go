@@ -126,9 +126,10 @@ type SurfaceInfo struct {
 }
 
 // Notice is a message for the person, e.g. the AI disclosure at session
-// start (kind "ai_disclosure") or an unacknowledged safety card
+// start (kind "ai_disclosure"), an unacknowledged safety card
 // (kind "safety_unacknowledged"; Surface names the surface that did not
-// confirm it).
+// confirm it) or a voice turn no recogniser was free for (kind "busy", with
+// its turn id; spoken).
 type Notice struct {
 	Kind string `json:"kind"`
 	// Text is what the session's display shows (the full disclosure on a
@@ -139,6 +140,8 @@ type Notice struct {
 	Spoken  string `json:"spoken,omitempty"`
 	Surface string `json:"surface,omitempty"`
 	CardID  string `json:"card_id,omitempty"`
+	// TurnID is the voice turn a "busy" notice answers.
+	TurnID string `json:"turn_id,omitempty"`
 }
 
 // Notice kinds.

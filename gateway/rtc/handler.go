@@ -47,6 +47,10 @@ type HandlerOptions struct {
 	// at least 1) before any WebRTC work, so live sessions keep their CPU.
 	MaxSessions       int
 	RetryAfterSeconds int
+	// Admit, when set, is asked before any WebRTC work too: an error
+	// refuses the offer with 503 and Retry-After, its text the message
+	// (the voice layer refuses while its recogniser is saturated).
+	Admit func() error
 	// OnClosed, if set, is called once per started session after it ended,
 	// with its end reason and final counters (for metrics). It runs on the
 	// session's supervisor goroutine and must not block.
@@ -75,6 +79,7 @@ type Handler struct {
 	router     *mux.Router
 	onClosed   func(string, error, Stats)
 	maxLive    int
+	admitHook  func() error
 	retryAfter int
 	shares     *gateway.Shares
 
@@ -112,7 +117,7 @@ func NewHandler(o HandlerOptions) (*Handler, error) {
 	h := &Handler{
 		eng: o.Engine, newSession: o.NewSession, authorize: o.Authorize,
 		log: o.Logger, base: strings.TrimRight(o.BasePath, "/"), onClosed: o.OnClosed,
-		maxLive: o.MaxSessions, retryAfter: max(o.RetryAfterSeconds, 1), shares: o.Shares,
+		maxLive: o.MaxSessions, admitHook: o.Admit, retryAfter: max(o.RetryAfterSeconds, 1), shares: o.Shares,
 		conns: make(map[string]*Conn), owner: make(map[string]connOwner), release: make(map[string]func()),
 	}
 	if h.log == nil {
@@ -190,12 +195,19 @@ func newID() string {
 }
 
 // admit refuses a new offer with 503 and Retry-After once MaxSessions
-// sessions are live; it reports whether the offer may proceed.
+// sessions are live or the Admit hook says no; it reports whether the offer
+// may proceed.
 func (h *Handler) admit(w http.ResponseWriter, r *http.Request) bool {
 	if h.maxLive > 0 && h.Len() >= h.maxLive {
 		gateway.WriteError(w, r, &gateway.Error{Type: gateway.Unavailable, RetryAfter: h.retryAfter,
 			Message: "the gateway is at its voice session limit; retry later"})
 		return false
+	}
+	if h.admitHook != nil {
+		if err := h.admitHook(); err != nil {
+			gateway.WriteError(w, r, &gateway.Error{Type: gateway.Unavailable, RetryAfter: h.retryAfter, Message: err.Error()})
+			return false
+		}
 	}
 	return true
 }

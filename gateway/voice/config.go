@@ -42,6 +42,17 @@ type Config struct {
 	// RecordDir, when set, records every session into RecordDir/<session
 	// id>/ (record.go). Empty: off. It records people's voices.
 	RecordDir string `yaml:"record_dir"`
+	// ListenWaitMs is how long a turn may wait, from the start of its
+	// speech, for a recogniser (the embedded ones are a bounded pool). A turn
+	// that gets none is answered at once, spoken and shown: "I'm a little
+	// busy — could you say that again?" (notice kind "busy"), instead of
+	// silence.
+	ListenWaitMs int `yaml:"listen_wait_ms"`
+	// AdmitListenWaitMs protects live sessions before they hear that: while
+	// a turn has waited this long for a recogniser within the last
+	// admitHold, new voice sessions are refused (503 + Retry-After). 0
+	// admits by session count alone.
+	AdmitListenWaitMs int `yaml:"admit_listen_wait_ms"`
 }
 
 // DefaultConfig is BRIEF §7's turn-taking with a 16 kHz decoder.
@@ -51,6 +62,7 @@ func DefaultConfig() Config {
 	return Config{
 		Jitter: jitter.DefaultConfig(), Codec: c, VAD: vad.DefaultConfig(), Turn: turn.DefaultConfig(),
 		ResumeAfterMs: 2000, PartialEveryMs: 300, EchoGuard: true, Language: "en", SpeakQueue: 64, PhraseCache: 8,
+		ListenWaitMs: 1500, AdmitListenWaitMs: 500,
 	}
 }
 
@@ -82,6 +94,12 @@ func (c Config) Validate() error {
 	}
 	if c.PhraseCache < 0 || c.PhraseCache > 64 {
 		errs = append(errs, errors.New("phrase_cache: must be in [0, 64]"))
+	}
+	if c.ListenWaitMs < 100 || c.ListenWaitMs > 10000 {
+		errs = append(errs, errors.New("listen_wait_ms: must be in [100, 10000]"))
+	}
+	if c.AdmitListenWaitMs < 0 || c.AdmitListenWaitMs > c.ListenWaitMs {
+		errs = append(errs, errors.New("admit_listen_wait_ms: must be in [0, listen_wait_ms]"))
 	}
 	wrap("record_dir", checkRecordDir(c.RecordDir))
 	return errors.Join(errs...)

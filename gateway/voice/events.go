@@ -59,10 +59,16 @@ type speechQueue struct {
 // maxEnded bounds speechQueue.ended; a late verdict concerns a recent turn.
 const maxEnded = 64
 
-// Notice speaks the AI disclosure's short spoken text (from the phrase
-// cache); the person may talk over it (disclosure.go).
+// Notice speaks the AI disclosure's short spoken text and the busy answer
+// (both from the phrase cache); the person may talk over either
+// (disclosure.go).
 func (sp *speechQueue) Notice(n event.Notice) {
-	if n.Kind != event.NoticeAIDisclosure {
+	switch n.Kind {
+	case noticeBusy:
+		sp.s.enqueue(speakItem{turnID: n.TurnID, text: n.Text, last: true, phrase: true})
+		return
+	case event.NoticeAIDisclosure:
+	default:
 		return
 	}
 	text := n.Spoken
@@ -72,8 +78,9 @@ func (sp *speechQueue) Notice(n event.Notice) {
 	sp.s.enqueue(speakItem{turnID: noticeTurn, text: text, last: true, phrase: true})
 }
 
-// SafetyCard: the session says what to speak of a card (SpeakSafety).
-func (sp *speechQueue) SafetyCard(event.SafetyCard) {}
+// SafetyCard raises the session's listen priority at a raised level; the
+// session says what to speak of a card (SpeakSafety).
+func (sp *speechQueue) SafetyCard(c event.SafetyCard) { sp.s.raiseLevel(c.Level) }
 
 // SpeakSafety speaks a card's resources as the session decided: a lead-in
 // and one sentence per resource. On a device that must speak safety they
@@ -116,6 +123,7 @@ func (sp *speechQueue) ReplyDelta(d event.ReplyDelta) {
 
 // ReplyDone speaks the rest of the reply and finishes its source.
 func (sp *speechQueue) ReplyDone(d event.ReplyDone) {
+	sp.s.raiseLevel(d.Level)
 	sp.end(d.TurnID)
 	sp.s.firstText(d.TurnID)
 	rest := strings.TrimSpace(sp.pending[d.TurnID])

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/veraneural/vera-gateway/gateway"
+	"github.com/veraneural/vera-gateway/gateway/clock"
 	"github.com/veraneural/vera-gateway/gateway/event"
 	"github.com/veraneural/vera-gateway/gateway/router"
 	"github.com/veraneural/vera-gateway/gateway/rtc"
@@ -43,6 +45,9 @@ type Deps struct {
 	// with; nil is sphinx.DefaultGate (the default dictionary), or, if that
 	// cannot be read, no spotted phrase counts.
 	SpotGate SpotGate
+	// Clock times the wait for a recogniser and admission (nil: the wall
+	// clock).
+	Clock clock.Clock
 }
 
 // ErrMissingDeps: a required collaborator is missing.
@@ -57,6 +62,10 @@ type Factory struct {
 	live map[string]*voiceSession // by conversation session id
 
 	phrases *phraseCache // nil: fixed phrases are synthesised per session
+
+	clock     clock.Clock
+	pressure  *pressure   // the recogniser's queueing, for admission
+	busyReady atomic.Bool // the busy answer is in the phrase cache
 }
 
 // NewFactory validates cfg and deps.
@@ -85,7 +94,11 @@ func NewFactory(cfg Config, deps Deps) (*Factory, error) {
 		}
 	}
 	deps.Listener = timedListener{l: deps.Listener, wait: deps.Metrics.ListenWait}
-	f := &Factory{cfg: cfg, deps: deps, live: map[string]*voiceSession{}}
+	if deps.Clock == nil {
+		deps.Clock = clock.Real{}
+	}
+	f := &Factory{cfg: cfg, deps: deps, live: map[string]*voiceSession{}, clock: deps.Clock,
+		pressure: newPressure(time.Duration(cfg.AdmitListenWaitMs) * time.Millisecond)}
 	if cfg.PhraseCache > 0 {
 		f.phrases = newPhraseCache(deps.Speaker, cfg.PhraseCache, deps.Metrics)
 	}
@@ -143,5 +156,9 @@ func (f *Factory) New(ctx context.Context, info rtc.SessionInfo, c *rtc.Conn) (r
 	go s.mediaLoop()
 	go s.eventPump()
 	go s.speaker()
+	if f.phrases != nil && !f.busyReady.Load() {
+		s.wg.Add(1)
+		go s.warmBusy()
+	}
 	return s, nil
 }

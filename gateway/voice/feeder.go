@@ -2,37 +2,61 @@ package voice
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"sync/atomic"
+	"time"
 
+	"github.com/veraneural/vera-gateway/gateway/clock"
 	"github.com/veraneural/vera-gateway/gateway/router"
+	"github.com/veraneural/vera-gateway/gateway/router/sphinx"
 )
+
+// errListenBusy: no recogniser was free within voice.listen_wait_ms; the
+// turn is answered as busy.
+var errListenBusy = errors.New("voice: no recogniser free within voice.listen_wait_ms")
 
 // feeder opens a turn's listen session and hands it the turn's frames on
 // its own goroutine, so that neither a recogniser that is slow to start (the
 // router waits for a pooled decoder) nor one slow to decode ever holds up the
-// media loop, which must keep the jitter buffer drained on time. The queue is
-// bounded by the turn detector's max_turn_ms: a turn ends before it grows
-// further.
+// media loop, which must keep the jitter buffer drained on time. The media
+// loop only appends to a queue and reads the partial hypothesis the feeder
+// last stored: it never takes a lock the recogniser holds while it decodes.
+// The queue is bounded by the turn detector's max_turn_ms: a turn ends
+// before it grows further.
+//
+// The listen may wait at most the turn's listen wait for a recogniser; the
+// turn's priority (a session whose safety level is raised) puts it at the
+// front of the embedded recogniser's queue.
 type feeder struct {
 	done chan struct{} // closed when every queued frame was written (or the listen failed)
 
-	aborted atomic.Bool  // hang-up: queued frames are dropped, not recognised
-	written atomic.Int64 // frames given to the recogniser (tests)
+	aborted atomic.Bool            // hang-up: queued frames are dropped, not recognised
+	written atomic.Int64           // frames given to the recogniser (tests)
+	part    atomic.Pointer[string] // the recogniser's partial after the last batch
+	waited  atomic.Int64           // ns from start to the recogniser open (or giving up)
+	ls      atomic.Pointer[router.ListenSession]
 
 	mu     sync.Mutex // mu guards the fields below
 	cond   *sync.Cond
 	frames [][]int16
 	closed bool
-	ls     *router.ListenSession // nil until opened
-	err    error                 // the listen could not be opened
+	err    error // the listen could not be opened (errListenBusy: none free in time)
+}
+
+// listenOptions bound and order a turn's wait for a recogniser.
+type listenOptions struct {
+	wait     time.Duration // 0: as long as the router waits
+	priority sphinx.Priority
+	clock    clock.Clock // nil: the wall clock
+	pressure *pressure   // told when the wait starts and ends; nil: nobody
 }
 
 // newFeeder opens the listen session with l and starts feeding it.
-func newFeeder(ctx context.Context, l Listener, req router.ListenRequest) *feeder {
+func newFeeder(ctx context.Context, l Listener, req router.ListenRequest, o listenOptions) *feeder {
 	f := &feeder{done: make(chan struct{})}
 	f.cond = sync.NewCond(&f.mu)
-	go f.run(ctx, l, req)
+	go f.run(ctx, l, req, o)
 	return f
 }
 
@@ -47,15 +71,13 @@ func (f *feeder) write(frame []int16) {
 	f.cond.Signal()
 }
 
-// partial is the recogniser's hypothesis so far ("" before it opened).
+// partial is the recogniser's hypothesis as of the last batch it was fed
+// ("" before it opened). It takes no lock.
 func (f *feeder) partial() string {
-	f.mu.Lock()
-	ls := f.ls
-	f.mu.Unlock()
-	if ls == nil {
-		return ""
+	if p := f.part.Load(); p != nil {
+		return *p
 	}
-	return ls.Partial()
+	return ""
 }
 
 // close ends the turn: the goroutine writes what is queued and exits.
@@ -78,17 +100,57 @@ func (f *feeder) abort() {
 }
 
 // result waits until every frame was written and returns the listen
-// session (which the caller must Close), or why it could not be opened.
+// session (which the caller must Close), or why it could not be opened
+// (errListenBusy when no recogniser was free within the wait).
 func (f *feeder) result() (*router.ListenSession, error) {
 	<-f.done
-	return f.ls, f.err
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.ls.Load(), f.err
 }
 
-func (f *feeder) run(ctx context.Context, l Listener, req router.ListenRequest) {
+// open waits for a recogniser, at most o.wait.
+func (f *feeder) open(ctx context.Context, l Listener, req router.ListenRequest, o listenOptions) (*router.ListenSession, error) {
+	if o.clock == nil {
+		o.clock = clock.Real{}
+	}
+	lctx, cancel := context.WithCancelCause(sphinx.WithPriority(ctx, o.priority))
+	defer cancel(nil)
+	if o.wait > 0 {
+		t := o.clock.AfterFunc(o.wait, func() { cancel(errListenBusy) })
+		defer t.Stop()
+	}
+	start := o.clock.Now()
+	o.pressure.begin(f, start)
+	ls, err := l.Listen(lctx, req)
+	f.waited.Store(int64(o.clock.Since(start)))
+	if err != nil && ctx.Err() == nil && (errors.Is(context.Cause(lctx), errListenBusy) || allTTFT(err)) {
+		err = errListenBusy
+	}
+	o.pressure.end(f, o.clock.Now(), errors.Is(err, errListenBusy))
+	return ls, err
+}
+
+// allTTFT: the router gave up on every model of the slot for want of a
+// recogniser in its own budget (router ttft_ms below listen_wait_ms).
+func allTTFT(err error) bool {
+	var nm *router.NoModelError
+	if !errors.As(err, &nm) || len(nm.Attempts) == 0 {
+		return false
+	}
+	for _, a := range nm.Attempts {
+		if a.Kind != router.KindTTFT {
+			return false
+		}
+	}
+	return true
+}
+
+func (f *feeder) run(ctx context.Context, l Listener, req router.ListenRequest, o listenOptions) {
 	defer close(f.done)
-	ls, err := l.Listen(ctx, req)
+	ls, err := f.open(ctx, l, req, o)
 	f.mu.Lock()
-	f.ls, f.err = ls, err
+	f.err = err
 	if err != nil {
 		f.frames = nil
 	}
@@ -96,6 +158,7 @@ func (f *feeder) run(ctx context.Context, l Listener, req router.ListenRequest) 
 	if err != nil {
 		return
 	}
+	f.ls.Store(ls)
 	failed := false
 	for {
 		f.mu.Lock()
@@ -117,6 +180,10 @@ func (f *feeder) run(ctx context.Context, l Listener, req router.ListenRequest) 
 			if err := ls.Write(fr); err != nil {
 				failed = true // Final reports the recogniser's error
 			}
+		}
+		if len(batch) > 0 {
+			p := ls.Partial()
+			f.part.Store(&p)
 		}
 		if (closed && len(batch) == 0) || f.aborted.Load() {
 			return

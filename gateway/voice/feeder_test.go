@@ -30,7 +30,7 @@ func TestFeederAbortDropsQueuedAudio(t *testing.T) {
 		if err := hold.Write(make([]int16, 320)); err != nil {
 			t.Fatal(err)
 		}
-		f := newFeeder(ctx, r, router.ListenRequest{Language: "en"})
+		f := newFeeder(ctx, r, router.ListenRequest{Language: "en"}, listenOptions{})
 		for range queued {
 			f.write(make([]int16, 320))
 		}
@@ -74,7 +74,7 @@ func TestHangUpDropsEndedTurnsBacklog(t *testing.T) {
 		t.Fatal(err)
 	}
 	const queued = 3000 // a minute of audio behind
-	f := newFeeder(ctx, r, router.ListenRequest{Language: "en"})
+	f := newFeeder(ctx, r, router.ListenRequest{Language: "en"}, listenOptions{})
 	for range queued {
 		f.write(make([]int16, 320))
 	}

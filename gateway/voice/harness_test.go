@@ -117,6 +117,10 @@ type stackOptions struct {
 	// (an ICE-TCP listener, a clock for TURN credentials).
 	rtcCfg     *rtc.Config
 	engineOpts []rtc.EngineOption
+	// router replaces the shared router (a pool of a given size); admit
+	// wires the factory's admission hook into the rtc handler.
+	router *router.Router
+	admit  bool
 }
 
 func newStack(t testing.TB, o stackOptions) *stack {
@@ -131,6 +135,9 @@ func newStack(t testing.TB, o stackOptions) *stack {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = r.Close() }) // after the stack's cleanup (LIFO)
+	}
+	if o.router != nil {
+		r = o.router
 	}
 	if o.routerCfg != nil {
 		var err error
@@ -181,7 +188,11 @@ func newStack(t testing.TB, o stackOptions) *stack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st.handler, err = rtc.NewHandler(rtc.HandlerOptions{Engine: eng,
+	var admit func() error
+	if o.admit {
+		admit = st.factory.Admit
+	}
+	st.handler, err = rtc.NewHandler(rtc.HandlerOptions{Engine: eng, Admit: admit,
 		NewSession: func(ctx context.Context, info rtc.SessionInfo, c *rtc.Conn) (rtc.Session, error) {
 			s, err := st.factory.New(ctx, info, c)
 			if err == nil {
@@ -385,6 +396,23 @@ func repliesEnded(n int) func([]fixtures.Event) bool {
 		}
 		return true
 	}
+}
+
+// busyEnded: a turn was answered busy (notice kind "busy") and that answer
+// has played out.
+func busyEnded(evs []fixtures.Event) bool {
+	busy := map[string]bool{}
+	for _, e := range evs {
+		var p payload
+		_ = json.Unmarshal(e.Data, &p)
+		switch {
+		case e.Type == "notice" && p.Kind == "busy":
+			busy[p.TurnID] = true
+		case e.Type == "reply.audio_stopped" && busy[p.TurnID]:
+			return true
+		}
+	}
+	return false
 }
 
 func writeFile(path, s string) error { return os.WriteFile(path, []byte(s), 0o600) }

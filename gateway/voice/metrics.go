@@ -24,7 +24,10 @@ import "github.com/prometheus/client_golang/prometheus"
 // Opus-encoded by the session, "encoded", or played from a phrase encoded
 // once for all sessions, "cached"), phrase_cache_total{result} and
 // phrase_synthesis_seconds (the fixed phrases' cache), listen_wait_seconds
-// (a turn's wait to open a recogniser, mostly for a pooled decoder).
+// (a turn's wait to open a recogniser, mostly for a pooled decoder),
+// listen_busy_total (turns no recogniser was free for within
+// voice.listen_wait_ms, answered busy) and admission_refused_total (new
+// voice sessions refused while the recogniser was saturated).
 type Metrics struct {
 	Frame              prometheus.Histogram
 	FrameOverruns      prometheus.Counter
@@ -44,6 +47,8 @@ type Metrics struct {
 	PhraseCache        *prometheus.CounterVec
 	PhraseSynthesis    prometheus.Histogram
 	ListenWait         prometheus.Histogram
+	ListenBusy         prometheus.Counter
+	AdmissionRefused   prometheus.Counter
 
 	framesEncoded, framesCached prometheus.Counter               // PlayoutFrames' children, resolved once
 	segments                    [numSegments]prometheus.Observer // TurnSegment's children, in segmentNames order
@@ -94,10 +99,14 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "Outbound 20 ms frames by source: encoded (Opus-encoded by the session's sender) or cached (a fixed phrase encoded once and shared)."},
 			[]string{"source"}),
 		PhraseCache: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "vera", Subsystem: "voice", Name: "phrase_cache_total",
-			Help: "Requests for a fixed phrase (the spoken AI disclosure): hit (already encoded, or being encoded by another session) or miss (synthesised and encoded now)."},
+			Help: "Requests for a fixed phrase (the spoken AI disclosure, the busy answer): hit (already encoded, or being encoded by another session), miss (synthesised and encoded now) or warm (the busy answer cached at a session's start, before any turn needs it)."},
 			[]string{"result"}),
 		PhraseSynthesis: lat("phrase_synthesis", "Synthesis and Opus encoding of one fixed phrase for the cache."),
 		ListenWait:      lat("listen_wait", "Speech start to the turn's recogniser open (includes waiting for a pooled decoder)."),
+		ListenBusy: prometheus.NewCounter(prometheus.CounterOpts{Namespace: "vera", Subsystem: "voice", Name: "listen_busy_total",
+			Help: "Voice turns no recogniser was free for within voice.listen_wait_ms; answered busy (notice kind busy, spoken)."}),
+		AdmissionRefused: prometheus.NewCounter(prometheus.CounterOpts{Namespace: "vera", Subsystem: "voice", Name: "admission_refused_total",
+			Help: "New voice sessions refused (503) while turns queued for a recogniser (voice.admit_listen_wait_ms)."}),
 	}
 	m.framesEncoded = m.PlayoutFrames.WithLabelValues("encoded")
 	m.framesCached = m.PlayoutFrames.WithLabelValues("cached")
@@ -106,7 +115,8 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	}
 	if reg != nil {
 		reg.MustRegister(m.Frame, m.FrameOverruns, m.TurnSegment, m.EndOfTurnDelay, m.TranscriptionDelay, m.LLMTTFT, m.TTSTTFB, m.E2ELatency, m.Sessions, m.BargeIns, m.RecordDropped,
-			m.SessionSetup, m.SessionSetupFailed, m.PlayoutFrames, m.PhraseCache, m.PhraseSynthesis, m.ListenWait)
+			m.SessionSetup, m.SessionSetupFailed, m.PlayoutFrames, m.PhraseCache, m.PhraseSynthesis, m.ListenWait,
+			m.ListenBusy, m.AdmissionRefused)
 	}
 	return m
 }

@@ -68,6 +68,18 @@ func newPhraseCache(sp Speaker, max int, m *Metrics) *phraseCache {
 // get returns the phrase for text encoded with params, synthesising it if
 // no session has yet. It returns ctx's error when ctx ends while waiting.
 func (c *phraseCache) get(ctx context.Context, text string, params rtc.EncoderParams) (*phrase, error) {
+	return c.fetch(ctx, text, params, "hit", "miss")
+}
+
+// warm makes sure text encoded with params is cached, ahead of its first
+// use; it counts as phrase_cache_total{result="warm"}, not as a hit or miss.
+func (c *phraseCache) warm(ctx context.Context, text string, params rtc.EncoderParams) error {
+	_, err := c.fetch(ctx, text, params, "warm", "warm")
+	return err
+}
+
+// fetch is get, counting a cached phrase as hit and a synthesis as miss.
+func (c *phraseCache) fetch(ctx context.Context, text string, params rtc.EncoderParams, hit, miss string) (*phrase, error) {
 	key := phraseKey{text: text, params: params}
 	for {
 		c.mu.Lock()
@@ -84,7 +96,7 @@ func (c *phraseCache) get(ctx context.Context, text string, params rtc.EncoderPa
 			}
 			switch {
 			case e.err == nil:
-				c.m.PhraseCache.WithLabelValues("hit").Inc()
+				c.m.PhraseCache.WithLabelValues(hit).Inc()
 				return e.ph, nil
 			case !canceled(e.err):
 				// A phrase that cannot be cached (too long, speaker error)
@@ -98,7 +110,7 @@ func (c *phraseCache) get(ctx context.Context, text string, params rtc.EncoderPa
 		e = &phraseEntry{key: key, ready: make(chan struct{})}
 		c.entries[key] = e
 		c.mu.Unlock()
-		c.m.PhraseCache.WithLabelValues("miss").Inc()
+		c.m.PhraseCache.WithLabelValues(miss).Inc()
 		ph, err := c.synthesise(ctx, text, params)
 		c.mu.Lock()
 		e.ph, e.err = ph, err

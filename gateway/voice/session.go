@@ -33,6 +33,7 @@ type voiceSession struct {
 	swapCh   chan *session.Stream // a resumed conversation's stream for the pump
 	resumeMu sync.Mutex           // serialises resume hellos
 	turns0   atomic.Bool          // a turn has started on this connection
+	raised   atomic.Bool          // the session's safety level was raised: its turns listen first
 	log      *slog.Logger
 	m        *Metrics
 	ctx      context.Context
@@ -271,7 +272,7 @@ func (s *voiceSession) onTurnEvent(ev *turn.Event) {
 		s.turnN++
 		s.turnID = fmt.Sprintf("v%d", s.turnN)
 		s.session().Emit(event.TypeSpeechStarted, event.Speech{TurnID: s.turnID, AudioMS: sampleMs(ev.AudioStart)})
-		s.feed = newFeeder(s.ctx, s.deps.Listener, router.ListenRequest{Language: s.cfg.Language})
+		s.feed = newFeeder(s.ctx, s.deps.Listener, router.ListenRequest{Language: s.cfg.Language}, s.listenOptions())
 		s.lastPart, s.partAt = "", ev.At
 		// The recogniser gets the speech from its padded start.
 		pre := s.in.Prefix(s.in.Now() - ev.AudioStart)
@@ -323,6 +324,10 @@ func (s *voiceSession) dropOnHangUp(fd *feeder) (stop func() bool) {
 func (s *voiceSession) finishTurn(id string, fd *feeder, stopped time.Time) {
 	defer s.listenDone.Done()
 	ls, err := fd.result()
+	if errors.Is(err, errListenBusy) {
+		s.answerBusy(id)
+		return
+	}
 	var tr router.Transcript
 	if err == nil {
 		tr, err = ls.Final(s.ctx)

@@ -55,7 +55,7 @@ func (s *voiceSession) speaker() {
 		if it.phrase && it.last && s.playPhrase(it) {
 			continue
 		}
-		src := s.sourceFor(it.turnID, nil)
+		src := s.sourceFor(it.turnID, nil, false)
 		if it.text != "" {
 			if it.phrase {
 				src.beginNotice(it.text)
@@ -97,8 +97,9 @@ func (s *voiceSession) speaker() {
 // once the previous one has played out: the gateway never talks over
 // itself, and a newer Play would cut the older source short.
 //
-// With ph set the new source plays the phrase's pre-encoded frames.
-func (s *voiceSession) sourceFor(turnID string, ph *phrase) *speechSource {
+// With ph set the new source plays the phrase's pre-encoded frames, protected
+// from barge-in for their whole length when protected is set.
+func (s *voiceSession) sourceFor(turnID string, ph *phrase, protected bool) *speechSource {
 	s.playMu.Lock()
 	if ph == nil && s.play != nil && s.playTurn == turnID && !s.play.finished() {
 		src := s.play
@@ -122,6 +123,7 @@ func (s *voiceSession) sourceFor(turnID string, ph *phrase) *speechSource {
 	src := &speechSource{played: make(chan struct{}), counts: s.m}
 	if ph != nil {
 		src = newPhraseSource(ph, s.phraseTap(), s.m)
+		src.marks[0].protected = protected
 	}
 	src.onFirst = func() {
 		s.session().Emit(event.TypeReplyAudioStarted, event.ReplyAudio{TurnID: turnID, Latency: s.replyLatency(tt, time.Now())})

@@ -28,9 +28,10 @@ var (
 )
 
 // Synth speaks text with espeak-ng. Safe for concurrent use: each call runs
-// its own processes.
+// its own processes, at most Config.Concurrent at a time.
 type Synth struct {
-	cfg Config
+	cfg   Config
+	slots chan struct{} // one token per running espeak-ng process
 }
 
 // New validates cfg and resolves the binary.
@@ -43,7 +44,7 @@ func New(cfg Config) (*Synth, error) {
 		return nil, fmt.Errorf("espeak.binary: %w", err)
 	}
 	cfg.Binary = path
-	return &Synth{cfg: cfg}, nil
+	return &Synth{cfg: cfg, slots: make(chan struct{}, cfg.Concurrent)}, nil
 }
 
 // Speak synthesises text sentence by sentence and calls emit with PCM at
@@ -73,6 +74,12 @@ func (s *Synth) Speak(ctx context.Context, text, voice string, rate int, emit fu
 }
 
 func (s *Synth) sentence(ctx context.Context, text, voice string, rate int, emit func([]int16) error) (err error) {
+	select {
+	case s.slots <- struct{}{}:
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+	defer func() { <-s.slots }()
 	cmd := exec.CommandContext(ctx, s.cfg.Binary, "-v", voice, "-s", strconv.Itoa(s.cfg.WordsPerMinute), "--stdout")
 	// Text goes on stdin so a sentence starting with "-" is never an option.
 	cmd.Stdin = strings.NewReader(text)
@@ -86,6 +93,9 @@ func (s *Synth) sentence(ctx context.Context, text, voice string, rate int, emit
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("%w: start %s: %v", ErrRun, s.cfg.Binary, err)
 	}
+	// Best effort: a process that could not be niced still runs, bounded
+	// in number.
+	_ = lowerPriority(cmd.Process.Pid, s.cfg.Nice)
 	defer func() {
 		if err != nil && cmd.Process != nil {
 			_ = cmd.Process.Kill()

@@ -13,8 +13,25 @@ type Config struct {
 	Dict string `yaml:"dict"`
 	// LM is the (binary or ARPA) language model.
 	LM string `yaml:"lm"`
-	// Pool is the most decoders kept; each holds its own copy of the models.
+	// Pool is the most turns recognised at once (decoders in use; each
+	// holds its own copy of the models, ~50 MB). A live turn is decoded as
+	// it is spoken, so the pool is what the workers can keep up with in
+	// real time: one stream costs about 0.37 of a core with its spotter
+	// (gateway/voice/BENCHMARKS-media.md).
 	Pool int `yaml:"pool"`
+	// SafetyReserve is how many decoders beyond Pool only turns of a
+	// session whose safety level is raised may use, so that such a turn
+	// never waits for an ordinary one to end.
+	SafetyReserve int `yaml:"safety_reserve"`
+	// Workers is how many OS threads run the decoders' CPU-heavy calls
+	// (work.go): at most that many cores decode at any time.
+	Workers int `yaml:"workers"`
+	// Nice lowers the workers' scheduling priority by that much (like
+	// nice -n; 0, the default, keeps the gateway's own). The bound on
+	// Workers already leaves the media path a core; a nice value also
+	// yields to every other process on the host, which on a shared host
+	// starves the recogniser (gateway/voice/BENCHMARKS-media.md).
+	Nice int `yaml:"nice"`
 	// KeyphraseFile, when set, names a keyword list (one "phrase /threshold/"
 	// per line) registered as the search SearchKeyphrase on every decoder.
 	KeyphraseFile string `yaml:"keyphrase_file"`
@@ -22,17 +39,25 @@ type Config struct {
 	Spot SpotConfig `yaml:"spot"`
 }
 
-// DefaultConfig uses Debian's pocketsphinx-en-us model and a pool of four
-// decoders (created on demand, ~50 MB each): with two, a third concurrent
-// turn waited past its TTFT budget and failed. Size it to the concurrent
-// turns a deployment expects.
+// DefaultConfig uses Debian's pocketsphinx-en-us model, one worker thread
+// fewer than GOMAXPROCS (one on two cores) at the gateway's priority, and two live turns
+// per worker (decoders created on demand) plus one in reserve for raised
+// safety: what a worker decodes in real time (2 × 0.37 of a core; three
+// streams, 1.1 cores, fall behind and hold their decoders longer), measured
+// in gateway/voice/BENCHMARKS-media.md. More concurrent turns than that wait
+// in the pool's queue; the voice path answers a turn that waits too long as
+// busy.
 func DefaultConfig() Config {
+	w := defaultWorkers()
 	return Config{
-		HMM:  "/usr/share/pocketsphinx/model/en-us/en-us",
-		Dict: "/usr/share/pocketsphinx/model/en-us/cmudict-en-us.dict",
-		LM:   "/usr/share/pocketsphinx/model/en-us/en-us.lm.bin",
-		Pool: 4,
-		Spot: DefaultSpotConfig(),
+		HMM:           "/usr/share/pocketsphinx/model/en-us/en-us",
+		Dict:          "/usr/share/pocketsphinx/model/en-us/cmudict-en-us.dict",
+		LM:            "/usr/share/pocketsphinx/model/en-us/en-us.lm.bin",
+		Pool:          2 * w,
+		SafetyReserve: 1,
+		Workers:       w,
+		Nice:          0,
+		Spot:          DefaultSpotConfig(),
 	}
 }
 
@@ -47,6 +72,12 @@ func (c Config) Validate() error {
 		return errors.New("sphinx.lm: must be set")
 	case c.Pool < 1 || c.Pool > 64:
 		return fmt.Errorf("sphinx.pool: must be in [1,64], got %d", c.Pool)
+	case c.SafetyReserve < 0 || c.SafetyReserve > 8:
+		return fmt.Errorf("sphinx.safety_reserve: must be in [0,8], got %d", c.SafetyReserve)
+	case c.Workers < 1 || c.Workers > 64:
+		return fmt.Errorf("sphinx.workers: must be in [1,64], got %d", c.Workers)
+	case c.Nice < 0 || c.Nice > 19:
+		return fmt.Errorf("sphinx.nice: must be in [0,19], got %d", c.Nice)
 	}
 	if c.Spot.Enabled {
 		return c.Spot.Validate()

@@ -50,6 +50,62 @@ type Decoder struct {
 	lmName string           // pocketsphinx's name of its default (LM) search
 	agc    *agc             // the spotter's gain control; nil on transcription decoders
 	min    map[string]int32 // a spotter's phrases and their least scores
+
+	// The CPU-heavy calls run on the pool's workers (work.go) through j;
+	// op, pcm, rc and hyp are its arguments and results.
+	w   *workers // nil: on the caller's goroutine
+	j   *job
+	op  int
+	pcm []int16
+	rc  C.int
+	hyp string
+}
+
+// Operations a worker runs for the decoder.
+const (
+	opProcess = iota + 1
+	opHypothesis
+	opEnd
+)
+
+// attach makes d run its heavy calls on w at priority p.
+func (d *Decoder) attach(w *workers) {
+	d.w = w
+	if d.j == nil {
+		d.j = newJob(d.exec)
+	}
+}
+
+// setPriority is the priority of d's calls until the next Acquire.
+func (d *Decoder) setPriority(p Priority) {
+	if d.j != nil {
+		d.j.prio = p
+	}
+}
+
+// run performs op on d's worker, or here when it has none.
+func (d *Decoder) run(op int) {
+	d.op = op
+	if d.w == nil {
+		d.exec()
+		return
+	}
+	d.w.do(d.j)
+}
+
+func (d *Decoder) exec() {
+	switch d.op {
+	case opProcess:
+		d.rc = C.ps_process_raw(d.ps, (*C.int16)(unsafe.Pointer(&d.pcm[0])), C.size_t(len(d.pcm)), 0, 0)
+	case opHypothesis:
+		d.hyp = ""
+		var score C.int32
+		if h := C.ps_get_hyp(d.ps, &score); h != nil {
+			d.hyp = strings.TrimSpace(C.GoString(h))
+		}
+	case opEnd:
+		d.rc = C.ps_end_utt(d.ps)
+	}
 }
 
 // tempFile writes text to a new temporary file and returns its name:
@@ -171,7 +227,7 @@ func (d *Decoder) Start(search string) error {
 		return ErrClosed
 	}
 	if d.inUtt {
-		C.ps_end_utt(d.ps)
+		d.run(opEnd)
 		d.inUtt = false
 	}
 	if err := d.setSearch(search); err != nil {
@@ -202,7 +258,10 @@ func (d *Decoder) process(pcm []int16) error {
 	if len(pcm) == 0 {
 		return nil
 	}
-	if C.ps_process_raw(d.ps, (*C.int16)(unsafe.Pointer(&pcm[0])), C.size_t(len(pcm)), 0, 0) < 0 {
+	d.pcm = pcm
+	d.run(opProcess)
+	d.pcm = nil
+	if d.rc < 0 {
 		return fmt.Errorf("%w: process %d samples", ErrDecoder, len(pcm))
 	}
 	return nil
@@ -214,12 +273,8 @@ func (d *Decoder) Hypothesis() string {
 	if d.ps == nil {
 		return ""
 	}
-	var score C.int32
-	h := C.ps_get_hyp(d.ps, &score)
-	if h == nil {
-		return ""
-	}
-	return strings.TrimSpace(C.GoString(h))
+	d.run(opHypothesis)
+	return d.hyp
 }
 
 // End finishes the utterance and returns the final hypothesis.
@@ -234,7 +289,7 @@ func (d *Decoder) End() (string, error) {
 		}
 	}
 	d.inUtt = false
-	if C.ps_end_utt(d.ps) < 0 {
+	if d.run(opEnd); d.rc < 0 {
 		return "", fmt.Errorf("%w: end utterance", ErrDecoder)
 	}
 	return d.Hypothesis(), nil
@@ -264,7 +319,7 @@ func (d *Decoder) Spots() []Spot {
 // Abort ends any utterance in progress and discards its result.
 func (d *Decoder) Abort() {
 	if d.ps != nil && d.inUtt {
-		C.ps_end_utt(d.ps)
+		d.run(opEnd) // the search's last pass, as costly as a real end
 	}
 	d.inUtt = false
 }

@@ -29,3 +29,7 @@ func (d *Decoder) Abort() {}
 
 // Close does nothing in noembedded builds.
 func (d *Decoder) Close() {}
+
+func (d *Decoder) attach(*workers) {}
+
+func (d *Decoder) setPriority(Priority) {}

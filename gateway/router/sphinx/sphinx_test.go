@@ -17,7 +17,12 @@ import (
 	"github.com/veraneural/vera-gateway/fixtures"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	if os.Getenv(benchChildEnv) != "" { // BenchmarkMediaBesideDecode's worker process
+		os.Exit(runDecodeChild())
+	}
+	goleak.VerifyTestMain(m)
+}
 
 // readWAV16k loads a 16 kHz mono 16-bit WAV.
 func readWAV16k(t testing.TB, path string) []int16 {
