@@ -75,7 +75,7 @@ type Config struct {
 // switched to adaptive), 30 s max turn, 250 ms barge-in (800 ms for what
 // sounds like a backchannel), 50 ms end run. The fixed policy stays the
 // default: on the project's held-out voices the adaptive one does not yet
-// beat it on cutoffs (audio/turn/BENCHMARKS-turn.md).
+// beat it on cutoffs (BENCHMARKS.md, "Turn-taking").
 func DefaultConfig() Config {
 	return Config{Threshold: 0.5, ExitThreshold: 0.35, PrefixPaddingMs: 300, MinSpeechMs: 100,
 		SilenceDurationMs: 500, MaxTurnMs: 30000, BargeInMs: 250, EndRunMs: 50,

@@ -70,7 +70,7 @@ type weightsFile struct {
 var defaultWeightsJSON []byte
 
 // DefaultWeights are the committed weights (weights.json, trained by
-// "vera-eval eot-train"; see BENCHMARKS-turn.md).
+// "vera-eval eot-train"; see BENCHMARKS.md, "Turn-taking").
 func DefaultWeights() Weights {
 	w, err := ParseWeights(defaultWeightsJSON)
 	if err != nil {

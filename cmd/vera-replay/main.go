@@ -60,7 +60,7 @@ Fake providers (-serve-fakes ADDR): OpenAI-compatible transcription, chat
 (SSE) and speech (pcm, wav, opus) on a loopback address, with deterministic
 answers and realistic pacing (-fake-pace scales it), for talking-load runs
 with remote providers; their CPU is their own process's (-fakes URL reports
-it). See cmd/vera-replay/BENCHMARKS-talking.md.
+it). See BENCHMARKS.md, "Live at any load".
 
   vera-replay -serve-fakes 127.0.0.1:18900
 

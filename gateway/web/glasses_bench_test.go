@@ -29,7 +29,7 @@ var benchCPUSlowdown = flag.Int("glasses-cpu-slowdown", 12, "BenchmarkGlassesBud
 
 // BenchmarkGlassesBudgets measures the glasses app against its budgets in
 // headless Chromium at 600×600 under the glasses' CPU and network
-// envelope (see BENCHMARKS-glasses.md). Each iteration of a sub-benchmark
+// envelope (see BENCHMARKS.md, "The glasses app"). Each iteration of a sub-benchmark
 // is one measurement; the metrics are medians over the iterations:
 //
 //	first-load: a launch with empty HTTP and service-worker caches (the

@@ -142,7 +142,7 @@ const inf = 1e9
 // own needs (Keyphrase.MaxDistance): about two phones in five heard as
 // another of their class, or one in four as any other phone. The closest
 // any real benign transcript came to a phrase of the built-in list was
-// 0.36 (BENCHMARKS-spotter.md).
+// 0.36 (BENCHMARKS.md, "the key-phrase spotter on real voices").
 const DefaultMaxDistance = 0.25
 
 // Gate is the spotter's agreement rule. The audio spotter hears crisis

@@ -17,7 +17,7 @@ type Config struct {
 	// holds its own copy of the models, ~50 MB). A live turn is decoded as
 	// it is spoken, so the pool is what the workers can keep up with in
 	// real time: one stream costs about 0.37 of a core with its spotter
-	// (gateway/voice/BENCHMARKS-media.md).
+	// (BENCHMARKS.md, "the media path").
 	Pool int `yaml:"pool"`
 	// SafetyReserve is how many decoders beyond Pool only turns of a
 	// session whose safety level is raised may use, so that such a turn
@@ -30,7 +30,7 @@ type Config struct {
 	// nice -n; 0, the default, keeps the gateway's own). The bound on
 	// Workers already leaves the media path a core; a nice value also
 	// yields to every other process on the host, which on a shared host
-	// starves the recogniser (gateway/voice/BENCHMARKS-media.md).
+	// starves the recogniser (BENCHMARKS.md, "the media path").
 	Nice int `yaml:"nice"`
 	// KeyphraseFile, when set, names a keyword list (one "phrase /threshold/"
 	// per line) registered as the search SearchKeyphrase on every decoder.
@@ -44,7 +44,7 @@ type Config struct {
 // per worker (decoders created on demand) plus one in reserve for raised
 // safety: what a worker decodes in real time (2 × 0.37 of a core; three
 // streams, 1.1 cores, fall behind and hold their decoders longer), measured
-// in gateway/voice/BENCHMARKS-media.md. More concurrent turns than that wait
+// in BENCHMARKS.md, "the media path". More concurrent turns than that wait
 // in the pool's queue; the voice path answers a turn that waits too long as
 // busy.
 func DefaultConfig() Config {
