@@ -36,9 +36,17 @@ func fakesRouterConfig(base string) router.Config {
 
 func startFakes(t *testing.T, pace fakePace) string {
 	t.Helper()
+	return startFakesServer(t, pace).URL
+}
+
+// startFakesServer is startFakes returning the server, for a test that
+// closes it again before a later stack's leak guard looks (Close is
+// idempotent).
+func startFakesServer(t *testing.T, pace fakePace) *httptest.Server {
+	t.Helper()
 	srv := httptest.NewServer(newFakeProviders(pace).handler())
 	t.Cleanup(srv.Close)
-	return srv.URL
+	return srv
 }
 
 // TestFakesThroughRouter: the router's own openai provider talks to the

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"log/slog"
 	"net/http"
@@ -13,20 +12,17 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/veraneural/vera-gateway/gateway"
-	"github.com/veraneural/vera-gateway/gateway/converse"
+	"github.com/veraneural/vera-gateway/gateway/gatewaytest"
 	"github.com/veraneural/vera-gateway/gateway/router"
 	"github.com/veraneural/vera-gateway/gateway/rtc"
 	"github.com/veraneural/vera-gateway/gateway/session"
 	"github.com/veraneural/vera-gateway/gateway/voice"
-	"github.com/veraneural/vera-gateway/glasses"
-	"github.com/veraneural/vera-gateway/safety"
 )
 
 // newGateway serves the real voice path on loopback: the rtc handler, the
@@ -51,30 +47,6 @@ func newGatewayWith(t *testing.T, rcfg router.Config) string {
 			t.Logf("gateway log (last 60 lines):\n%s", logs.tail(60))
 		}
 	})
-	local, err := session.NewLocalSafety("US")
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := router.New(rcfg, func(string) string { return "" }, router.Options{
-		Assess: func(history []string, text string) safety.Assessment { return local.Assess(history, text, "") },
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	layout, err := session.NewGlassesLayout(glasses.DefaultConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	conv, err := converse.New(r, router.DefaultConfig(), converse.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	mgr, err := session.NewManager(session.DefaultConfig(), session.Deps{
-		Converser: conv, Safety: local, Layout: layout, OnClosed: func(s *session.Session) { conv.Forget(s.ID()) },
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), collectors.NewGoCollector())
 	cfg := voice.DefaultConfig()
@@ -83,41 +55,18 @@ func newGatewayWith(t *testing.T, rcfg router.Config) string {
 	// package's own tests do) so turns are not lost to the test machine.
 	cfg.Jitter.MaxDelayMs = 1000
 	cfg.Jitter.Slots = 128
-	factory, err := voice.NewFactory(cfg, voice.Deps{Listener: r, Speaker: r, Sessions: mgr, Metrics: voice.NewMetrics(reg), Logger: log,
-		Owner: func(gateway.Principal) session.Owner { return session.Owner{PartnerID: "p_test"} }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	eng, err := rtc.NewEngine(rtc.LoopbackConfig(), log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := rtc.NewHandler(rtc.HandlerOptions{Engine: eng, NewSession: factory.New, Logger: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	mux.Handle("/", h)
-	srv := httptest.NewServer(mux)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		defer cancel()
-		if err := h.Close(ctx); err != nil {
-			t.Errorf("rtc handler close: %v", err)
-		}
-		srv.Close()
-		if err := mgr.Close(ctx); err != nil {
-			t.Errorf("session manager close: %v", err)
-		}
-		if err := eng.Close(); err != nil {
-			t.Errorf("rtc engine close: %v", err)
-		}
-		if err := r.Close(); err != nil {
-			t.Errorf("router close: %v", err)
-		}
-	})
-	return srv.URL + rtc.DefaultBasePath
+	st := gatewaytest.NewStack(t, gatewaytest.Options{RouterConfig: &rcfg, Logger: log,
+		Voice: func(gs *gatewaytest.Stack) (gatewaytest.Voice, error) {
+			f, err := voice.NewFactory(cfg, voice.Deps{Listener: gs.Router, Speaker: gs.Router, Sessions: gs.Sessions,
+				Metrics: voice.NewMetrics(reg), Logger: log,
+				Owner: func(gateway.Principal) session.Owner { return session.Owner{PartnerID: gatewaytest.TestPartner} }})
+			if err != nil {
+				return gatewaytest.Voice{}, err
+			}
+			return gatewaytest.Voice{NewSession: f.New}, nil
+		},
+		Mux: func(mux *http.ServeMux) { mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{})) }})
+	return st.URL
 }
 
 // syncBuffer is a log sink safe for the gateway's goroutines.
@@ -344,8 +293,12 @@ func TestTalkingLoadWithFakes(t *testing.T) {
 	if testing.Short() {
 		n = 2
 	}
-	base := startFakes(t, defaultPace().scaled(0))
+	fakes := startFakesServer(t, defaultPace().scaled(0))
+	base := fakes.URL
 	url := newGatewayWith(t, fakesRouterConfig(base+"/v1"))
+	// The fakes' keep-alive connections end before the stack's leak guard
+	// looks (their first Close runs after it).
+	t.Cleanup(fakes.Close)
 	dir := t.TempDir()
 	for _, n := range []string{"gohome", "lights", "barge"} {
 		b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "voice", n+".16k.wav"))

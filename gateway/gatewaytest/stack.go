@@ -14,6 +14,7 @@ package gatewaytest
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -46,26 +47,37 @@ type Options struct {
 	// its cepstral mean to what a pooled decoder heard before.
 	FreshRouter  bool
 	RouterConfig *router.Config
+	// Env is the fresh router's environment (API keys of remote models).
+	Env map[string]string
 	// Converser answers turns. Nil: gateway/converse on the router.
 	Converser session.Converser
 	// Session is the session manager's config (nil: session.DefaultConfig).
 	Session *session.Config
 	// Deps adjusts the session manager's dependencies before it is made
-	// (an ActionHandler, counters, hooks, a classifier).
-	Deps func(*session.Deps)
-	// Voice makes the voice path's session factory (gateway/voice's
-	// Factory.New) once the router and the session manager exist. Nil: the
-	// stack serves no /v1/voice/sessions.
-	Voice func(*Stack) (rtc.SessionFactory, error)
+	// (an ActionHandler, counters, hooks, a classifier on st.Router).
+	Deps func(st *Stack, d *session.Deps)
+	// Voice makes the voice path (gateway/voice's Factory.New and Admit)
+	// once the router and the session manager exist. Nil: the stack serves
+	// no /v1/voice/sessions.
+	Voice func(*Stack) (Voice, error)
 	// RTC replaces rtc.LoopbackConfig; EngineOptions go to rtc.NewEngine.
 	RTC           *rtc.Config
 	EngineOptions []rtc.EngineOption
+	// Logger receives the WebRTC engine's and handler's logs (nil: none).
+	Logger *slog.Logger
 	// Chat mounts GET /v1/chat, authenticated by ChatAuth (nil: dev mode,
 	// every connection one test partner's).
 	Chat     bool
 	ChatAuth chat.Authenticate
 	// Mux adds the test's own routes (/metrics, the web apps, reports).
 	Mux func(*http.ServeMux)
+}
+
+// Voice is the voice path a test hands the stack: the session factory and,
+// optionally, the admission check the rtc handler asks before each offer.
+type Voice struct {
+	NewSession rtc.SessionFactory
+	Admit      func() error
 }
 
 // Stack is one running gateway stack. Everything in it is closed when the
@@ -101,18 +113,18 @@ func DevAuth(*http.Request, string) (gateway.Principal, error) {
 func NewStack(t testing.TB, o Options) *Stack {
 	t.Helper()
 	st := &Stack{Router: o.Router, Local: sharedLocal(t)}
-	switch {
-	case st.Router != nil:
-	case o.Converser != nil && o.Voice == nil && !o.FreshRouter:
-		// Chat with the test's own converser: no router needed.
-	case o.FreshRouter:
-		st.Router = NewRouter(t, o.RouterConfig)
-	default:
-		st.Router = Shared(t)
+	fresh := o.FreshRouter || o.RouterConfig != nil
+	// A chat stack with the test's own converser needs no router.
+	needed := o.Converser == nil || o.Voice != nil || fresh
+	if st.Router == nil && needed && !fresh {
+		st.Router = Shared(t) // owned by TestMain: made before the guard looks
 	}
-	// After the shared router (owned by TestMain), before anything the
-	// stack starts.
+	// Before anything the stack starts, a fresh router included (its
+	// cleanup then runs before the check).
 	LeakGuard(t)
+	if st.Router == nil && fresh {
+		st.Router = NewRouterEnv(t, o.RouterConfig, o.Env)
+	}
 	var err error
 	if st.Layout, err = session.NewGlassesLayout(glasses.DefaultConfig()); err != nil {
 		t.Fatal(err)
@@ -132,7 +144,7 @@ func NewStack(t testing.TB, o Options) *Stack {
 	}
 	deps := session.Deps{Converser: st.Converser, Safety: st.Local, Layout: st.Layout, OnClosed: forget}
 	if o.Deps != nil {
-		o.Deps(&deps)
+		o.Deps(st, &deps)
 	}
 	if st.Sessions, err = session.NewManager(scfg, deps); err != nil {
 		t.Fatal(err)
@@ -163,7 +175,7 @@ func NewStack(t testing.TB, o Options) *Stack {
 
 func (st *Stack) mountVoice(t testing.TB, o Options, mux *http.ServeMux) {
 	t.Helper()
-	newSession, err := o.Voice(st)
+	v, err := o.Voice(st)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,10 +183,10 @@ func (st *Stack) mountVoice(t testing.TB, o Options, mux *http.ServeMux) {
 	if o.RTC != nil {
 		rcfg = *o.RTC
 	}
-	if st.Engine, err = rtc.NewEngine(rcfg, nil, o.EngineOptions...); err != nil {
+	if st.Engine, err = rtc.NewEngine(rcfg, o.Logger, o.EngineOptions...); err != nil {
 		t.Fatal(err)
 	}
-	if st.Handler, err = rtc.NewHandler(rtc.HandlerOptions{Engine: st.Engine, NewSession: newSession}); err != nil {
+	if st.Handler, err = rtc.NewHandler(rtc.HandlerOptions{Engine: st.Engine, NewSession: v.NewSession, Admit: v.Admit, Logger: o.Logger}); err != nil {
 		t.Fatal(err)
 	}
 	mux.Handle(rtc.DefaultBasePath, st.Handler)
@@ -216,6 +228,13 @@ var (
 	sharedSafety *session.LocalSafety
 )
 
+// SharedSafety is the test binary's local safety layer (the detector and
+// the catalog for Region), made on first use.
+func SharedSafety(t testing.TB) *session.LocalSafety {
+	t.Helper()
+	return sharedLocal(t)
+}
+
 func sharedLocal(t testing.TB) *session.LocalSafety {
 	t.Helper()
 	sharedMu.Lock()
@@ -239,7 +258,7 @@ func Shared(t testing.TB) *router.Router {
 	sharedMu.Lock()
 	defer sharedMu.Unlock()
 	if sharedRouter == nil {
-		r, err := newRouter(router.DefaultConfig(), local)
+		r, err := newRouter(router.DefaultConfig(), nil, local)
 		if err != nil {
 			t.Fatalf("shared router: %v", err)
 		}
@@ -264,11 +283,18 @@ func CloseShared() {
 // later that use it.
 func NewRouter(t testing.TB, cfg *router.Config) *router.Router {
 	t.Helper()
+	return NewRouterEnv(t, cfg, nil)
+}
+
+// NewRouterEnv is NewRouter with the environment env (API keys of remote
+// models).
+func NewRouterEnv(t testing.TB, cfg *router.Config, env map[string]string) *router.Router {
+	t.Helper()
 	c := router.DefaultConfig()
 	if cfg != nil {
 		c = *cfg
 	}
-	r, err := newRouter(c, sharedLocal(t))
+	r, err := newRouter(c, env, sharedLocal(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -276,8 +302,8 @@ func NewRouter(t testing.TB, cfg *router.Config) *router.Router {
 	return r
 }
 
-func newRouter(cfg router.Config, local *session.LocalSafety) (*router.Router, error) {
-	return router.New(cfg, func(string) string { return "" }, router.Options{
+func newRouter(cfg router.Config, env map[string]string, local *session.LocalSafety) (*router.Router, error) {
+	return router.New(cfg, func(k string) string { return env[k] }, router.Options{
 		Assess: func(history []string, text string) safety.Assessment { return local.Assess(history, text, "") },
 	})
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net/http/httptest"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -19,11 +18,10 @@ import (
 	"github.com/veraneural/vera-gateway/gateway"
 	"github.com/veraneural/vera-gateway/gateway/consent"
 	"github.com/veraneural/vera-gateway/gateway/event"
+	"github.com/veraneural/vera-gateway/gateway/gatewaytest"
 	"github.com/veraneural/vera-gateway/gateway/router"
 	"github.com/veraneural/vera-gateway/gateway/rtc"
 	"github.com/veraneural/vera-gateway/gateway/session"
-	"github.com/veraneural/vera-gateway/glasses"
-	"github.com/veraneural/vera-gateway/safety"
 )
 
 // Issue 9's voice path: a proposed action is offered in the reply's
@@ -189,68 +187,32 @@ func (h *consentActions) wait(ctx context.Context, sessionID string) (consentDec
 // budget is the router's concern (its own tests); these tests are about
 // what the session does with what was heard. The router is closed when
 // the test ends, after the stacks that use it.
-func newConsentRouter(t testing.TB) (*router.Router, *session.LocalSafety) {
+func newConsentRouter(t testing.TB) *router.Router {
 	t.Helper()
-	local, err := session.NewLocalSafety("US")
-	if err != nil {
-		t.Fatal(err)
-	}
 	cfg := router.DefaultConfig()
 	cfg.Models = []router.ModelConfig{{Name: router.EmbeddedListen, Provider: router.ProviderPocketsphinx, TTFTMs: 10000, TimeoutMs: 30000}}
 	cfg.Slots = map[string][]string{router.SlotListen: {router.EmbeddedListen}}
-	r, err := router.New(cfg, noEnv, router.Options{
-		Assess: func(history []string, text string) safety.Assessment { return local.Assess(history, text, "") },
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = r.Close() })
-	return r, local
+	return gatewaytest.NewRouter(t, &cfg)
 }
 
 // newConsentStack is newStack with the test converser, the recording
 // ActionHandler and scfg: harness_test's stack has no options for them.
-func newConsentStack(t *testing.T, r *router.Router, local *session.LocalSafety, scfg session.Config,
+func newConsentStack(t *testing.T, r *router.Router, scfg session.Config,
 	conv session.Converser, acts session.ActionHandler) *stack {
 	t.Helper()
-	layout, err := session.NewGlassesLayout(glasses.DefaultConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	mgr, err := session.NewManager(scfg, session.Deps{Converser: conv, Safety: local, Layout: layout, Actions: acts})
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := &stack{metrics: NewMetrics(prometheus.NewRegistry()), sessions: mgr}
-	st.factory, err = NewFactory(testConfig(), Deps{Listener: r, Speaker: r, Sessions: mgr, Metrics: st.metrics,
-		Owner: func(gateway.Principal) session.Owner { return session.Owner{PartnerID: "p_test"} }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	eng, err := rtc.NewEngine(rtc.LoopbackConfig(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st.handler, err = rtc.NewHandler(rtc.HandlerOptions{Engine: eng, NewSession: st.factory.New})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(st.handler)
-	st.URL = srv.URL + rtc.DefaultBasePath
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		defer cancel()
-		if err := st.handler.Close(ctx); err != nil {
-			t.Errorf("rtc handler close: %v", err)
-		}
-		srv.Close()
-		if err := mgr.Close(ctx); err != nil {
-			t.Errorf("session manager close: %v", err)
-		}
-		if err := eng.Close(); err != nil {
-			t.Errorf("rtc engine close: %v", err)
-		}
-	})
+	st := &stack{metrics: NewMetrics(prometheus.NewRegistry())}
+	gs := gatewaytest.NewStack(t, gatewaytest.Options{Router: r, Converser: conv, Session: &scfg,
+		Deps: func(_ *gatewaytest.Stack, d *session.Deps) { d.Actions = acts },
+		Voice: func(gs *gatewaytest.Stack) (gatewaytest.Voice, error) {
+			f, err := NewFactory(testConfig(), Deps{Listener: r, Speaker: r, Sessions: gs.Sessions, Metrics: st.metrics,
+				Owner: func(gateway.Principal) session.Owner { return session.Owner{PartnerID: gatewaytest.TestPartner} }})
+			st.factory = f
+			if err != nil {
+				return gatewaytest.Voice{}, err
+			}
+			return gatewaytest.Voice{NewSession: f.New}, nil
+		}})
+	st.URL, st.sessions, st.handler = gs.URL, gs.Sessions, gs.Handler
 	return st
 }
 
@@ -542,7 +504,7 @@ func (c *consentCall) hungUp(acts *consentActions) {
 // unclear or off-topic answer, silence (and a late yes after it) and a
 // hang-up or vanished client never approve.
 func TestConsentOverVoice(t *testing.T) {
-	r, local := newConsentRouter(t)
+	r := newConsentRouter(t)
 	dir := t.TempDir()
 	request := sayClip(t, dir, "request", sayRequest)
 	yes := sayClip(t, dir, "yes", sayYes)
@@ -555,12 +517,12 @@ func TestConsentOverVoice(t *testing.T) {
 	scfg := session.DefaultConfig()
 	// A client that vanishes mid-prompt is given up after a second.
 	scfg.ResumeWindow = time.Second
-	st := newConsentStack(t, r, local, scfg, conv, acts)
+	st := newConsentStack(t, r, scfg, conv, acts)
 	// The silence cases: a one-second answer window and two asks in all.
 	quick := scfg
 	quick.Consent.AnswerWindow = time.Second
 	quick.Consent.MaxAsks = 2
-	stQuick := newConsentStack(t, r, local, quick, conv, acts)
+	stQuick := newConsentStack(t, r, quick, conv, acts)
 
 	// The cases run two at a time, each a subtest on its own goroutine:
 	// they spend most of their time waiting on real-time audio. Not
@@ -706,7 +668,7 @@ func TestConsentOverVoice(t *testing.T) {
 // false-yes-% the share of no, unclear and off-topic phrases read as a
 // yes — the number that must stay 0. Run with -benchtime 1x.
 func BenchmarkConsentAnswers(b *testing.B) {
-	r, _ := newConsentRouter(b)
+	r := newConsentRouter(b)
 	dir := b.TempDir()
 	phrases := []struct {
 		text string

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,47 +17,23 @@ import (
 	"github.com/veraneural/vera-gateway/fixtures"
 	"github.com/veraneural/vera-gateway/gateway"
 	"github.com/veraneural/vera-gateway/gateway/converse"
+	"github.com/veraneural/vera-gateway/gateway/gatewaytest"
 	"github.com/veraneural/vera-gateway/gateway/router"
 	"github.com/veraneural/vera-gateway/gateway/rtc"
 	"github.com/veraneural/vera-gateway/gateway/session"
-	"github.com/veraneural/vera-gateway/glasses"
 	"github.com/veraneural/vera-gateway/safety"
-)
-
-// The router (pocketsphinx decoders, espeak, the companion) is the costly
-// part of the stack; the tests share one and close it in TestMain.
-var (
-	sharedOnce   sync.Once
-	sharedRouter *router.Router
-	sharedLocal  *session.LocalSafety
-	sharedErr    error
 )
 
 func noEnv(string) string { return "" }
 
+// getShared is the test binary's shared embedded router and local safety
+// layer (gatewaytest's; TestMain closes the router).
 func getShared(t testing.TB) (*router.Router, *session.LocalSafety) {
 	t.Helper()
-	sharedOnce.Do(func() {
-		sharedLocal, sharedErr = session.NewLocalSafety("US")
-		if sharedErr != nil {
-			return
-		}
-		local := sharedLocal
-		sharedRouter, sharedErr = router.New(router.DefaultConfig(), noEnv, router.Options{
-			Assess: func(history []string, text string) safety.Assessment { return local.Assess(history, text, "") },
-		})
-	})
-	if sharedErr != nil {
-		t.Fatalf("shared router: %v", sharedErr)
-	}
-	return sharedRouter, sharedLocal
+	return gatewaytest.Shared(t), gatewaytest.SharedSafety(t)
 }
 
-func closeSharedRouter() {
-	if sharedRouter != nil {
-		_ = sharedRouter.Close()
-	}
-}
+func closeSharedRouter() { gatewaytest.CloseShared() }
 
 // newConverser is the gateway's own converser (gateway/converse) on the
 // shared router.
@@ -123,104 +98,50 @@ type stackOptions struct {
 	admit  bool
 }
 
+// newStack is gatewaytest's stack with this package's voice factory: the
+// real converser, the sessions' classifier on the stack's router, the
+// safety counters, and every voice session kept for white-box checks.
 func newStack(t testing.TB, o stackOptions) *stack {
 	t.Helper()
-	r, local := getShared(t)
-	if o.freshRouter {
-		var err error
-		r, err = router.New(router.DefaultConfig(), noEnv, router.Options{
-			Assess: func(history []string, text string) safety.Assessment { return local.Assess(history, text, "") },
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = r.Close() }) // after the stack's cleanup (LIFO)
-	}
-	if o.router != nil {
-		r = o.router
-	}
-	if o.routerCfg != nil {
-		var err error
-		r, err = router.New(*o.routerCfg, func(k string) string { return o.env[k] }, router.Options{
-			Assess: func(history []string, text string) safety.Assessment { return local.Assess(history, text, "") },
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = r.Close() })
-	}
-	layout, err := session.NewGlassesLayout(glasses.DefaultConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	scfg := session.DefaultConfig()
-	if o.sessCfg != nil {
-		scfg = *o.sessCfg
-	}
-	counters := safety.NewCounters(nil)
-	mgr, err := session.NewManager(scfg, session.Deps{
-		Converser: newConverser(t, r),
-		Safety:    local, Layout: layout, Counters: counters,
-		Classifier: converse.NewClassifier(r), ClassifyBudget: o.classifyBudget,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	cfg := testConfig()
 	if o.cfg != nil {
 		cfg = *o.cfg
 	}
-	st := &stack{metrics: NewMetrics(prometheus.NewRegistry()), sessions: mgr, counters: counters}
+	st := &stack{metrics: NewMetrics(prometheus.NewRegistry()), counters: safety.NewCounters(nil)}
 	var log *slog.Logger
 	if os.Getenv("VOICE_DEBUG") != "" {
 		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
-	st.factory, err = NewFactory(cfg, Deps{Listener: r, Speaker: r, Sessions: mgr, Metrics: st.metrics, Logger: log, Counters: counters,
-		Owner: func(gateway.Principal) session.Owner { return session.Owner{PartnerID: "p_test"} }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rcfg := rtc.LoopbackConfig()
-	if o.rtcCfg != nil {
-		rcfg = *o.rtcCfg
-	}
-	eng, err := rtc.NewEngine(rcfg, nil, o.engineOpts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var admit func() error
-	if o.admit {
-		admit = st.factory.Admit
-	}
-	st.handler, err = rtc.NewHandler(rtc.HandlerOptions{Engine: eng, Admit: admit,
-		NewSession: func(ctx context.Context, info rtc.SessionInfo, c *rtc.Conn) (rtc.Session, error) {
-			s, err := st.factory.New(ctx, info, c)
-			if err == nil {
-				st.mu.Lock()
-				st.voices = append(st.voices, s.(*voiceSession))
-				st.mu.Unlock()
+	gs := gatewaytest.NewStack(t, gatewaytest.Options{
+		Router: o.router, FreshRouter: o.freshRouter, RouterConfig: o.routerCfg, Env: o.env,
+		Session: o.sessCfg, RTC: o.rtcCfg, EngineOptions: o.engineOpts,
+		Deps: func(gs *gatewaytest.Stack, d *session.Deps) {
+			d.Counters = st.counters
+			d.Classifier, d.ClassifyBudget = converse.NewClassifier(gs.Router), o.classifyBudget
+		},
+		Voice: func(gs *gatewaytest.Stack) (gatewaytest.Voice, error) {
+			f, err := NewFactory(cfg, Deps{Listener: gs.Router, Speaker: gs.Router, Sessions: gs.Sessions, Metrics: st.metrics,
+				Logger: log, Counters: st.counters,
+				Owner: func(gateway.Principal) session.Owner { return session.Owner{PartnerID: gatewaytest.TestPartner} }})
+			if err != nil {
+				return gatewaytest.Voice{}, err
 			}
-			return s, err
+			st.factory = f
+			v := gatewaytest.Voice{NewSession: func(ctx context.Context, info rtc.SessionInfo, c *rtc.Conn) (rtc.Session, error) {
+				s, err := f.New(ctx, info, c)
+				if err == nil {
+					st.mu.Lock()
+					st.voices = append(st.voices, s.(*voiceSession))
+					st.mu.Unlock()
+				}
+				return s, err
+			}}
+			if o.admit {
+				v.Admit = f.Admit
+			}
+			return v, nil
 		}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(st.handler)
-	st.URL = srv.URL + rtc.DefaultBasePath
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		defer cancel()
-		if err := st.handler.Close(ctx); err != nil {
-			t.Errorf("rtc handler close: %v", err)
-		}
-		srv.Close()
-		if err := mgr.Close(ctx); err != nil {
-			t.Errorf("session manager close: %v", err)
-		}
-		if err := eng.Close(); err != nil {
-			t.Errorf("rtc engine close: %v", err)
-		}
-	})
+	st.URL, st.sessions, st.handler = gs.URL, gs.Sessions, gs.Handler
 	return st
 }
 

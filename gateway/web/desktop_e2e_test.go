@@ -122,7 +122,7 @@ func TestBrowserDeviceAndRegion(t *testing.T) {
 		must(page.InsertText(ctx, text))
 		must(page.Press(ctx, "Enter"))
 	}
-	say("I want to end my life tonight")
+	say("I feel like a burden to everyone")
 	must(page.WaitFor(ctx, `document.querySelectorAll('#cards > .safety').length === 1`, "the card"))
 	v = view()
 	if !v.PinnedAbove || len(v.Pinned) != 1 || len(v.Folded) != 0 {
@@ -133,9 +133,11 @@ func TestBrowserDeviceAndRegion(t *testing.T) {
 	}
 	first := v.Pinned[0]
 	must(page.WaitFor(ctx, `[...__vera.turns.values()].every((t) => t.ended)`, "the reply"))
-	// The next turn brings another card while the first was never closed
-	// with Done: both stay pinned, newest on top.
-	say("I still want to die")
+	// The next turn raises the level (elevated to crisis), so it brings
+	// another card while the first was never closed with Done: both stay
+	// pinned, newest on top. (At the same level the card in force covers
+	// the turn and none is sent again.)
+	say("I want to end my life tonight")
 	must(page.WaitFor(ctx, `document.querySelectorAll('#cards > .safety').length === 2`, "a second card"))
 	v = view()
 	if len(v.Folded) != 0 || v.Pinned[1] != first || !v.PinnedAbove {
@@ -151,12 +153,14 @@ func TestBrowserDeviceAndRegion(t *testing.T) {
 	if last != "That message is too long (at most 8000 characters)." || !strings.Contains(v.Titles[len(v.Titles)-1], "invalid_request") {
 		t.Errorf("error bubble %q (title %q)", last, v.Titles[len(v.Titles)-1])
 	}
-	// A dropped connection: a sentence while it reconnects, then back.
+	// A dropped connection: a sentence while it reconnects, then back (the
+	// one session.created with resumed: true; the region's hello above
+	// re-negotiated, resumed: false).
 	var statuses []string
 	must(page.Eval(ctx, `(() => { window.__statuses = []; new MutationObserver(() => __statuses.push(document.getElementById('status').textContent))
 		.observe(document.getElementById('status'), {childList: true, characterData: true, subtree: true});
 		__vera.ws.close(4000, 'test: network change'); return true; })()`, nil))
-	must(page.WaitFor(ctx, `__vera.events.filter((e) => e.type === 'session.created' && e.resumed).length >= 2 && /reconnected/.test(document.getElementById('status').textContent)`, "reconnected"))
+	must(page.WaitFor(ctx, `__vera.events.filter((e) => e.type === 'session.created' && e.resumed).length >= 1 && /reconnected/.test(document.getElementById('status').textContent)`, "reconnected"))
 	must(page.Eval(ctx, `__statuses`, &statuses))
 	for _, s := range statuses {
 		if closeCodeRe.MatchString(s) {

@@ -140,7 +140,7 @@ func TestBrowserCrisisCardOnHUD(t *testing.T) {
 		w.WriteHeader(http.StatusNoContent)
 	})
 	st := gatewaytest.NewStack(t, gatewaytest.Options{Converser: echoCompanion{},
-		Deps: func(d *session.Deps) { d.Counters = counters },
+		Deps: func(_ *gatewaytest.Stack, d *session.Deps) { d.Counters = counters },
 		Chat: true, ChatAuth: devAuth,
 		Mux: func(m *http.ServeMux) { m.Handle("/", mux) }})
 	browser := fixtures.StartChromium(t, bin, profile, st.Server.URL+"/?e2e=1&mic=1&region=US&snap=/e2e/snap&report=/e2e/report")

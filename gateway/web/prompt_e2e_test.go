@@ -119,7 +119,7 @@ func TestBrowserActionPrompt(t *testing.T) {
 	// a fake clock: they fire only when the test advances it.
 	clock := clocktest.NewClock(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))
 	st := gatewaytest.NewStack(t, gatewaytest.Options{Converser: &remindCompanion{},
-		Deps: func(d *session.Deps) { d.Actions, d.Clock = rec, clock },
+		Deps: func(_ *gatewaytest.Stack, d *session.Deps) { d.Actions, d.Clock = rec, clock },
 		Chat: true, ChatAuth: devAuth,
 		Mux: func(mux *http.ServeMux) { mux.Handle("/", web.Handler()) }})
 	browser := fixtures.StartChromium(t, bin, t.TempDir(), st.Server.URL+"/?region=US&prompt-test=1")
@@ -395,7 +395,7 @@ func TestBrowserActionPrompt(t *testing.T) {
 	say("remind me to call mum")
 	must(page.WaitFor(ctx, promptOnHUD("act_4"), "prompt act_4"))
 	replied(5)
-	say("I want to end my life tonight")
+	say("I feel like a burden to everyone")
 	must(page.WaitFor(ctx, `window.__hud && __hud.kind === 'safety'`, "safety card on the HUD"))
 	replied(6)
 	h = hud()
@@ -432,10 +432,10 @@ func TestBrowserActionPrompt(t *testing.T) {
 	}
 
 	// (e) An action nobody answers expires: a decline upstream, never an
-	// approval. After the crisis turn the detector keeps flagging, so this
-	// turn brings a safety card too and no offer: the action waits on the
+	// approval. This turn raises the level (elevated to crisis), so it
+	// brings a second safety card and no offer: the action waits on the
 	// phone panel only, and its outcome is never drawn over the card.
-	say("remind me to stretch")
+	say("remind me to stretch, i want to end my life tonight")
 	must(page.WaitFor(ctx, `document.querySelector('#action-act_5 button.approve') && window.__hud && __hud.kind === 'safety'`,
 		"act_5 on the phone panel, safety card on the HUD"))
 	// The card closed with Done folds into the conversation where it
