@@ -146,7 +146,18 @@ func (pr *prosody) summarise(end int64) prosodic {
 	if end <= lo {
 		return s
 	}
-	// Pitch contour: voiced frames, octave errors dropped around the median.
+	pr.pitchContour(&s, lo, end)
+	pr.energy(&s, lo, end)
+	pr.lengthening(&s, lo, end)
+	if pr.gapN >= 3 && pr.onsetGap > 0 {
+		s.rate = clamp(float32(math.Log2(100/float64(pr.onsetGap)/4)), -2, 2)
+	}
+	return s
+}
+
+// pitchContour fills s's pitch cues from the voiced frames in [lo, end),
+// octave errors dropped around the median.
+func (pr *prosody) pitchContour(s *prosodic, lo, end int64) {
 	var ps, ts [pitchWindow]float32
 	np := 0
 	for k := lo; k < end; k++ {
@@ -156,54 +167,60 @@ func (pr *prosody) summarise(end int64) prosodic {
 			np++
 		}
 	}
-	if np >= 6 {
-		var tmp [pitchWindow]float32
-		copy(tmp[:np], ps[:np])
-		med := median(tmp[:np])
-		var xs, ys [pitchWindow]float32
-		m := 0
-		for i := range np {
-			if d := ps[i] - med; d < pitchOutlier && d > -pitchOutlier {
-				xs[m], ys[m] = ts[i], ps[i]
-				m++
-			}
-		}
-		if m >= 6 {
-			// The final pitch against the contour's peak and trough: a
-			// statement falls from its last accent (a rise-fall ends below
-			// the peak), a continuation or a question ends at the top.
-			k := max(m-finalPitchN, 0)
-			var sum float32
-			for _, y := range ys[k:m] {
-				sum += y
-			}
-			final := sum / float32(m-k)
-			hi := ys[0]
-			for _, y := range ys[:m] {
-				hi = max(hi, y)
-			}
-			s.pitchFall = hi - final
-			// The last movement: the final pitch against the voiced frames
-			// moveFrames before it (a rise-fall's last accent has fallen).
-			j := m - 1
-			for j > 0 && xs[j] > xs[m-1]-moveFrames {
-				j--
-			}
-			if xs[m-1]-xs[j] >= moveFrames/2 {
-				i := max(j-finalPitchN+1, 0)
-				var before float32
-				for _, y := range ys[i : j+1] {
-					before += y
-				}
-				s.pitchMove = final - before/float32(j+1-i)
-			}
-			s.voiced = m
-			if pr.pitchN > 50 {
-				s.pitchEnd = final - pr.meanPitch
-			}
+	if np < 6 {
+		return
+	}
+	var tmp [pitchWindow]float32
+	copy(tmp[:np], ps[:np])
+	med := median(tmp[:np])
+	var xs, ys [pitchWindow]float32
+	m := 0
+	for i := range np {
+		if d := ps[i] - med; d < pitchOutlier && d > -pitchOutlier {
+			xs[m], ys[m] = ts[i], ps[i]
+			m++
 		}
 	}
-	// Energy decay over the last speech frames, and the final level.
+	if m < 6 {
+		return
+	}
+	// The final pitch against the contour's peak and trough: a statement
+	// falls from its last accent (a rise-fall ends below the peak), a
+	// continuation or a question ends at the top.
+	k := max(m-finalPitchN, 0)
+	var sum float32
+	for _, y := range ys[k:m] {
+		sum += y
+	}
+	final := sum / float32(m-k)
+	hi := ys[0]
+	for _, y := range ys[:m] {
+		hi = max(hi, y)
+	}
+	s.pitchFall = hi - final
+	// The last movement: the final pitch against the voiced frames
+	// moveFrames before it (a rise-fall's last accent has fallen).
+	j := m - 1
+	for j > 0 && xs[j] > xs[m-1]-moveFrames {
+		j--
+	}
+	if xs[m-1]-xs[j] >= moveFrames/2 {
+		i := max(j-finalPitchN+1, 0)
+		var before float32
+		for _, y := range ys[i : j+1] {
+			before += y
+		}
+		s.pitchMove = final - before/float32(j+1-i)
+	}
+	s.voiced = m
+	if pr.pitchN > 50 {
+		s.pitchEnd = final - pr.meanPitch
+	}
+}
+
+// energy fills s's energy decay over the last speech frames and the final
+// level.
+func (pr *prosody) energy(s *prosodic, lo, end int64) {
 	var xs, ys [energyWindow]float32
 	m := 0
 	for k := max(end-energyWindow, lo); k < end; k++ {
@@ -213,18 +230,23 @@ func (pr *prosody) summarise(end int64) prosodic {
 			m++
 		}
 	}
-	if m >= 5 {
-		s.energySlope = slope(xs[:m], ys[:m]) * 100
-		if pr.levelN > 50 {
-			k := max(m-finalFrames, 0)
-			var sum float32
-			for _, y := range ys[k:m] {
-				sum += y
-			}
-			s.energyEnd = sum/float32(m-k) - pr.meanLevel
-		}
+	if m < 5 {
+		return
 	}
-	// Final lengthening: the last voiced run (before at most a consonant).
+	s.energySlope = slope(xs[:m], ys[:m]) * 100
+	if pr.levelN > 50 {
+		k := max(m-finalFrames, 0)
+		var sum float32
+		for _, y := range ys[k:m] {
+			sum += y
+		}
+		s.energyEnd = sum/float32(m-k) - pr.meanLevel
+	}
+}
+
+// lengthening fills s's final lengthening: the last voiced run (before at
+// most a consonant) against the speaker's mean run.
+func (pr *prosody) lengthening(s *prosodic, lo, end int64) {
 	k := end - 1
 	for ; k >= lo && end-1-k < maxCoda; k-- {
 		if _, _, fl := pr.at(k); fl&flagVoiced != 0 {
@@ -241,10 +263,6 @@ func (pr *prosody) summarise(end int64) prosodic {
 	if run > 0 && pr.runN >= 3 && pr.runMean > 0 {
 		s.lengthening = clamp(float32(math.Log2(float64(float32(run)/pr.runMean))), -2, 2)
 	}
-	if pr.gapN >= 3 && pr.onsetGap > 0 {
-		s.rate = clamp(float32(math.Log2(100/float64(pr.onsetGap)/4)), -2, 2)
-	}
-	return s
 }
 
 func clamp(x, lo, hi float32) float32 { return min(max(x, lo), hi) }

@@ -177,9 +177,18 @@ func runEOTBarge(args []string, stdout, stderr io.Writer) error {
 	return tw.Flush()
 }
 
-// bargeCase plays one case through the inbound pipeline.
-func bargeCase(intro, reply, over []int16, back bool, rng *rand.Rand, pool *sphinx.Pool) (bargeOutcome, error) {
-	o := bargeOutcome{backchannel: back}
+// bargeMix is one barge-in case's microphone: the person's sentence, the
+// reply's echo from replyAt, and the second utterance at overAt.
+type bargeMix struct {
+	mic             []float64
+	replyAt, overAt int
+	echoGain        float64
+	echoDelay       int
+}
+
+// mixBarge levels and mixes a case (the random draws in a fixed order, so
+// a seed gives the same set).
+func mixBarge(intro, over []int16, back bool, rng *rand.Rand) bargeMix {
 	lvl := func(pcm []int16, peakDb float64) []int16 {
 		g := math.Pow(10, peakDb/20) * 32767 / float64(max(peakAbs(pcm), 1))
 		out := make([]int16, len(pcm))
@@ -215,6 +224,15 @@ func bargeCase(intro, reply, over []int16, back bool, rng *rand.Rand, pool *sphi
 	for i, s := range over {
 		mic[overAt+i] += float64(s)
 	}
+	return bargeMix{mic: mic, replyAt: replyAt, overAt: overAt, echoGain: echoGain, echoDelay: echoDelay}
+}
+
+// bargeCase plays one case through the inbound pipeline.
+func bargeCase(intro, reply, over []int16, back bool, rng *rand.Rand, pool *sphinx.Pool) (bargeOutcome, error) {
+	o := bargeOutcome{backchannel: back}
+	m := mixBarge(intro, over, back, rng)
+	mic, replyAt, overAt, total, echoGain, echoDelay := m.mic, m.replyAt, m.overAt, len(m.mic), m.echoGain, m.echoDelay
+	const sr = audio.SampleRate
 	cfg := pipeline.DefaultConfig()
 	in, err := pipeline.New(cfg)
 	if err != nil {

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/veraneural/vera-gateway/fixtures"
 )
 
 const modulePath = "github.com/veraneural/vera-gateway"
@@ -22,6 +24,7 @@ var leakGuard = regexp.MustCompile(`goleak` + `\.(Verify|Find)`)
 // goPackage is one directory's non-test files, parsed.
 type goPackage struct {
 	dir        string // relative to the repo root, slash-separated
+	fset       *token.FileSet
 	files      []*ast.File
 	hasDoc     bool
 	startsGo   bool
@@ -30,17 +33,7 @@ type goPackage struct {
 
 func repoRoot(t *testing.T) string {
 	t.Helper()
-	dir, _ := os.Getwd()
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("go.mod not found")
-		}
-		dir = parent
-	}
+	return fixtures.RepoRoot(t)
 }
 
 func loadPackages(t *testing.T) map[string]*goPackage {
@@ -66,7 +59,7 @@ func loadPackages(t *testing.T) map[string]*goPackage {
 		rel = filepath.ToSlash(rel)
 		p := pkgs[rel]
 		if p == nil {
-			p = &goPackage{dir: rel}
+			p = &goPackage{dir: rel, fset: fset}
 			pkgs[rel] = p
 		}
 		if strings.HasSuffix(path, "_test.go") {
@@ -158,6 +151,29 @@ func TestPackageDocs(t *testing.T) {
 	for dir, p := range loadPackages(t) {
 		if !p.hasDoc {
 			t.Errorf("package in %s has no package doc comment (\"// Package x …\" or \"// Command x …\")", dir)
+		}
+	}
+}
+
+// longFuncOK are the functions allowed over 100 lines: measured hot-path
+// kernels that must stay at 0 allocations (STYLE.md).
+var longFuncOK = map[string]bool{"audio/vad.ProcessFeatures": true}
+
+// TestNoLongFunctions: no function outside tests is longer than 100 lines,
+// so each says one thing; a long one is split, not excused.
+func TestNoLongFunctions(t *testing.T) {
+	for dir, p := range loadPackages(t) {
+		for _, f := range p.files {
+			for _, d := range f.Decls {
+				fd, ok := d.(*ast.FuncDecl)
+				if !ok || fd.Body == nil {
+					continue
+				}
+				n := p.fset.Position(fd.End()).Line - p.fset.Position(fd.Pos()).Line + 1
+				if n > 100 && !longFuncOK[dir+"."+fd.Name.Name] {
+					t.Errorf("%s: %s is %d lines (at most 100 outside tests)", p.fset.Position(fd.Pos()), fd.Name.Name, n)
+				}
+			}
 		}
 	}
 }

@@ -67,17 +67,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 	}
 	if *printConfig {
-		shown := cfg
-		shown.Auth.Keys = append([]keyConfig(nil), cfg.Auth.Keys...)
-		for i := range shown.Auth.Keys {
-			shown.Auth.Keys[i].Webhooks = append([]webhook.Endpoint(nil), shown.Auth.Keys[i].Webhooks...)
-		}
-		shown.Webhooks = append([]webhook.Endpoint(nil), cfg.Webhooks...)
-		yamlconf.Redact(&shown)
-		enc := yaml.NewEncoder(stdout)
-		enc.SetIndent(2)
-		defer enc.Close()
-		return enc.Encode(shown)
+		return printRedacted(stdout, cfg)
 	}
 
 	var lvl slog.Level
@@ -127,7 +117,29 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	case <-ctx.Done():
 	}
 
-	// Drain: readyz goes false, new sessions get 503, live ones get the grace.
+	shutdown(a, cfg, log, httpSrv, debugSrv)
+	return nil
+}
+
+// printRedacted writes the effective config as YAML with every secret
+// redacted (-print-config); the caller's config is not touched.
+func printRedacted(w io.Writer, cfg fileConfig) error {
+	shown := cfg
+	shown.Auth.Keys = append([]keyConfig(nil), cfg.Auth.Keys...)
+	for i := range shown.Auth.Keys {
+		shown.Auth.Keys[i].Webhooks = append([]webhook.Endpoint(nil), shown.Auth.Keys[i].Webhooks...)
+	}
+	shown.Webhooks = append([]webhook.Endpoint(nil), cfg.Webhooks...)
+	yamlconf.Redact(&shown)
+	enc := yaml.NewEncoder(w)
+	enc.SetIndent(2)
+	defer enc.Close()
+	return enc.Encode(shown)
+}
+
+// shutdown drains: readyz goes false, new sessions get 503, live ones get
+// the grace; then the listeners close.
+func shutdown(a *app, cfg fileConfig, log *slog.Logger, httpSrv, debugSrv *http.Server) {
 	grace := time.Duration(cfg.ShutdownGraceMS) * time.Millisecond
 	log.Info("draining", "grace", grace)
 	a.srv.StartDrain()
@@ -143,5 +155,4 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		_ = debugSrv.Close()
 	}
 	log.Info("stopped")
-	return nil
 }

@@ -406,10 +406,8 @@ func runLoad(ctx context.Context, o options, stdout, stderr io.Writer, progress 
 	scancel()
 
 	var bar *progressbar.ProgressBar
-	total := o.warmup + o.duration + time.Duration(float64(o.sessions)/o.ramp*float64(time.Second))
 	if progress {
-		bar = progressbar.NewOptions64(int64(total/time.Second), progressbar.OptionSetWriter(stderr), progressbar.OptionSetWidth(30),
-			progressbar.OptionShowElapsedTimeOnFinish(), progressbar.OptionSetPredictTime(false), progressbar.OptionClearOnFinish())
+		bar = newBar(o, stderr)
 	}
 	started := time.Now()
 	slots := make([]*slot, o.sessions)
@@ -425,26 +423,11 @@ func runLoad(ctx context.Context, o options, stdout, stderr io.Writer, progress 
 	}
 	lr.startSessions(ctx, slots, &wg, upd.C, refresh)
 	if o.warmup > 0 {
-		wt := time.NewTimer(o.warmup)
-	warm:
-		for {
-			select {
-			case <-wt.C:
-				break warm
-			case <-ctx.Done():
-				break warm
-			case <-upd.C:
-				refresh("warmup")
-			}
-		}
-		wt.Stop()
+		waitPhase(ctx, o.warmup, upd.C, func() { refresh("warmup") })
 	}
 	// Steady window: all sessions up (or failed).
-	sctx, scancel = context.WithTimeout(context.Background(), 5*time.Second)
 	lr.windowStart.Store(time.Now().UnixNano())
-	m0, m0err := scrapeMetrics(sctx, hc, murl)
-	f0 := scrapeFakes(hc, o.fakesURL)
-	scancel()
+	m0, f0, m0err := scrapeAll(hc, murl, o.fakesURL)
 	cpuW0 := cpuSeconds()
 	profWait := func() error { return nil }
 	if o.pprofOut != "" {
@@ -475,10 +458,7 @@ wait:
 		}
 	}
 	end.Stop()
-	sctx, scancel = context.WithTimeout(context.Background(), 5*time.Second)
-	m1, m1err := scrapeMetrics(sctx, hc, murl)
-	f1 := scrapeFakes(hc, o.fakesURL)
-	scancel()
+	m1, f1, m1err := scrapeAll(hc, murl, o.fakesURL)
 	cpuW1 := cpuSeconds()
 	close(lr.stop)
 	refresh("hangup")
@@ -489,18 +469,52 @@ wait:
 	if bar != nil {
 		_ = bar.Finish()
 	}
-	var outcomes []sessionOutcome
-	for _, sl := range slots {
-		if sl != nil {
-			outcomes = append(outcomes, sl.outcomes...)
-		}
-	}
-	rep := buildReport(o, outcomes, m0, m1, errors.Join(mStartErr, m0err, m1err))
+	rep := buildReport(o, collectOutcomes(slots), m0, m1, errors.Join(mStartErr, m0err, m1err))
 	rep.addSeries(mStart, m0, m1, f0, f1)
 	if soak != nil {
 		rep.Soak = soak.finish(ctx, hc, murl, mStart, m1, int(lr.replaced.Load()))
 	}
 	rep.addCPU(cpuSeconds()-cpu0, cpuW1-cpuW0, m0, m1)
+	return writeReport(stdout, o, rep)
+}
+
+// collectOutcomes is every session's outcomes, slot by slot.
+func collectOutcomes(slots []*slot) []sessionOutcome {
+	var out []sessionOutcome
+	for _, sl := range slots {
+		if sl != nil {
+			out = append(out, sl.outcomes...)
+		}
+	}
+	return out
+}
+
+// newBar is the progress bar of a run's whole length.
+func newBar(o options, w io.Writer) *progressbar.ProgressBar {
+	total := o.warmup + o.duration + time.Duration(float64(o.sessions)/o.ramp*float64(time.Second))
+	return progressbar.NewOptions64(int64(total/time.Second), progressbar.OptionSetWriter(w), progressbar.OptionSetWidth(30),
+		progressbar.OptionShowElapsedTimeOnFinish(), progressbar.OptionSetPredictTime(false), progressbar.OptionClearOnFinish())
+}
+
+// waitPhase waits d (or until ctx ends), calling tick on every update.
+func waitPhase(ctx context.Context, d time.Duration, upd <-chan time.Time, tick func()) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			return
+		case <-ctx.Done():
+			return
+		case <-upd:
+			tick()
+		}
+	}
+}
+
+// writeReport prints rep (JSON with -json, else the table) and returns the
+// exit code: 1 when a session failed, none came up, or a soak was not flat.
+func writeReport(stdout io.Writer, o options, rep loadReport) int {
 	if o.jsonOut {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")

@@ -276,3 +276,12 @@ func delta(a, b *scrape, series string) *float64 {
 	}
 	return ptr(b.value(series) - a.value(series))
 }
+
+// scrapeAll reads the gateway's /metrics and the fakes' report at one
+// moment (a window's edge), within 5 s.
+func scrapeAll(hc *http.Client, murl, fakesURL string) (gw, fakes *scrape, err error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	gw, err = scrapeMetrics(ctx, hc, murl)
+	return gw, scrapeFakes(hc, fakesURL), err
+}
