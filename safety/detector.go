@@ -304,7 +304,7 @@ func (d *Detector) analyzeTiers(text string, withModel bool) analysis {
 		// the pills" is not narrated: no past form)
 		a.level, a.reason = t.frame.level, t.frame.reason
 	}
-	if m := t.model; m > a.level && t.ctx.risk {
+	if m := t.model; m > a.level && t.ctx.risk && (t.ctx.riskNotDo || !t.ctx.request) {
 		if t.ctx.everyday || t.ctx.context {
 			// "i'm going to take my medicine now", "the radio said a man was
 			// stabbed": the model counts one level less

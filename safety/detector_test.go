@@ -117,6 +117,11 @@ func TestDetect(t *testing.T) {
 		{"please stop talking about and listen to me because i have something important to fail you", LevelNone},
 		{"just thinking out loud", LevelNone},
 		{"we are done for today, the meeting is over", LevelNone},
+		// a request to the listener: "do it" asks VERA to act (a consent
+		// answer, heard or mis-heard)
+		{"please do it settled for me", LevelNone},
+		{"can you do it for me", LevelNone},
+		{"yes please do it", LevelNone},
 		{"how do i kill the process on port 8080", LevelNone},
 		{"i'm dying to see that film", LevelNone},
 		{"this traffic is killing me", LevelNone},

@@ -47,11 +47,13 @@ type extractor struct {
 	// cues for DetectTurn: actSet and timeSet words
 	actCue, timeCue bool
 	risk            bool // see riskSet
+	riskNotDo       bool // a risk concept other than "do it"
+	request         bool // see requestSet
 	past            bool // a past-time phrase or a year
 }
 
 func (x *extractor) flags() ctxFlags {
-	return ctxFlags{x.context, x.everyday, x.personal, x.risk, x.past}
+	return ctxFlags{x.context, x.everyday, x.personal, x.risk, x.past, x.riskNotDo, x.request}
 }
 
 // run calls emit once per feature occurrence of text (repeats are counted).
@@ -90,6 +92,7 @@ func (x *extractor) prepare(text string, toks []string) {
 		}
 	}
 	x.context, x.everyday, x.personal, x.actCue, x.timeCue, x.risk = false, false, false, false, false, false
+	x.riskNotDo, x.request = false, false
 	x.past = false
 	for _, c := range b {
 		x.past = x.past || c.has(pastID)
@@ -99,6 +102,8 @@ func (x *extractor) prepare(text string, toks []string) {
 		x.actCue = x.actCue || c.any(actSet)
 		x.timeCue = x.timeCue || c.any(timeSet)
 		x.risk = x.risk || c.any(riskSet)
+		x.riskNotDo = x.riskNotDo || c.any(riskNotDoSet)
+		x.request = x.request || c.any(requestSet)
 	}
 	x.fired = x.fired[:0]
 	x.frame = matchFrames(x.cur, x.sets, func(id string) { x.fired = append(x.fired, id) })
@@ -209,6 +214,16 @@ var riskSet, _ = conceptSet("die|kill|suicide|selfharm|cutword|selfkill|otherkil
 	"knowhow|do|fear|help|unreachable|breakin|outside|neck|body|platform|balcony|water|tracks|" +
 	"rehome|pretext|unnoticed|symptom|unlit|unconscious|secret|expose|intrude|thenight|noburden|burdenp|hopelessp|" +
 	"edbehav|lossctl|hospital|lastfelt|cantlive|shouldbeme|joinlost|plan|ruin|survived|acquire|scout|distressp|blackout|relapse|neglect|missme|noexist|allineed|whyidid|over|stored|addicted|pretextneg|endit|enough|dislike|triedbefore")
+
+// riskNotDoSet is riskSet without "do it": said as a request to the
+// listener ("please do it for me", requestSet) it is no danger word, and
+// the model alone may not raise such an utterance.
+var riskNotDoSet = riskSet.without(doSet)
+
+var doSet, _ = conceptSet("do")
+
+// requestSet: a request addressed to the listener.
+var requestSet, _ = conceptSet("request")
 
 // personalSet: words that tie an utterance to the speaker or someone they
 // know; a third-party rule match without them is narration ("the old man

@@ -128,7 +128,7 @@ var frameDefs = []frameDef{
 	{"kill_self", LevelCrisis, 1, "selfkill", "idiom|mundane|" + vetoCommon, fNeg | fPast | fOther},
 	{"intent_suicide", LevelCrisis, 7, "want|intent|think & suicide", "idiom|" + vetoCommon, fNeg | fPast | fSpeaker | fOther},
 	{"resolve", LevelCrisis, 10, "resolve & do|selfkill|die|suicide", "benign|" + vetoCommon, 0},
-	{"do_it_soon", LevelElevated, 7, "do & now|soon|intent", "mundane|benign|work|" + vetoCommon, fNeg},
+	{"do_it_soon", LevelElevated, 7, "do & now|soon|intent", "mundane|benign|work|request|" + vetoCommon, fNeg},
 	{"gone_soon", LevelCrisis, 7, "gone & now|soon|final", "safe|safekeep|question|temporary|benign|work|" + vetoCommon, fPast},
 	{"know_how", LevelCrisis, 7, "knowhow & do|final|soon|now", "benign|work|question|" + vetoCommon, fNeg},
 	{"use_means", LevelCrisis, 9, "intent & use & weapon|med|rope|noose|poison", "benign|question|safe|" + vetoCommon, fNeg | fPast},
