@@ -58,8 +58,8 @@ func checkJSONShape(raw []byte, v any) *Error {
 	for i := 0; i < len(raw); i++ {
 		switch c := raw[i]; {
 		case c == '"':
-			end := jsonStringEnd(raw, i)
-			if jsonIsKey(raw, end) && len(stack) > 0 && !stack[len(stack)-1].array {
+			end := JSONStringEnd(raw, i)
+			if JSONIsKey(raw, end) && len(stack) > 0 && !stack[len(stack)-1].array {
 				f := &stack[len(stack)-1]
 				key := jsonUnquote(raw[i:end])
 				if err := f.addKey(key, stack); err != nil {
@@ -233,8 +233,10 @@ func deref(t reflect.Type) reflect.Type {
 	return t
 }
 
-// jsonStringEnd returns the index just past the string at raw[i].
-func jsonStringEnd(raw []byte, i int) int {
+// JSONStringEnd returns the index just past the JSON string literal that
+// starts at raw[i] (len(raw) when it is not closed). The body scanners
+// here and in gateway/tools share it.
+func JSONStringEnd(raw []byte, i int) int {
 	for j := i + 1; j < len(raw); j++ {
 		switch raw[j] {
 		case '\\':
@@ -246,8 +248,9 @@ func jsonStringEnd(raw []byte, i int) int {
 	return len(raw)
 }
 
-// jsonIsKey: the string ending before raw[end] is followed by a colon.
-func jsonIsKey(raw []byte, end int) bool {
+// JSONIsKey reports whether the JSON string ending before raw[end] is an
+// object key (followed by a colon).
+func JSONIsKey(raw []byte, end int) bool {
 	for j := end; j < len(raw); j++ {
 		switch raw[j] {
 		case ' ', '\t', '\n', '\r':

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/veraneural/vera-gateway/gateway"
 )
 
 // Bounds on numbers in a schema or an input: the validator does exact
@@ -47,8 +49,8 @@ func scanShape(raw []byte, lim shapeLimits) *PathError {
 	for i := 0; i < len(raw); i++ {
 		switch c := raw[i]; {
 		case c == '"':
-			end := stringEnd(raw, i)
-			if isKey(raw, end) {
+			end := gateway.JSONStringEnd(raw, i)
+			if gateway.JSONIsKey(raw, end) {
 				if n := len(stack); n > 0 {
 					stack[n-1].key = string(raw[i+1 : max(i+1, end-1)])
 				}
@@ -92,33 +94,6 @@ func scanShape(raw []byte, lim shapeLimits) *PathError {
 		}
 	}
 	return nil
-}
-
-// stringEnd returns the index just past the string that starts at raw[i].
-func stringEnd(raw []byte, i int) int {
-	for j := i + 1; j < len(raw); j++ {
-		switch raw[j] {
-		case '\\':
-			j++
-		case '"':
-			return j + 1
-		}
-	}
-	return len(raw)
-}
-
-// isKey: the string ending before raw[end] is followed by a colon.
-func isKey(raw []byte, end int) bool {
-	for j := end; j < len(raw); j++ {
-		switch raw[j] {
-		case ' ', '\t', '\n', '\r':
-		case ':':
-			return true
-		default:
-			return false
-		}
-	}
-	return false
 }
 
 // pointer renders the scan's open containers as a JSON pointer.
