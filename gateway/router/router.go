@@ -113,6 +113,8 @@ func New(cfg Config, getenv func(string) string, opts Options) (*Router, error) 
 	client := opts.HTTPClient
 	if client == nil {
 		client = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+		// The router's own connections to remote models end with it.
+		r.closers = append(r.closers, func() error { client.CloseIdleConnections(); return nil })
 	}
 	m, err := newMetrics(opts.Registerer)
 	if err != nil {
