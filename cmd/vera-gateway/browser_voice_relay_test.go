@@ -1,9 +1,7 @@
 package main
 
 import (
-	"context"
 	"testing"
-	"time"
 
 	"github.com/veraneural/vera-gateway/fixtures"
 	"github.com/veraneural/vera-gateway/gateway/rtc"
@@ -30,20 +28,7 @@ func TestBrowserVoiceRelay(t *testing.T) {
 	const secret = "browser-relay-static-auth-secret-0123456789"
 	runBrowserVoice(t, bin, micFile(t), browserVoiceRun{
 		tweak: func(t *testing.T, cfg *fileConfig) {
-			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-			defer cancel()
-			turn, err := fixtures.StartTURNServer(ctx, fixtures.TURNServerOptions{Dir: t.TempDir(), Secret: secret})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() {
-				if t.Failed() {
-					t.Logf("turnserver log:\n%s", turn.Log())
-				}
-				if err := turn.Close(); err != nil {
-					t.Errorf("turnserver: %v", err)
-				}
-			})
+			turn := fixtures.StartTURNServerForTest(t, secret) // installed: checked above
 			cfg.RTC.TURN = rtc.TURNConfig{URLs: []string{turn.URL("udp")}, SecretEnv: "TURN_SECRET", Secret: secret, TTLSeconds: 600}
 		},
 		query: "&relay=1",

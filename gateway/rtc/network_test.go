@@ -21,23 +21,10 @@ const coturnSecret = "test-static-auth-secret-0123456789"
 // startCoturn runs a real coturn on loopback for the test, or skips.
 func startCoturn(t testing.TB) *fixtures.TURNServer {
 	t.Helper()
-	if fixtures.TURNServerPath() == "" {
+	s := fixtures.StartTURNServerForTest(t, coturnSecret)
+	if s == nil {
 		t.Skip("turnserver not installed (Debian package coturn; .ci/deps.sh installs it on the test path)")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	s, err := fixtures.StartTURNServer(ctx, fixtures.TURNServerOptions{Dir: t.TempDir(), Secret: coturnSecret})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := s.Close(); err != nil {
-			t.Errorf("turnserver: %v", err)
-		}
-		if t.Failed() {
-			t.Logf("turnserver log:\n%s", s.Log())
-		}
-	})
 	return s
 }
 

@@ -20,24 +20,10 @@ const turnSecret = "voice-test-static-auth-secret-0123"
 // line) when it is not installed, so the non-relay paths still run.
 func startTURN(t *testing.T) *fixtures.TURNServer {
 	t.Helper()
-	if fixtures.TURNServerPath() == "" {
+	s := fixtures.StartTURNServerForTest(t, turnSecret)
+	if s == nil {
 		t.Log("turnserver not installed (Debian package coturn; .ci/deps.sh installs it on the test path): relay paths skipped")
-		return nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	s, err := fixtures.StartTURNServer(ctx, fixtures.TURNServerOptions{Dir: t.TempDir(), Secret: turnSecret})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := s.Close(); err != nil {
-			t.Errorf("turnserver: %v", err)
-		}
-		if t.Failed() {
-			t.Logf("turnserver log:\n%s", s.Log())
-		}
-	})
 	return s
 }
 
