@@ -47,7 +47,11 @@ const (
 		"bootcamp|jogging|cycling|rowing|reps|legday|quads|hamstrings|glutes|" +
 		"entrenador|entrenadora|entreno|entrenamiento|gimnasio|gimnas|cancha|padel|futbol|baloncesto|agujetas|" +
 		"mister|sentadilla*|pesas|entraineur|entrainement|muscu|musculation|courbature*|footing|" +
-		"beintag|fitness*|mannschaft|muskelkater|halbmarathon|sprints|turnhalle|trainerin|kniebeuge*"
+		"beintag|fitness*|mannschaft|muskelkater|halbmarathon|sprints|turnhalle|trainerin|kniebeuge*|" +
+		"rink|skating|tryouts|tryout|beep|stairmaster|treadmill|boxing|kickboxing|10k|5k|semifinal|semifinals|" +
+		"playoffs|scrimmage|conditioning|preseason|spin|peloton|zumba|climbing|bouldering|triathlon|" +
+		"boxeo|natacion|triatlon|maraton|escalada|boxe|natation|escalade|triathlon|seance|" +
+		"boxen|schwimmtraining|klettern|fussballspiel|fussballtraining|spinningkurs|fitnessstudio"
 	nwGame = "game|games|gaming|jungler|lobby|respawn|ranked|fortnite|minecraft|valorant|csgo|warzone|elden|" +
 		"raid|noob|gg|ragequit|headshot|spawn|npc|quest|checkpoint|jeu|jeux|joueur|juego|partida|jugando|" +
 		"videojuego|videogame|zocken|gezockt|ps5|xbox|controller|manette|dota|apex|pubg|overwatch|zelda|" +
@@ -55,7 +59,8 @@ const (
 	nwHair = "hair|haircut|hairdresser|barber|salon|bangs|fringe|trim|bob|layers|ends|beard|" +
 		"pelo|cabello|flequillo|peluquera|peluquero|peluqueria|barbero|puntas|melena|" +
 		"cheveux|coiffeur|coiffeuse|frange|pointes|barbe|" +
-		"haare|haar|friseur|friseurin|pony|spitzen|frisur|bart"
+		"haare|haar|friseur|friseurin|pony|spitzen|frisur|bart|roots|highlights|balayage|bleach|eyebrows|" +
+		"raices|mechas|racines|meches|ansatz|strahnen"
 	nwCut = "cut|cuts|cutting|chopped|chop|trimmed|snipped|shaved|corto|corte|cortaron|corta|cortado|cortar|" +
 		"cortarme|coupe|couper|coupes|coupee|coupait|geschnitten|abgeschnitten|schneiden|schneidet|schnitt|abschneiden|" +
 		"kurz"
@@ -179,18 +184,60 @@ var negDefs = []negDef{
 		nwDieDe + " [ja|fast|gleich|noch|echt|gerade] vor [lauter] " + nwHyperDe,
 		"hitze|spannung|larm|fuse|rucken|schuhe|kalte|neugier|warterei ~3 bringt|bringen mich [noch|gleich|echt] um",
 	}},
+	{id: "neg.drill", veto: []string{"myself|matarme|suicidarme|umbringen", "me tuer|suicider"}, cues: []string{
+		// suicides as a sprint drill: plural, after a verb of doing or running
+		"ran|run|running|runs|do|doing|did|done|more|of|sprint|sprinting|us|hicimos|hacer|correr|corrimos|" +
+			"fait|faire|courir|laufen|gelaufen [do|run|some|the|a|few|those|unos|des] [few|of] suicides|suicidios|" +
+			"suicides|sucidios",
+		"suicide|suicidio sprints|drills|lines|runs|sprint|drill",
+	}},
+	{id: "neg.dye", cues: []string{
+		// "dying my roots": the object is hair
+		"dying|dye|dyed|dyeing|died|die|tenir|teindre|farben|farbe [my|her|his|the|their|our|mis|mes|meine] " +
+			"hair|roots|beard|eyebrows|bangs|fringe|highlights|tips|pelo|puntas|raices|cheveux|racines|haare|spitzen",
+		"die|mir|sich haare|haar|spitzen|augenbrauen|strahnen ~2 farben|farbe|blondieren|tonen|schneiden|kurz|rot|" +
+			"blau|grun|pink|lila|blond|schwarz",
+	}},
+	{id: "neg.lockout", cues: []string{
+		// locked out of the flat: no one shut in
+		"locked|shut|lock|locking [myself|me|us|ourselves] out",
+		"me|nos quede|quedamos|quedado|deje|deje fuera|afuera",
+		"deje|olvide las llaves dentro",
+		"enferme|enfermee dehors", "ausgesperrt|ausgeschlossen",
+	}},
+	{id: "neg.behind", cues: []string{
+		// "the worst is behind me"
+		"worst|past|that|hardest ~3 is|are|now|all|lies behind me|us",
+		"le|c pire|passe ~3 derriere moi|nous",
+		"lo peor ~3 atras|detras",
+		"das schlimmste ~3 hinter mir|uns",
+	}},
+	{id: "neg.meeting_die", domain: [][]string{{"if|one more|another|otra|otro|encore|un autre|une autre|noch ein|noch eine|" +
+		"wenn|falls|si"}, {"meeting|meetings|call|zoom|lecture|queue|line|traffic|ad|ads|email|emails|slide|slides|" +
+		"commercial|song|presentation|spreadsheet|reunion|llamada|cola|anuncio|reunion|appel|pub|cours|queue|" +
+		"besprechung|meeting|vorlesung|werbung|schlange|telko"}}, cues: []string{
+		"i [will|would|am|ll] [going] [to] [literally] [actually] die",
+		"me muero|muero|morire",
+		"je vais mourir|meurs|creve|crever",
+		"ich sterbe|sterb|sterbe ich",
+	}},
 	{id: "neg.exhausted", cues: []string{
 		// "I can't walk anymore", "ich kann nicht mehr laufen": the body, not life
 		"cannot|can|could|cant [not|even|barely|literally] [even|barely] walk|climb|lift|raise|bend|squat|type|sit " +
 			"!on|forward|past|ahead|anymore|through|with",
 		"cannot|can|could|cant [not|even|barely|literally] [even|barely] move|feel my legs|arms|feet|calves|quads|fingers",
+		"cannot|can|could|cant [not|even|barely|literally] [even|barely] lift|raise|move|feel [my|the] arms|legs|feet|" +
+			"body|hands|shoulders|head|phone|bag|coffee",
 		"cannot|can|could|cant [not|even|barely|literally] [even|barely] stand|get up",
 		"no puedo [ni] [siquiera] caminar|andar|moverme|subir|bajar|levantarme|sentarme|agacharme|mover|" +
 			"levantar",
 		"peux|pouvais|arrive [pas|plus|meme] [pas|plus|meme] marcher|bouger|descendre|monter|lever|asseoir|" +
 			"plier|porter",
-		"kann|konnte [ich] [nicht|kaum] [mehr|richtig|gut] laufen|gehen|stehen|sitzen|aufstehen|treppen|" +
+		"kann|konnte [ich] [nicht|kaum] [mehr|richtig|gut|noch] laufen|gehen|stehen|sitzen|aufstehen|treppen|" +
 			"tippen|schreiben|bewegen|heben",
+		"sens|sentais [plus|pas|meme] [plus] mes|les jambes|bras|pieds|mollets|cuisses",
+		"no siento las|mis piernas|brazos|pies|gemelos",
+		"spure|spur meine beine|arme|fusse nicht mehr",
 	}},
 	{id: "neg.sport", domain: [][]string{{nwSport}}, cues: []string{
 		// "coach made us run suicides", "the trainer is trying to kill me"
@@ -276,6 +323,9 @@ var negDefs = []negDef{
 		"se me murio|muere|muerto el|la|mi " + nwThing,
 		"mon|ma|le|la|mes " + nwThing + " est|sont mort|morte|morts|mortes|creve|crevee",
 		nwThing + " ist|sind [schon] [wieder] [total] tot|gestorben|abgestorben|leer|hinuber",
+		nwThing + " est|sont en train de mourir|crever",
+		nwThing + " se meurt|meurt|muere|stirbt|se esta muriendo|esta muriendo",
+		nwThing + " se|esta|estan [esta] muriendo|muriendose",
 	}},
 	{id: "neg.media", cues: []string{
 		// "who dies at the end", "¿quién muere al final?", "wer stirbt am Ende"
@@ -299,6 +349,7 @@ var negDefs = []negDef{
 	{id: "neg.moving", domain: [][]string{moveDomain}, veto: giveVeto, cues: []string{
 		// leaving a job or a flat: goodbyes and things given away
 		"said|saying|say|said goodbye|bye|farewell to|everyone|all",
+		"said|saying|say [my|our|all] goodbyes|farewells|byes",
 		"gave|give|giving|given|handing|handed away|out|off",
 		"gave|given|giving ~4 to my|a|the",
 		"leaving|moving for good",
