@@ -101,7 +101,10 @@ const (
 		"grandma|abuela|grandmere|oma|manager"
 	nwCause = "if|when|once|cuando|si|quand|lorsque|wenn|falls|sobald|grades|late|deadline|car|room|mess|bill|" +
 		"phone|broke|dented|forgot|finds|sees|notas|tarde|coche|cuarto|factura|rompi|olvide|voiture|notes|" +
-		"retard|chambre|facture|casse|oublie|noten|spat|zimmer|rechnung|kaputt|vergessen"
+		"retard|chambre|facture|casse|oublie|noten|spat|zimmer|rechnung|kaputt|vergessen|broke|broken|ruined|" +
+		"stained|spilled|lost|scratched|crashed|missed|dress|sweater|shirt|vase|rompi|rompio|roto|perdi|manche|" +
+		"choque|estropee|arruine|vestido|jarron|tache|rate|abime|renverse|robe|pull|kleid|pulli|verloren|" +
+		"verpasst|zerkratzt|verschuttet|ruiniert|vase"
 	nwBossVeto = "hit*|hits|beat*|hurt*|punch*|choke*|pega*|golpe*|frappe*|cogne*|schlag*|schlagt|verprugel*|" +
 		"told|tell|telling|dije|digo|conte|contar|dit|dire|erzahl*|gesagt|afraid|scared|miedo|peur|angst|" +
 		"really|literally|seriously|verdad|vraiment|wirklich|ernst|knife|gun|weapon|cuchillo|pistola|arma|" +
@@ -212,14 +215,28 @@ var negDefs = []negDef{
 		"lo peor ~3 atras|detras",
 		"das schlimmste ~3 hinter mir|uns",
 	}},
-	{id: "neg.meeting_die", domain: [][]string{{"if|one more|another|otra|otro|encore|un autre|une autre|noch ein|noch eine|" +
-		"wenn|falls|si"}, {"meeting|meetings|call|zoom|lecture|queue|line|traffic|ad|ads|email|emails|slide|slides|" +
+	{id: "neg.meeting_die", domain: [][]string{{"if|another|otra|otro|encore|wenn|falls|si", "one more",
+		"un|une autre", "noch ein|eine|einen|einer"}, {"meeting|meetings|call|zoom|lecture|queue|line|traffic|ad|ads|email|emails|slide|slides|" +
 		"commercial|song|presentation|spreadsheet|reunion|llamada|cola|anuncio|reunion|appel|pub|cours|queue|" +
 		"besprechung|meeting|vorlesung|werbung|schlange|telko"}}, cues: []string{
 		"i [will|would|am|ll] [going] [to] [literally] [actually] die",
 		"me muero|muero|morire",
 		"je vais mourir|meurs|creve|crever",
 		"ich sterbe|sterb|sterbe ich",
+	}},
+	{id: "neg.laughing", domain: [][]string{{"@laugh", "hilarious|funny|hysterical|joke|meme|memes|video|comedy|" +
+		"gracioso|graciosisimo|chiste|meme|video|drole|blague|lustig|witz"}}, cues: []string{
+		// "oh my god i'm dying, that's hilarious"
+		"i am [literally|actually|so|just] dying|dead|deceased|crying",
+		"me muero|estoy muerta|estoy muerto",
+		"je suis mort|morte|je meurs",
+		"ich sterbe|ich bin tot",
+	}},
+	{id: "neg.lost_time", cues: []string{
+		// "three hours gone", "200 euro weg"
+		"[all] [my] [the] hours|minutes|work|progress|money|file|files|data|euros|euro|dollars|pounds|bucks|quid|" +
+			"horas|dinero|trabajo|heures|argent|travail|stunden|geld|arbeit ~1 gone|lost|wasted|down|perdidas|" +
+			"perdido|perdu|perdues|weg|futsch|verloren",
 	}},
 	{id: "neg.exhausted", cues: []string{
 		// "I can't walk anymore", "ich kann nicht mehr laufen": the body, not life
