@@ -99,3 +99,29 @@ func TestNegativesTurnRestores(t *testing.T) {
 		t.Errorf("risky history: %v (%s), want the held level back", got.Level, got.Reason)
 	}
 }
+
+// TestHeldoutOFloors: heldout-o (round 4b: three batches of hard negatives
+// beside crisis lines with the same surface words; first blind scores in
+// BENCHMARKS.md) guards the explanations against regressions both ways.
+// Floors sit under the measured figures (crisis shown 0.923, crisis 0.853,
+// elevated shown 0.877, false alarms 0.029).
+func TestHeldoutOFloors(t *testing.T) {
+	rep := Evaluate(NewDetector(), loadSamples(t, "heldout-o.jsonl"))
+	if rep.N < 600 {
+		t.Fatalf("%d samples, want ≥ 600", rep.N)
+	}
+	if rep.FalseAlarmRate > 0.04 {
+		t.Errorf("false alarms %.3f > 0.04", rep.FalseAlarmRate)
+	}
+	if rep.CrisisAlertRecall < 0.91 {
+		t.Errorf("crisis shown %.3f < 0.91", rep.CrisisAlertRecall)
+	}
+	if cr := rep.Levels["crisis"].Recall; cr < 0.84 {
+		t.Errorf("crisis labelled crisis %.3f < 0.84", cr)
+	}
+	if t.Failed() {
+		for _, m := range rep.Misses {
+			t.Logf("miss gold=%v got=%v reason=%s", m.Gold, m.Got, m.Reason)
+		}
+	}
+}
