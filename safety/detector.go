@@ -261,6 +261,7 @@ func (d *Detector) analyzeTiers(text string, withModel bool) analysis {
 	}
 	fp := d.bufs.Get().(*[]string)
 	fixed := repairTokens(toks, *fp, known)
+	fixed = germanOrder(fixed)
 	defer func() {
 		clear(fixed)
 		*fp = fixed[:0]
@@ -283,6 +284,11 @@ func (d *Detector) analyzeTiers(text string, withModel bool) analysis {
 	a.ordinary = t.ctx.everyday || t.ctx.context
 	switch {
 	case a.level == LevelNone:
+	case t.ctx.everyday && a.level == LevelCrisis && t.ctx.personal && strings.HasSuffix(a.reason, ".kill_self"):
+		// "i think about shooting myself every night": a first-person
+		// phrase of killing oneself beside an everyday word is ambiguous,
+		// so elevated, never none
+		a.level, a.reason = LevelElevated, a.reason+"/everyday"
 	case t.ctx.everyday, strings.HasSuffix(a.reason, "/third_party") && !t.ctx.personal,
 		// "the poet died by suicide in 1963": someone else, no one the
 		// speaker knows, in the past, is history
@@ -304,7 +310,8 @@ func (d *Detector) analyzeTiers(text string, withModel bool) analysis {
 		// the pills" is not narrated: no past form)
 		a.level, a.reason = t.frame.level, t.frame.reason
 	}
-	if m := t.model; m > a.level && t.ctx.risk && (t.ctx.riskNotDo || !t.ctx.request) {
+	if m := t.model; m > a.level && t.ctx.risk && (t.ctx.riskNotDo || !t.ctx.request) &&
+		(t.ctx.riskStrong || len(squashedToks) > shortFragment) {
 		if t.ctx.everyday || t.ctx.context {
 			// "i'm going to take my medicine now", "the radio said a man was
 			// stabbed": the model counts one level less

@@ -278,12 +278,12 @@ func (m *model) scores(text string, toks []string, x *extractor) ([2]float32, fr
 }
 
 // ctxFlags: the context and everyday words of an utterance (features.go).
-type ctxFlags struct{ context, everyday, personal, risk, past, riskNotDo, request bool }
+type ctxFlags struct{ context, everyday, personal, risk, past, riskNotDo, request, riskStrong bool }
 
 // or merges the flags of another window.
 func (c ctxFlags) or(d ctxFlags) ctxFlags {
 	return ctxFlags{c.context || d.context, c.everyday || d.everyday, c.personal || d.personal, c.risk || d.risk,
-		c.past || d.past, c.riskNotDo || d.riskNotDo, c.request || d.request}
+		c.past || d.past, c.riskNotDo || d.riskNotDo, c.request || d.request, c.riskStrong || d.riskStrong}
 }
 
 // wordStarts appends the byte offset of every whitespace-separated word.

@@ -457,7 +457,7 @@ func trainVocab(samples []Sample, minDocs int) map[string]int32 {
 	df := map[string]int{}
 	for _, s := range samples {
 		seen := map[string]bool{}
-		for _, t := range normalize(s.Text, nil) {
+		for _, t := range normalizeAs(s.Text, nil, false) { // as typed: German particles ("ja") count
 			if t != clauseMark && !seen[t] {
 				seen[t] = true
 				df[t]++
