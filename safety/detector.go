@@ -284,12 +284,12 @@ func (d *Detector) analyzeTiers(text string, withModel bool) analysis {
 	a.ordinary = t.ctx.everyday || t.ctx.context
 	switch {
 	case a.level == LevelNone:
-	case t.ctx.everyday && a.level == LevelCrisis && t.ctx.personal && strings.HasSuffix(a.reason, ".kill_self"):
+	case t.ctx.everydayStrict && a.level == LevelCrisis && t.ctx.personal && strings.HasSuffix(a.reason, ".kill_self"):
 		// "i think about shooting myself every night": a first-person
 		// phrase of killing oneself beside an everyday word is ambiguous,
 		// so elevated, never none
 		a.level, a.reason = LevelElevated, a.reason+"/everyday"
-	case t.ctx.everyday, strings.HasSuffix(a.reason, "/third_party") && !t.ctx.personal,
+	case t.ctx.everydayStrict, strings.HasSuffix(a.reason, "/third_party") && !t.ctx.personal,
 		// "the poet died by suicide in 1963": someone else, no one the
 		// speaker knows, in the past, is history
 		strings.Contains(a.reason, "third_party") && !t.ctx.personal && t.ctx.past,
@@ -310,8 +310,7 @@ func (d *Detector) analyzeTiers(text string, withModel bool) analysis {
 		// the pills" is not narrated: no past form)
 		a.level, a.reason = t.frame.level, t.frame.reason
 	}
-	if m := t.model; m > a.level && t.ctx.risk && (t.ctx.riskNotDo || !t.ctx.request) &&
-		(t.ctx.riskStrong || len(squashedToks) > shortFragment) {
+	if m := t.model; m > a.level && t.ctx.modelMayRaise() {
 		if t.ctx.everyday || t.ctx.context {
 			// "i'm going to take my medicine now", "the radio said a man was
 			// stabbed": the model counts one level less

@@ -51,10 +51,12 @@ type extractor struct {
 	request         bool // see requestSet
 	past            bool // a past-time phrase or a year
 	riskStrong      bool // a risk concept outside weakRiskSet
+	everydayStrict  bool // see strictEverydaySet
+	short           bool // at most shortFragment tokens
 }
 
 func (x *extractor) flags() ctxFlags {
-	return ctxFlags{x.context, x.everyday, x.personal, x.risk, x.past, x.riskNotDo, x.request, x.riskStrong}
+	return ctxFlags{x.context, x.everyday, x.personal, x.risk, x.past, x.riskNotDo, x.request, x.riskStrong, x.everydayStrict, x.short}
 }
 
 // run calls emit once per feature occurrence of text (repeats are counted).
@@ -94,12 +96,14 @@ func (x *extractor) prepare(text string, toks []string) {
 		}
 	}
 	x.context, x.everyday, x.personal, x.actCue, x.timeCue, x.risk = false, false, false, false, false, false
-	x.riskNotDo, x.request, x.riskStrong = false, false, false
+	x.riskNotDo, x.request, x.riskStrong, x.everydayStrict = false, false, false, false
+	x.short = len(toks) <= shortFragment
 	x.past = false
 	for _, c := range b {
 		x.past = x.past || c.has(pastID)
 		x.context = x.context || c.any(contextSet)
 		x.everyday = x.everyday || c.any(everydaySet) && !c.has(notforID)
+		x.everydayStrict = x.everydayStrict || c.any(strictEverydaySet) && !c.has(notforID)
 		x.personal = x.personal || c.any(personalSet)
 		x.actCue = x.actCue || c.any(actSet)
 		x.timeCue = x.timeCue || c.any(timeSet)
@@ -201,7 +205,11 @@ var contextSet, _ = conceptSet("fiction|news|idiom")
 // everydaySet: words of an ordinary activity or a mild mood ("early
 // tomorrow", "camping", "a bit lonely"): the rules alone show no card.
 var everydaySet, _ = conceptSet("benign|mundane|temporary|wakeother|treat|routine|mild|safe|code|cook|sport|recovery|" +
-	"safekeep|illness|seeyou|howtohelp")
+	"safekeep|illness|seeyou|howtohelp|route")
+
+// strictEverydaySet: everydaySet without route, the everyday concepts that count one level less for the
+// model but never clear a phrase rule ("on my way home").
+var strictEverydaySet = everydaySet.without(mustSet("route"))
 
 // riskSet: the concepts of danger. The model alone may not raise an
 // utterance with none of them ("i think i'm coming down with a cold"):

@@ -105,7 +105,7 @@ var frameDefs = []frameDef{
 	{"other_weapon_done", LevelCrisis, 9, "friend|family|partner & weapon & end|otherkill", "benign|question|" + vetoCommon, fNeg | fPast},
 	{"other_harm_now", LevelCrisis, 9, "friend|family|partner|other & selfharm|otherharm & now", "benign|question|" + vetoCommon, fNeg | fPast},
 	// ---- method ----
-	{"method_question", LevelCrisis, 14, "question|way & lethal|die|kill|suicide|painful|nowake & med|rope|noose|perch|height|weapon|poison|blood|fumes|rail|water|way|amount|bignum|tracks|lethal|cutword|body|selfharm",
+	{"method_question", LevelCrisis, 14, "question|way & lethal|die|kill|suicide|painful|nowake|survived & med|rope|noose|perch|height|weapon|poison|blood|fumes|rail|water|way|amount|bignum|tracks|lethal|cutword|body|selfharm",
 		"safekeep|safe|" + vetoCommon, 0},
 	{"noose", LevelCrisis, 7, "question|self|my & noose", "benign|" + vetoCommon, fNeg | fPast},
 	{"lethal_dose", LevelCrisis, 7, "lethal & med|poison|amount", "safekeep|safe|" + vetoCommon, 0},
@@ -249,6 +249,12 @@ var frameDefs = []frameDef{
 	// "everyone would be better off without me", "ohne mich wären alle besser dran"
 	{"better_without_me", LevelElevated, 5, "withoutme & betteroff", "question|benign|treat|" + vetoCommon, 0},
 	{"only_way", LevelCrisis, 8, "suicide|die|selfkill|kill & onlyway", "idiom|question|" + vetoCommon, fNeg | fPast | fOther},
+	{"took_every_now", LevelCrisis, 10, "took & allmeds & now|symptom|kickin", "routine|question|safe|safekeep|illness|" + vetoCommon, fNeg | fPast},
+	{"accident_wish", LevelCrisis, 10, "accidentme & relief|indifferent|want|deathgood", "question|news|fiction|laugh|idiom|" + vetoCommon, fNeg | fPast},
+	{"want_disappear", LevelElevated, 6, "want|think|self & disappear", "benign|cook|sport|code|fiction|news|laugh|work|pet", 0},
+	{"other_not_here", LevelElevated, 10, "friend|family|partner|other & notbehere", "benign|work|temporary|seeyou|fiction|news|laugh", 0},
+	{"cry_daily", LevelElevated, 8, "self & cry & routine|lossctl", "laugh|benign|cook|sport|fiction|news|child|mild", 0},
+	{"other_not_eating", LevelElevated, 6, "friend|family|partner|child & noteat", "illness|benign|pet|cook|fiction|news|temporary", 0},
 	// purging: "i made myself throw up after dinner", "ich kotz nach dem essen"
 	{"eat_purge", LevelElevated, 8, "self|me & eat & vomit", "illness|question|benign|" + vetoCommon, 0},
 	// restricting: "i skip breakfast and lunch", "me salto la comida y la cena"
@@ -313,6 +319,9 @@ func compileFrames(defs []frameDef) ([]frame, error) {
 			if err != nil {
 				bad = fmt.Errorf("safety: frame %s veto: %w", d.id, err)
 			}
+			if c.has(benignID) {
+				c.or(routeSet) // "on my way home" vetoes what benign vetoes
+			}
 			f.veto = c
 		}
 		if bad != nil {
@@ -348,6 +357,7 @@ var (
 	questionID = conceptID("question")
 	notforID   = conceptID("notfor")
 	benignID   = conceptID("benign")
+	routeSet   = mustSet("route")
 )
 
 // matchFrames runs every frame over toks and their concept sets and

@@ -30,7 +30,8 @@ var germanColloquial = map[string][]string{
 // germanParticles are modal particles dropped from German utterances:
 // they carry tone, not meaning ("ich will einfach nur sterben").
 var germanParticles = map[string]bool{
-	"ja": true, "eh": true, "echt": true, "irgendwie": true, "einfach": true, "eigentlich": true,
+	"ja": true, "eh": true, "echt": true, "irgendwie": true, "einfach": true, "eigentlich": true, "sehr": true,
+	"wirklich": true,
 }
 
 // germanSaid: "ja" before these is an answer ("ich hab ja gesagt").
@@ -168,6 +169,17 @@ func germanOrder(toks []string) []string {
 		return toks
 	}
 	toks = germanForms(toks) // again: a split may have made "nimmer" of "willnimmer"
+	// "dass er sich um bringt": the repair split a joined verb
+	out := toks[:0]
+	for i := 0; i < len(toks); i++ {
+		if toks[i] == "um" && i+1 < len(toks) && strings.HasPrefix(toks[i+1], "bring") {
+			out = append(out, "um"+toks[i+1])
+			i++
+			continue
+		}
+		out = append(out, toks[i])
+	}
+	toks = out
 	moveSeparable(toks)
 	return toks
 }

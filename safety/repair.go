@@ -48,7 +48,7 @@ alles nichts viel immer nie gut
 sie es wir ihr mich mir dich dir sich mein meine dein deine sein seine ist bin bist sind war hat
 habe hast haben hatte hatten ware waren wurde wurden konnte konnten mochte wird werde kann muss soll will zu mit auf in an von bei nach aus fur uber unter
 auch noch schon nur sehr so wie was wer wo wann warum dass heute morgen gestern jetzt hier da
-dich dir uns euch ihn ihm im am um tu tue mach mache bring bringe hab`,
+dich dir uns euch ihn ihm im am um tu tue`,
 }
 
 var repairVocab, fuzzyIndex = buildRepairVocab()
