@@ -118,6 +118,8 @@ var frameDefs = []frameDef{
 	// ---- preparation ----
 	{"took_weapon", LevelCrisis, 9, "self|my & took & weapon|noose", "benign|question|safe|" + vetoCommon, fNeg | fPast},
 	{"gathering_means", LevelCrisis, 9, "self|my & gather & med|weapon|rope|noose|poison", "benign|question|safe|safekeep|" + vetoCommon, fNeg | fPast},
+	// "bought a rope today, it's in the car for later": means got, no "i"
+	{"means_got", LevelElevated, 8, "gather & rope|noose|weapon|poison & now|soon", "benign|question|safe|safekeep|routine|work|mundane|" + vetoCommon, fNeg},
 	{"means_at_hand", LevelCrisis, 7, "med|weapon|rope|noose|poison & athand", "benign|question|safe|" + vetoCommon, fNeg | fPast},
 	{"rehearsal", LevelCrisis, 10, "rehearse & rope|noose|weapon|med|perch|edge|rail|neck|blood", "benign|question|fiction|news|code|cook", fNeg | fPast},
 	{"around_neck", LevelCrisis, 7, "rope|noose & neck", "benign|" + vetoCommon, fNeg | fPast},
