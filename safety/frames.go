@@ -68,6 +68,10 @@ var frameDefs = []frameDef{
 	{"breathing_fumes", LevelCrisis, 9, "self & breathe & fumes|poison", "question|safe|" + vetoNoCook, fNeg | fPast},
 	{"poison_closed", LevelCrisis, 8, "poison & enclosed", "question|safe|benign|" + vetoNoCook, fNeg | fPast},
 	{"selfharm_now", LevelCrisis, 9, "self|me & selfharm|cutword & now|blood|where|athand", "idiom|question|past|benign|" + vetoCommon, fNeg},
+	// "i cut myself and it won't stop bleeding": an act just done, whatever the tense
+	{"bleeding_wont_stop", LevelCrisis, 10, "selfharm|cutword & blood & cantstop", "idiom|question|cook|benign|sport|fiction|news|code", 0},
+	// "i just want the pain to stop", "je veux que la douleur s'arrête"
+	{"pain_stop", LevelElevated, 6, "want & distress & end", "laugh|benign|illness|body|mybody|cook|sport|fiction|news|code|work", 0},
 	{"blood_much", LevelCrisis, 7, "blood & amount|now", "idiom|question|benign|" + vetoCommon, fNeg | fPast},
 	{"at_edge", LevelCrisis, 7, "self & edge", "idiom|benign|question|" + vetoCommon, fNeg | fPast},
 	{"on_rails", LevelCrisis, 7, "self & rail", "benign|question|" + vetoCommon, fNeg | fPast},
@@ -156,7 +160,7 @@ var frameDefs = []frameDef{
 	{"research_how", LevelElevated, 7, "research & way|do", "benign|work|" + vetoCommon, fNeg | fPast},
 	{"guardian_now", LevelCrisis, 9, "care & child & now", "newlife|benign|" + vetoCommon, fNeg | fPast},
 	{"death_good", LevelCrisis, 1, "deathgood", "idiom|" + vetoCommon, fNeg},
-	{"hope_die", LevelCrisis, 7, "want|indifferent & hopedie", "idiom|" + vetoCommon, fNeg},
+	{"hope_die", LevelCrisis, 7, "want|indifferent|betteroff & hopedie", "idiom|" + vetoCommon, fNeg},
 	{"stop_living", LevelCrisis, 9, "want & end & life!in,at,with,near,there,like,en,con,dans,avec,mit,bei", "idiom|question|benign|" + vetoCommon, fNeg | fPast | fOther},
 	{"indifferent_live_die", LevelCrisis, 9, "indifferent & life & die", "idiom|question|" + vetoCommon, fPast},
 	{"life_not_worth", LevelCrisis, 7, "notworth & life", "idiom|question|" + vetoCommon, fPast},

@@ -64,7 +64,7 @@ var contractions = map[string][]string{
 	"jsais": {"je", "sais"}, "jcrois": {"je", "crois"}, "jfais": {"je", "fais"}, "jte": {"je", "te"},
 	"jsp": {"je", "sais", "pas"}, "jpp": {"je", "en", "peux", "plus"},
 	// b for v, as Spanish is often typed; German vowels dropped
-	"yano": {"ya", "no"}, "bida": {"vida"}, "bibir": {"vivir"}, "bivir": {"vivir"}, "kiero": {"quiero"}, "kieres": {"quieres"}, "kiere": {"quiere"}, "kisiera": {"quisiera"}, "lebn": {"leben"}, "mourrir": {"mourir"},
+	"yano": {"ya", "no"}, "bida": {"vida"}, "bibir": {"vivir"}, "bivir": {"vivir"}, "kiero": {"quiero"}, "qiero": {"quiero"}, "xq": {"porque"}, "kieres": {"quieres"}, "kiere": {"quiere"}, "kisiera": {"quisiera"}, "lebn": {"leben"}, "mourrir": {"mourir"},
 	"myslf": {"myself"}, "mysef": {"myself"}, "mysel": {"myself"}, "myseld": {"myself"}, "mysefl": {"myself"}, "ded": {"dead"}, "suicidle": {"suicidal"}, "sucide": {"suicide"}, "suiside": {"suicide"},
 }
 
