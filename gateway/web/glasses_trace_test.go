@@ -204,15 +204,16 @@ func markWindows(events []traceEvent, names []string) []traceWindow {
 }
 
 // threadClass groups threads the way the split is told: the renderer's
-// main thread, its compositor, its raster workers, the display compositor.
+// main thread, its compositor, the workers that raster its tiles (and run
+// other pool tasks), the display compositor.
 func threadClass(name string) string {
 	switch {
 	case name == "CrRendererMain":
 		return "main"
 	case name == "Compositor":
 		return "compositor"
-	case strings.HasPrefix(name, "CompositorTileWorker"):
-		return "raster"
+	case strings.HasPrefix(name, "CompositorTileWorker"), name == "ThreadPoolForegroundWorker":
+		return "workers" // raster tasks (RasterTask) run here
 	case name == "VizCompositorThread":
 		return "viz"
 	case name == "CrGpuMain":
@@ -281,7 +282,7 @@ func splitSummary(events []traceEvent, w traceWindow) string {
 	st := selfTimes(events, w)
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s (%.1f ms):", w.name, (w.to-w.from)/1000)
-	for _, cls := range []string{"main", "compositor", "raster", "viz", "gpu"} {
+	for _, cls := range []string{"main", "compositor", "workers", "viz", "gpu"} {
 		m := st[cls]
 		if len(m) == 0 {
 			continue
