@@ -470,7 +470,7 @@ func matchFrames(toks []string, sets []cset, hit func(id string)) frameHit {
 // of the match: "went shopping, bread, milk, and a rope to end it, then
 // watched tv" is not made ordinary by the shopping list around it.
 const (
-	longTurnWords  = 24
+	longTurnWords  = 14
 	localVetoReach = 6
 )
 
