@@ -235,7 +235,7 @@ var frameDefs = []frameDef{
 	// ---- round 5: scenes, settling affairs, danger now (issue 13) ----
 	// a rope at a fixture, or someone standing on a chair with one
 	{"rope_scene", LevelCrisis, 16, "rope|noose & fixture|standon", "benign|question|fiction|news|code|cook", fNeg | fPast},
-	{"rail_timing", LevelCrisis, 16, "rail|tracks & timing", "routine|mundane|benign|work|question|" + vetoCommon, fNeg | fPast},
+	{"rail_timing", LevelCrisis, 16, "rail & timing", "routine|mundane|benign|work|question|" + vetoCommon, fNeg | fPast},
 	{"surrounded_now", LevelCrisis, 16, "surrounded & other|holding|weapon|threat|fear|now", "benign|laugh|social|" + vetoNoCook, fNeg | fPast},
 	{"surrounded", LevelElevated, 1, "surrounded", "benign|laugh|social|" + vetoNoCook, 0},
 	{"rampage_coming", LevelCrisis, 16, "family|partner|other|adult & rampage|substance & comingtome", "benign|laugh|" + vetoNoCook, fNeg | fPast},
@@ -244,7 +244,7 @@ var frameDefs = []frameDef{
 	{"settled_after", LevelCrisis, 24, "settled|giveaway|care|pet|rehome|farewell & aftermath", "temporary|question|fiction|news", fPast},
 	{"aftermath", LevelElevated, 1, "aftermath", "benign|work|mundane|temporary|routine|question|" + vetoCommon, 0},
 	{"scheduled_findme", LevelCrisis, 16, "scheduled|sent|goodbye|farewell|plan & findme", "benign|question|fiction|news|sport", fNeg},
-	{"attempt_same_now", LevelElevated, 20, "attempt|triedbefore|selfkill|suicide & samenow", "fiction|news|sport|cook|work|code", 0},
+	{"attempt_same_now", LevelElevated, 20, "attempt|triedbefore|selfkill|suicide|overdosed|med & samenow", "fiction|news|sport|cook|work|code", 0},
 	{"controlled_alone", LevelElevated, 1, "controlp", "fiction|news|laugh", 0},
 	// ---- elevated concerns: a card, not an emergency ----
 	{"controlled", LevelElevated, 10, "partner|other|friend & control", "code|sport|benign|laugh|fiction|news|safe|cook", 0},
@@ -271,7 +271,7 @@ var frameDefs = []frameDef{
 	{"past_attempt", LevelElevated, 9, "self|my & attempt & suicide|selfkill|overdosed|kill|die|life", "idiom|benign|fiction|news", 0},
 	{"burden", LevelElevated, 7, "self|my|me & burden", "question|" + vetoCommon, 0},
 	// "everyone would be better off without me", "ohne mich wären alle besser dran"
-	{"better_without_me", LevelElevated, 5, "withoutme & betteroff", "question|benign|treat|" + vetoCommon, 0},
+	{"better_without_me", LevelElevated, 7, "withoutme & betteroff", "question|benign|treat|" + vetoCommon, 0},
 	{"only_way", LevelCrisis, 8, "suicide|die|selfkill|kill & onlyway", "idiom|question|" + vetoCommon, fNeg | fPast | fOther},
 	{"took_every_now", LevelCrisis, 10, "took & allmeds & now|symptom|kickin", "routine|question|safe|safekeep|illness|" + vetoCommon, fNeg | fPast},
 	{"accident_wish", LevelCrisis, 10, "accidentme & relief|indifferent|want|deathgood", "question|news|fiction|laugh|" + vetoCommon, fNeg | fPast},
