@@ -323,8 +323,8 @@ func (d *Detector) analyzeTiers(text string, withModel bool) analysis {
 			// stabbed": the model counts one level less
 			m--
 		}
-		if narr && m > LevelNone {
-			m-- // and one less again in a narration of the past
+		if narr {
+			m = LevelNone // a narration of the past is raised by rules and frames, not by the model
 		}
 		if m > a.level {
 			a.level, a.reason = m, t.modelReason
@@ -544,7 +544,9 @@ func narrated(toks []string, pastTime bool) bool {
 			return false
 		}
 		year = year || len(t) == 4 && isNumber(t) && (t[:2] == "19" || t[:2] == "20") && i > 0
-		other = other || thirdPartyWords[t] && !objectWords[t] && !spanishHe(toks, i) || otherSelf[t]
+		// "his", "their": possessive only, so with no word of the speaker
+		// ("the first great sorrow of his life") the story is someone else's
+		other = other || thirdPartyWords[t] && !objectWords[t] && !spanishHe(toks, i) || otherSelf[t] || t == "his" || t == "their"
 		pastTold = pastTold || pastTellWords[t] || len(t) >= 5 && strings.HasSuffix(t, "ed")
 	}
 	return other && pastTold && (year || pastTime || len(toks) >= 10) && !recentCue(toks)

@@ -300,6 +300,24 @@ func TestBrowserGlasses(t *testing.T) {
 		t.Errorf("the reply after the card: %+v", v)
 	}
 
+	// The crisis is in force and its card is not sent again: it stays one
+	// pinch away. ↑ from the message box reaches "Help lines", Enter shows
+	// the same card from its first page, Done closes it again.
+	must(page.WaitFor(ctx, `!document.getElementById('help').hidden`, "help lines offered after Done"))
+	must(page.Press(ctx, "ArrowUp"))
+	must(page.WaitFor(ctx, `document.activeElement.id === 'help'`, "focus on help lines"))
+	must(page.Press(ctx, "Enter"))
+	must(page.WaitFor(ctx, fmt.Sprintf(`__glasses.screen === 'card' && __glasses.cards.length === 1 && __glasses.cards[0].ev.card_id === %q`, cardID), "the card again"))
+	if v := view(); v.Page != 1 || v.Of != of {
+		fail("help lines showed page %d of %d, want 1 of %d", v.Page, v.Of, of)
+	}
+	for n := 1; n < of; n++ {
+		must(page.Press(ctx, "ArrowDown"))
+		checkPage(view(), n+1)
+	}
+	must(page.Press(ctx, "Enter"))
+	must(page.WaitFor(ctx, `__glasses.screen === 'talk' && __glasses.cards.length === 0`, "back to the conversation again"))
+
 	// (c) Hidden: the socket closes. Meanwhile the session goes on (a
 	// message from elsewhere gets a reply). Visible again: resumed, and
 	// every event arrived once, in order.

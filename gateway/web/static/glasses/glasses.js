@@ -28,6 +28,7 @@
     turn: null, // the latest turn: {id, text}
     you: '', // what the person said last, as shown
     cards: [], // safety cards not yet closed, the one on screen last
+    lastCard: null, // the last card closed, behind "Help lines"
     latestCard: '', cleared: new Set(), pendingSelect: null,
     actions: new Map(), // action id → {a, pages, status}
     prompt: null, // the offered prompt: {cardId, actionId, pages, page}
@@ -301,6 +302,8 @@
   }
 
   function resetTalk() {
+    S.lastCard = null;
+    $('help').hidden = true;
     S.turn = null;
     S.actions.clear();
     S.prompt = null;
@@ -664,6 +667,11 @@
   function closeCard() {
     const card = S.cards.pop();
     if (!card) return;
+    // The crisis stays in force for the session and the gateway does not
+    // send its card again unless the level rises: the card stays one pinch
+    // away ("Help lines") for as long as this conversation lasts.
+    S.lastCard = card;
+    $('help').hidden = false;
     const id = card.ev.card_id;
     if (id === S.latestCard && !S.cleared.has(id)) {
       const k = { card_id: id, page: card.surf.pages.length, surface: card.surf.surface };
@@ -813,7 +821,7 @@
   // a waiting prompt and the message box; ←/→ stay with the text caret.
   function talkKey(e) {
     const caption = $('caption');
-    const order = [caption, $('pending'), $('retry'), $('msg')].filter((el) => !el.hidden);
+    const order = [caption, $('pending'), $('help'), $('retry'), $('msg')].filter((el) => !el.hidden);
     const at = order.indexOf(document.activeElement);
     const scrollable = caption.scrollHeight > caption.clientHeight + 1;
     switch (e.key) {
@@ -870,6 +878,16 @@
     S.prompt.page = 1;
     drawChip();
     showPrompt();
+  });
+
+  // Help lines: the last safety card again, from its first page, as it
+  // was laid out for this display (its pages were acknowledged already).
+  $('help').addEventListener('click', () => {
+    const card = S.lastCard;
+    if (!card || S.cards.includes(card)) return;
+    card.page = 1;
+    S.cards.push(card);
+    showCard(card);
   });
 
   $('retry').addEventListener('click', () => {
