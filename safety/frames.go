@@ -109,7 +109,7 @@ var frameDefs = []frameDef{
 	{"other_farewell", LevelCrisis, 10, "friend|family|partner|other & farewell", "benign|" + vetoCommon, fNeg},
 	{"other_kill_now", LevelCrisis, 9, "friend|family|partner|other & otherkill & now|soon|intent|final|weapon|med", "benign|question|" + vetoCommon, fNeg | fPast},
 	{"other_height_now", LevelCrisis, 9, "friend|family|partner|other & perch|edge|height & now|intent|die|jump", "benign|question|idiom|" + vetoCommon, fNeg | fPast},
-	{"other_unreachable", LevelCrisis, 12, "friend|family|partner & farewell|goodbye & unreachable", "benign|" + vetoCommon, 0},
+	{"other_unreachable", LevelCrisis, 20, "friend|family|partner & farewell|goodbye & unreachable", "benign|" + vetoCommon, 0},
 	{"other_weapon_done", LevelCrisis, 9, "friend|family|partner & weapon & end|otherkill", "benign|question|" + vetoCommon, fNeg | fPast},
 	{"other_harm_now", LevelCrisis, 9, "friend|family|partner|other & selfharm|otherharm & now", "benign|question|" + vetoCommon, fNeg | fPast},
 	// ---- method ----
@@ -132,7 +132,7 @@ var frameDefs = []frameDef{
 	{"rehearsal", LevelCrisis, 10, "rehearse & rope|noose|weapon|med|perch|edge|rail|neck|blood", "benign|question|fiction|news|code|cook", fNeg | fPast},
 	{"around_neck", LevelCrisis, 7, "rope|noose & neck", "benign|" + vetoCommon, fNeg | fPast},
 	{"farewell", LevelCrisis, 10, "farewell", "seeyou|work|benign|" + vetoCommon, fNeg},
-	{"giving_away", LevelCrisis, 12, "giveaway & final|after|gone", "benign|question|news|code|cook|sport", fPast},
+	{"giving_away", LevelCrisis, 12, "giveaway|settled & final|after|gone", "benign|question|news|code|cook|sport", fPast},
 	{"arranging_care", LevelCrisis, 12, "care|pet|child & after|final", "benign|question|" + vetoCommon, fPast},
 	// ---- ideation ----
 	{"kill_self", LevelCrisis, 1, "selfkill", "idiom|mundane|" + vetoCommon, fNeg | fPast | fOther},
@@ -232,6 +232,20 @@ var frameDefs = []frameDef{
 	// the station": two farewell words from someone at a dangerous place
 	{"other_goodbye_place", LevelCrisis, 16, "friend|family|partner|other & goodbye|farewell & goodbye|love|farewell & perch|rail|tracks|water|height", "mundane|seeyou|temporary|benign|safe|question|" + vetoCommon, fNeg},
 	{"other_locked_means", LevelCrisis, 10, "friend|family|partner|other & locked|hidingplace & med|weapon|rope|noose|fumes|poison", "benign|safe|safekeep|question|" + vetoCommon, fNeg | fPast},
+	// ---- round 5: scenes, settling affairs, danger now (issue 13) ----
+	// a rope at a fixture, or someone standing on a chair with one
+	{"rope_scene", LevelCrisis, 16, "rope|noose & fixture|standon", "benign|question|fiction|news|code|cook", fNeg | fPast},
+	{"rail_timing", LevelCrisis, 16, "rail & timing", "routine|mundane|benign|work|question|" + vetoCommon, fNeg | fPast},
+	{"surrounded_now", LevelCrisis, 16, "surrounded & other|holding|weapon|threat|fear|now", "benign|laugh|social|" + vetoNoCook, fNeg | fPast},
+	{"surrounded", LevelElevated, 1, "surrounded", "benign|laugh|social|" + vetoNoCook, 0},
+	{"rampage_coming", LevelCrisis, 16, "family|partner|other|adult & rampage|substance & comingtome", "benign|laugh|" + vetoNoCook, fNeg | fPast},
+	{"groomed_secret", LevelCrisis, 24, "adult|family|other|partner & alonewith & secret", "benign|laugh|fiction|news|code", fNeg | fPast},
+	{"means_to_end", LevelCrisis, 8, "med|rope|weapon|poison|noose|fumes & toendit", "question|safekeep|fiction|news|code", fNeg | fPast},
+	{"settled_after", LevelCrisis, 24, "settled|giveaway|care|pet|rehome|farewell & aftermath", "temporary|question|fiction|news", fPast},
+	{"aftermath", LevelElevated, 1, "aftermath", "benign|work|mundane|temporary|routine|question|" + vetoCommon, 0},
+	{"scheduled_findme", LevelCrisis, 16, "scheduled|sent|goodbye|farewell|plan & findme", "benign|question|fiction|news|sport", fNeg},
+	{"attempt_same_now", LevelElevated, 20, "attempt|triedbefore|selfkill|suicide|overdosed|med & samenow", "fiction|news|sport|cook|work|code", 0},
+	{"controlled_alone", LevelElevated, 1, "controlp", "fiction|news|laugh", 0},
 	// ---- elevated concerns: a card, not an emergency ----
 	{"controlled", LevelElevated, 10, "partner|other|friend & control", "code|sport|benign|laugh|fiction|news|safe|cook", 0},
 	{"controls_me", LevelElevated, 6, "partner|other|friend & control & me|self", "code|sport|laugh|fiction|news|safe|cook", 0},
@@ -257,10 +271,10 @@ var frameDefs = []frameDef{
 	{"past_attempt", LevelElevated, 9, "self|my & attempt & suicide|selfkill|overdosed|kill|die|life", "idiom|benign|fiction|news", 0},
 	{"burden", LevelElevated, 7, "self|my|me & burden", "question|" + vetoCommon, 0},
 	// "everyone would be better off without me", "ohne mich wären alle besser dran"
-	{"better_without_me", LevelElevated, 5, "withoutme & betteroff", "question|benign|treat|" + vetoCommon, 0},
+	{"better_without_me", LevelElevated, 7, "withoutme & betteroff", "question|benign|treat|" + vetoCommon, 0},
 	{"only_way", LevelCrisis, 8, "suicide|die|selfkill|kill & onlyway", "idiom|question|" + vetoCommon, fNeg | fPast | fOther},
 	{"took_every_now", LevelCrisis, 10, "took & allmeds & now|symptom|kickin", "routine|question|safe|safekeep|illness|" + vetoCommon, fNeg | fPast},
-	{"accident_wish", LevelCrisis, 10, "accidentme & relief|indifferent|want|deathgood", "question|news|fiction|laugh|idiom|" + vetoCommon, fNeg | fPast},
+	{"accident_wish", LevelCrisis, 10, "accidentme & relief|indifferent|want|deathgood", "question|news|fiction|laugh|" + vetoCommon, fNeg | fPast},
 	{"want_disappear", LevelElevated, 6, "want|think|self & disappear", "benign|cook|sport|code|fiction|news|laugh|work|pet", 0},
 	{"other_not_here", LevelElevated, 10, "friend|family|partner|other & notbehere", "benign|work|temporary|seeyou|fiction|news|laugh", 0},
 	{"cry_daily", LevelElevated, 8, "self & cry & routine|lossctl", "laugh|benign|cook|sport|fiction|news|child|mild", 0},
@@ -278,6 +292,9 @@ type frame struct {
 	def   *frameDef
 	slots []frameSlot
 	veto  cset
+	// vetoGlobal is the part of veto that holds anywhere in the utterance;
+	// vetoLocal (everyday words) vetoes a long turn only near the match.
+	vetoGlobal, vetoLocal cset
 	// reason ids, built once: "frame.id" and its lowered forms
 	reason, negated, past, other string
 }
@@ -333,6 +350,10 @@ func compileFrames(defs []frameDef) ([]frame, error) {
 				c.or(routeSet) // "on my way home" vetoes what benign vetoes
 			}
 			f.veto = c
+			for i := range c {
+				f.vetoLocal[i] = c[i] & localVetoSet[i]
+				f.vetoGlobal[i] = c[i] &^ localVetoSet[i]
+			}
 		}
 		if bad != nil {
 			errs = append(errs, bad)
@@ -393,12 +414,23 @@ func matchFrames(toks []string, sets []cset, hit func(id string)) frameHit {
 	}
 	var best frameHit
 	var pos [8]int
+	long := len(toks) > longTurnWords
 	for fi := range frames {
 		f := &frames[fi]
-		if vetoAll.any(f.veto) || len(f.slots) > len(pos) {
+		if len(f.slots) > len(pos) {
 			continue
 		}
+		local := false
+		if vetoAll.any(f.veto) {
+			if !long || vetoAll.any(f.vetoGlobal) {
+				continue
+			}
+			local = true
+		}
 		if !f.match(toks, sets, all, pos[:len(f.slots)]) {
+			continue
+		}
+		if local && vetoNear(sets, f.vetoLocal, pos[:len(f.slots)]) {
 			continue
 		}
 		first := pos[0]
@@ -431,6 +463,40 @@ func matchFrames(toks []string, sets []cset, hit func(id string)) frameHit {
 		}
 	}
 	return best
+}
+
+// longTurnWords: in a turn longer than this an everyday word (cooking,
+// work, sport, an errand) vetoes a frame only within localVetoReach words
+// of the match: "went shopping, bread, milk, and a rope to end it, then
+// watched tv" is not made ordinary by the shopping list around it.
+const (
+	longTurnWords  = 14
+	localVetoReach = 6
+)
+
+// localVetoSet: the veto concepts that read locally in a long turn; the
+// others (fiction, news, code, questions, jokes …) frame the whole turn.
+var localVetoSet = func() cset {
+	c, err := conceptSet("cook|sport|work|mundane|routine|benign|temporary")
+	if err != nil {
+		panic(err)
+	}
+	c.or(routeSet)
+	return c
+}()
+
+// vetoNear: a concept of c within localVetoReach words of the match.
+func vetoNear(sets []cset, c cset, pos []int) bool {
+	lo, hi := pos[0], pos[0]
+	for _, p := range pos {
+		lo, hi = min(lo, p), max(hi, p)
+	}
+	for k := max(lo-localVetoReach, 0); k <= min(hi+localVetoReach, len(sets)-1); k++ {
+		if sets[k].any(c) {
+			return true
+		}
+	}
+	return false
 }
 
 // triedBefore: "tried", "attempted" (any language) up to four words before

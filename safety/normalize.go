@@ -360,6 +360,10 @@ func germanUm(out []string) bool {
 		if strings.HasSuffix(out[k], "mich") || strings.HasSuffix(out[k], "dich") || strings.HasSuffix(out[k], "sich") {
 			return true
 		}
+		// Bavarian "bring i mi um"
+		if out[k] == "imi" || out[k] == "mi" && k > 0 && (out[k-1] == "i" || strings.HasPrefix(out[k-1], "bring")) {
+			return true
+		}
 	}
 	return false
 }

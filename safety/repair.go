@@ -259,6 +259,10 @@ var anyVocab = func() map[string]bool {
 func repairWords(toks, out []string, known *vocab) ([]string, bool) {
 	lang, changed := "", false
 	for _, t := range toks {
+		if realWords[t] {
+			out = append(out, t) // a dictionary word, not a typo (realwords.go)
+			continue
+		}
 		if w, ok := mergedArticle(t, known); ok {
 			out, changed = append(out, w, "a"), true
 			continue

@@ -38,7 +38,7 @@ func DefaultTrainConfig() TrainConfig {
 	return TrainConfig{
 		NMin: 3, NMax: 5, Window: 24, Stride: 12, MinDocs: 2, Epochs: 12,
 		Alpha: 0.1, Beta: 1, L1: 3, L2: 1, Seed: 13, Folds: 5,
-		MaxFalseAlarm: 0.035, MaxNoneCrisis: 0.01, NoneWeight: 1,
+		MaxFalseAlarm: 0.034, MaxNoneCrisis: 0.01, NoneWeight: 1,
 	}
 }
 
