@@ -46,23 +46,11 @@ type disclosureQueue struct {
 // voice-only). Final-transcript goroutine, before the turn is submitted.
 func (s *voiceSession) disclosureYields() {
 	s.disc.yieldTo.Store(s.disc.queued.Load())
-	s.playMu.Lock()
-	src := s.play
-	if s.playTurn != noticeTurn {
-		src = nil
-	}
-	s.playMu.Unlock()
+	src := s.playingFor(noticeTurn)
 	if src == nil {
 		return
 	}
-	pos := s.conn.Sender().Stop()
-	s.playMu.Lock()
-	if s.play == src {
-		s.play, s.playTurn = nil, ""
-	}
-	s.playMu.Unlock()
-	src.finish()
-	s.disclosureCut(pos)
+	s.disclosureCut(s.stopSource(src))
 }
 
 // disclosureDropped reports whether it is a spoken disclosure a turn has
