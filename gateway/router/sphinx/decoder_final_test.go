@@ -3,7 +3,6 @@
 package sphinx
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -250,17 +249,8 @@ func BenchmarkFinalPass(b *testing.B) {
 		}
 		b.Run(v.name, func(b *testing.B) {
 			cfg := DefaultConfig()
-			cfg.Pool, cfg.FwdFlat, cfg.BestPath, cfg.SettleMs = 1, v.flat, v.best, v.settleMs
-			p, err := NewPool(cfg)
-			if err != nil {
-				b.Skip(err)
-			}
-			defer p.Close()
-			d, err := p.Acquire(context.Background())
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer p.Release(d)
+			cfg.FwdFlat, cfg.BestPath, cfg.SettleMs = v.flat, v.best, v.settleMs
+			d := oneDecoder(b, NewPool, cfg)
 			var real, synth finalCost
 			var cr, be safetyTally
 			for b.Loop() {
@@ -336,18 +326,7 @@ func reportFinal(b *testing.B, real, synth finalCost, cr, be safetyTally) {
 // phrases do not depend on the transcription passes.
 func spotAll(b *testing.B, clips []clip) map[string][]string {
 	b.Helper()
-	cfg := DefaultConfig()
-	cfg.Pool = 1
-	sp, err := NewSpotPool(cfg)
-	if err != nil {
-		b.Skip(err)
-	}
-	defer sp.Close()
-	d, err := sp.Acquire(context.Background())
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer sp.Release(d)
+	d := oneDecoder(b, NewSpotPool, DefaultConfig())
 	out := map[string][]string{}
 	for _, c := range clips {
 		var ps []string

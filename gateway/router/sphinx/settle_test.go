@@ -3,7 +3,6 @@
 package sphinx
 
 import (
-	"context"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -30,17 +29,8 @@ func feed(t *testing.T, d *Decoder, pcm []int16) {
 // transcript holds the words before and after the pause.
 func TestSettleEndsEarlyAndRestarts(t *testing.T) {
 	cfg := DefaultConfig()
-	cfg.Pool, cfg.SettleMs = 1, 250
-	p, err := NewPool(cfg)
-	if err != nil {
-		t.Skip(err)
-	}
-	defer p.Close()
-	d, err := p.Acquire(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Release(d)
+	cfg.SettleMs = 250
+	d := oneDecoder(t, NewPool, cfg)
 	root := fixtures.RepoRoot(t)
 	home := readWAV16k(t, filepath.Join(root, "testdata", "voice", "gohome.16k.wav"))
 	lights := readWAV16k(t, filepath.Join(root, "testdata", "voice", "lights.16k.wav"))
