@@ -246,6 +246,7 @@ func streamSamples(st *eotStream, point int) ([]eotSample, error) {
 // wrong sign is left out (a quirk of the training voices, not of speech).
 var expectedSign = [turn.NumEvidence]int{
 	turn.EvPitchFall: +1, turn.EvPitchMove: -1, turn.EvPitchEnd: -1, turn.EvEnergySlope: -1, turn.EvEnergyEnd: -1,
+	turn.EvPitchSlope: -1, turn.EvFinalEnergy: -1,
 	turn.EvTurnLength: +1, turn.EvWordsHold: -1, turn.EvWordsHoldEarly: -1, turn.EvWordsEnd: +1, turn.EvWordsEndEarly: +1, turn.EvSilence: +1,
 }
 
@@ -260,6 +261,7 @@ var expectedSign = [turn.NumEvidence]int{
 // evaluation set.
 var priorWeights = [turn.NumEvidence]float32{
 	turn.EvPitchFall: 0.5, turn.EvPitchMove: -0.5, turn.EvPitchEnd: -0.5, turn.EvEnergySlope: -0.3, turn.EvEnergyEnd: -0.5,
+	turn.EvPitchSlope: -0.5, turn.EvFinalEnergy: -0.3,
 	turn.EvTurnLength: 0.3, turn.EvWordsHold: -3, turn.EvWordsEnd: 2, turn.EvWordsHoldEarly: -1, turn.EvWordsEndEarly: 1, turn.EvSilence: 2,
 }
 
