@@ -69,8 +69,8 @@ type prosody struct {
 
 // Running-median steps per frame: semitones of pitch, dB of level.
 const (
-	medStep   = 0.2
-	levelStep = 0.5
+	medStep   = 0.1
+	levelStep = 0.1
 	// slopeWindow: the final pitch slope is fitted over the voiced frames
 	// of the last 0.3 s; octaveFold: a frame more than this many semitones
 	// from the running median is taken as an octave error and folded.

@@ -46,7 +46,7 @@ const flushVersion = "vad1"
 func flushPoints(pcm []int16) ([]int64, error) {
 	pc := pipeline.DefaultConfig()
 	pc.EchoGuard = false
-	pc.Turn.SilenceDurationMs, pc.Turn.MaxTurnMs = 10000, 600000
+	pc.Turn.SilenceDurationMs, pc.Turn.MaxSilenceMs, pc.Turn.MaxTurnMs = 10000, 10000, 600000
 	in, err := pipeline.New(pc)
 	if err != nil {
 		return nil, err
