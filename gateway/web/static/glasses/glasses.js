@@ -502,7 +502,8 @@
       sheet.dataset.kind = view.kind;
     }
     const el = buildPage(view, n, true);
-    if (view.cur !== el) {
+    const turned = view.cur !== el;
+    if (turned) {
       if (view.cur) view.cur.classList.remove('on');
       el.classList.add('on');
     }
@@ -510,13 +511,18 @@
     view.cur = el;
     view.n = n;
     if (sheet.labelled !== el.m.titleId) { sheet.labelled = el.m.titleId; sheet.setAttribute('aria-labelledby', el.m.titleId); }
+    // A page coming on screen is drawn first and its control focused right
+    // after that frame: the focus move (its events, its restyle, its ring)
+    // is a frame of its own, not the page's. Keys act on the page meanwhile
+    // (sheetKey); a control the person moved to meanwhile keeps the focus.
     const focus = () => {
-      if (sheet.view !== view || view.n !== n) return;
+      if (sheet.view !== view || view.n !== n || el.contains(document.activeElement)) return;
       const f = el.m.focus;
-      if (f && document.activeElement !== f) f.focus({ preventScroll: true });
+      if (f) f.focus({ preventScroll: true });
       if (!S.t.focused) S.t.focused = performance.now();
+      S.t.pageFocused = performance.now();
     };
-    if (fresh && !sheet.contains(document.activeElement)) afterFrame(focus); else focus();
+    if (fresh || turned) afterFrame(focus); else focus();
     S.t.drawMs = performance.now() - t0;
     // The other pages are built in tasks of their own (a key may come between).
     if (!view.queued) { view.queued = true; afterFrame(() => setTimeout(() => prebuild(view), 0), true); }
@@ -654,7 +660,7 @@
   }
 
   function showCard(card) {
-    show('card');
+    if (S.screen !== 'card') show('card');
     present(card.view, card.page);
     ackShown(card);
   }
@@ -828,6 +834,7 @@
     if (!el) return;
     const { row, box, scrollable } = el.m;
     const at = row.indexOf(document.activeElement);
+    const base = at >= 0 ? at : row.indexOf(el.m.focus);
     const card = S.screen === 'card' ? S.cards[S.cards.length - 1] : null;
     const page = (d) => {
       // Only a page still taller than its box (after fitting) scrolls first.
@@ -838,8 +845,9 @@
     switch (e.key) {
       case 'ArrowDown': case 'PageDown': page(1); break;
       case 'ArrowUp': case 'PageUp': page(-1); break;
-      case 'ArrowRight': if (row.length) row[at < 0 ? 0 : Math.min(at + 1, row.length - 1)].focus(); break;
-      case 'ArrowLeft': if (row.length) row[at < 0 ? 0 : Math.max(at - 1, 0)].focus(); break;
+      // Before the page's control has the focus, ←/→ move from it.
+      case 'ArrowRight': if (row.length) row[Math.min(base + 1, row.length - 1)].focus(); break;
+      case 'ArrowLeft': if (row.length) row[Math.max(base - 1, 0)].focus(); break;
       case 'Escape': case 'Backspace':
         if (card) cardPage(card, card.page - 1);
         else if (S.prompt.page > 1) promptPage(S.prompt.page - 1);
@@ -847,7 +855,7 @@
         break;
       case 'Enter': case ' ':
         if (at >= 0) return; // the focused control clicks itself
-        if (row.length) row[0].click();
+        if (el.m.focus) el.m.focus.click(); // the one about to be focused
         break;
       default: return;
     }
