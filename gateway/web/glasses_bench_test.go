@@ -390,6 +390,7 @@ func (p *benchPage) card() cardMetrics {
   focuslag: __bench.focusLag.length ? __bench.focusLag.slice().sort((a, b) => a - b)[__bench.focusLag.length >> 1] : 0}))`, &m)
 	var detail any
 	p.eval(`({events: __bench.detail, draws: __bench.draws, first: __bench.firstDraw, loaf: __bench.loaf,
+  eventBytes: JSON.stringify(__glasses.cards[__glasses.cards.length - 1].ev).length,
   fit: [...document.querySelectorAll('#sheet .lines')].map((b) => b.dataset.fit)})`, &detail)
 	p.b.Logf("paging: event timing [name, duration, input delay, processing], page draw ms, LoAF: %v", detail)
 	if err := p.cdp.Press(p.ctx, "Enter"); err != nil { // Done
