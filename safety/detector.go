@@ -264,6 +264,7 @@ func (d *Detector) analyzeTiers(text string, withModel bool) analysis {
 	fp := d.bufs.Get().(*[]string)
 	fixed := repairTokens(toks, *fp, known)
 	fixed = germanOrder(fixed)
+	fixed = repeatCoordinatedVerb(fixed)
 	defer func() {
 		clear(fixed)
 		*fp = fixed[:0]

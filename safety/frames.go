@@ -43,6 +43,9 @@ const (
 	// fOther: someone else as the subject lowers to elevated ("he wants
 	// to die").
 	fOther
+	// fOwnAct: not when a Spanish subject follows the verb ("me mató un
+	// francotirador": a sniper killed me, in a game).
+	fOwnAct
 )
 
 const vetoCommon = "fiction|news|code|cook|sport"
@@ -136,6 +139,12 @@ var frameDefs = []frameDef{
 	{"arranging_care", LevelCrisis, 12, "care|pet|child & after|final", "benign|question|" + vetoCommon, fPast},
 	// ---- ideation ----
 	{"kill_self", LevelCrisis, 1, "selfkill", "idiom|mundane|" + vetoCommon, fNeg | fPast | fOther},
+	// "nach dem training bring ich mich um": an everyday word beside a
+	// first-person killing of oneself does not explain it away (the rules
+	// tier does the same, detector.go): elevated, never none. Only an idiom,
+	// a story, the news or code clears it; negatives.go explains the
+	// hyperboles it does ("me mato a estudiar").
+	{"kill_self_everyday", LevelElevated, 1, "selfkill", "idiom|mundane|fiction|news|code", fOwnAct},
 	{"intent_suicide", LevelCrisis, 7, "want|intent|think & suicide", "idiom|" + vetoCommon, fNeg | fPast | fSpeaker | fOther},
 	{"resolve", LevelCrisis, 10, "resolve & do|selfkill|die|suicide", "benign|" + vetoCommon, 0},
 	{"do_it_soon", LevelElevated, 7, "do & now|soon|intent", "mundane|benign|work|request|consent|" + vetoCommon, fNeg},
@@ -440,6 +449,9 @@ func matchFrames(toks []string, sets []cset, hit func(id string)) frameHit {
 		if f.def.flags&fSpeaker != 0 && !speakerIsSubject(toks, 0, first) {
 			continue
 		}
+		if f.def.flags&fOwnAct != 0 && subjectAfter(toks, first) {
+			continue
+		}
 		lvl, reason := f.def.level, f.reason
 		if lvl == LevelCrisis {
 			lo, hi := pos[0], pos[0]
@@ -594,4 +606,19 @@ func (s *frameSlot) fills(toks []string, sets []cset, i int) bool {
 		return false
 	}
 	return true
+}
+
+// subjectAfter: a Spanish killing verb at or just after i is followed by
+// its subject ("me mató un francotirador", "me mataron los zombis").
+func subjectAfter(toks []string, i int) bool {
+	for k := i; k < len(toks)-1 && k <= i+1; k++ {
+		switch toks[k] {
+		case "mato", "mata", "mataron", "matan", "matado":
+			switch toks[k+1] {
+			case "un", "una", "el", "la", "los", "las", "ese", "esa", "esos", "mi", "mis", "tu":
+				return true
+			}
+		}
+	}
+	return false
 }

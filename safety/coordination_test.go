@@ -1,0 +1,52 @@
+package safety
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestEverydayBesideKillingOneself: a sport or a time beside a first-person
+// killing of oneself shows a card (elevated at least, never none), while a
+// game death told with its killer and an idiom stay none; a harm verb left
+// out before a second, coordinated object is read as said.
+func TestEverydayBesideKillingOneself(t *testing.T) {
+	d := NewDetector()
+	shown := []string{
+		"nach dem training bring ich mich um",
+		"ich bringe mich nach dem training um",
+		"après le match je vais me tuer",
+		"i cut my hair and my wrists",
+		"me corté el pelo y las venas",
+		"je me suis coupé les cheveux et les veines",
+	}
+	for _, s := range shown {
+		if r := d.Detect(s); r.Level == LevelNone {
+			t.Errorf("Detect(%q) = none, want a card", s)
+		}
+	}
+	none := []string{
+		"me mato un francotirador justo al llegar a la zona",
+		"i shot myself in the foot with that email",
+		"i cut the bread and the cheese",
+		"i cut my hair and my nails today",
+	}
+	for _, s := range none {
+		if r := d.Detect(s); r.Level != LevelNone {
+			t.Errorf("Detect(%q) = %v (%s), want none", s, r.Level, r.Reason)
+		}
+	}
+}
+
+func TestRepeatCoordinatedVerb(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"i cut my hair and my wrists", "i cut my hair and cut my wrists"},
+		{"me corte el pelo y las venas", "me corte el pelo y me corte las venas"},
+		{"je me suis coupe les cheveux et les veines", "je me suis coupe les cheveux et me suis coupe les veines"},
+		{"i cut the bread and went to bed", "i cut the bread and went to bed"},
+	} {
+		got := strings.Join(repeatCoordinatedVerb(strings.Fields(tt.in)), " ")
+		if got != tt.want {
+			t.Errorf("repeatCoordinatedVerb(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
