@@ -27,6 +27,7 @@ func TestEverydayBesideKillingOneself(t *testing.T) {
 	none := []string{
 		"me mato un francotirador justo al llegar a la zona",
 		"i shot myself in the foot with that email",
+		"mon prof va me tuer si je rends ce devoir en retard",
 		"i cut the bread and the cheese",
 		"i cut my hair and my nails today",
 	}

@@ -43,8 +43,7 @@ const (
 	// fOther: someone else as the subject lowers to elevated ("he wants
 	// to die").
 	fOther
-	// fOwnAct: not when a Spanish subject follows the verb ("me mató un
-	// francotirador": a sniper killed me, in a game).
+	// fOwnAct: not when someone else kills the speaker (subjectAfter).
 	fOwnAct
 )
 
@@ -608,9 +607,20 @@ func (s *frameSlot) fills(toks []string, sets []cset, i int) bool {
 	return true
 }
 
-// subjectAfter: a Spanish killing verb at or just after i is followed by
-// its subject ("me mató un francotirador", "me mataron los zombis").
+// subjectAfter: someone else kills the speaker — a Spanish killing verb
+// at or just after i followed by its subject ("me mató un francotirador",
+// "me mataron los zombis"), or a French "me tuer" after a verb of the
+// second or third person ("mon cardiologue va me tuer", "tu vas me tuer";
+// the speaker's own is "je vais me tuer").
 func subjectAfter(toks []string, i int) bool {
+	for k := max(0, i-2); k < len(toks)-2 && k <= i; k++ {
+		switch toks[k] {
+		case "va", "vas", "vont", "veut", "veulent":
+			if toks[k+1] == "me" && toks[k+2] == "tuer" {
+				return true
+			}
+		}
+	}
 	for k := i; k < len(toks)-1 && k <= i+1; k++ {
 		switch toks[k] {
 		case "mato", "mata", "mataron", "matan", "matado":
