@@ -108,6 +108,9 @@ var conceptTable = []struct {
 	{"code", "process, processes, server, thread, script, pid, container, instance, code, app, bug, linux, port, daemon, pod, program, terminal, commit, deploy, database, query, build, proceso, servidor, hilo, programa, codigo, processus, serveur, programme, prozess, programm, skript, typing, keyboard, mouse, teclado, clavier, tastatur, a function, the function, function call, functions, cron job, batch job, the job failed, job queue"},
 	{"sport", "boss, level, match, team, goal, sniper, respawn, player, round, league, score, marathon, training, gym, ball, pitch, quest, partido, equipo, gol, nivel, jugador, entreno, maraton, gimnasio, jefe final, equipe, niveau, joueur, entraine, spiel, mannschaft, endboss, spieler, trainiere, chess, poker, board game, pool, trampoline, skydiving, bungee, parachute, diving, dive, high dive, ajedrez, piscina, echecs, piscine, schach, schwimmbad, sprungturm, un but, marque un but, range, shooting range, hunting, caza, chasse, jagd, salle de sport, salle de gym, football, soccer, basketball, tennis, rugby, hockey, baseball, futbol, baloncesto, foot, fussball, handball, volleyball, francotirador, tireur, scharfschutze, playing cards, play cards, card game, cards game, a game of cards, entrenamiento, entrenamientos, workout, spin class, leg day, la seance de sport, seance de sport, das training, ein tor, tor geschossen, tore geschossen, ins tor, leg day, dia de pierna, seance jambes, spin class, spinning class, clase de spinning, cours de spinning, spinningkurs, crossfit, agujetas, courbatures, muskelkater"},
 	{"cook", "chop, onion, onions, garlic, recipe, pan, dough, bake, baking, roast, chicken, potatoes, butter, toast, rice, boil, slice, kitchen, cebolla, ajo, sarten, masa, pollo, mantequilla, arroz, oignon, ail, four, poele, pate, poulet, pommes de terre, beurre, riz, zwiebel, knoblauch, pfanne, teig, hahnchen, kartoffeln, reis, crab, lobster, cooking, cook, cocinar, cocinando, cuisiner, cuisine, kochen, krabbe, hummer, homard, langosta, cutting board, sharpener, knife set, knife sharpener, tabla de cortar, planche a decouper, schneidebrett, messerschärfer, stove, on the stove, hob, kettle, bread, cheese, meat, vegetables, fruit, pain, fromage, brot, kase, fleisch, kuche, cocina, wurstchen, wurst, sausages, burgers, salchichas, saucisses, steaks, grillen, grillparty"},
+	// "as a pharmacist", "como psicóloga", "je suis écoutante": the speaker
+	// talks from their job (roleConcept)
+	{"role", roleConcept()},
 	{"work", "meeting, deadline, project, client, budget, slide, email, agenda, mute, roadmap, feature, ticket, quarter, boss, office, shift, reunion, proyecto, cliente, presupuesto, diapositiva, correo, oficina, turno, reunion, projet, client, budget, diapo, mail, bureau, meeting, projekt, kunde, budget, folie, mail, buro, schicht"},
 	// request: words that address a request to the listener ("please do
 	// it for me", "can you do it"): with them "do it" asks VERA to act.
@@ -611,4 +614,37 @@ func germanishBy(toks []string, bonus int) bool {
 		}
 	}
 	return de > en
+}
+
+// roleConcept lists the speaker naming a job that meets crisis at work
+// ("as a nurse", "soy enfermera", "je suis infirmière", "als
+// Psychologin"), every role with every marker of its language, plus a few
+// words of being on duty. A frame of method, overdose or a person at a
+// height is then about the job (frames.go vetoCommon); phrase rules of the
+// speaker's own wish are not vetoed by it.
+func roleConcept() string {
+	var out []string
+	add := func(markers, roles string) {
+		for _, m := range strings.Split(markers, "|") {
+			for _, r := range strings.Split(roles, "|") {
+				out = append(out, m+" "+r)
+			}
+		}
+	}
+	add("as a|am a|as an|am an", "nurse|pharmacist|doctor|physician|gp|paramedic|emt|therapist|psychologist|"+
+		"psychiatrist|counselor|counsellor|social worker|teacher|volunteer|firefighter|police officer|cop|midwife|"+
+		"vet|veterinarian|carer|caregiver|chaplain|er nurse|crisis counselor|hotline volunteer")
+	add("como|soy|de", "enfermera|enfermero|farmaceutica|farmaceutico|medica|medico|paramedico|psicologa|psicologo|"+
+		"psiquiatra|terapeuta|orientadora|orientador|trabajadora social|trabajador social|profesora|profesor|"+
+		"voluntaria|voluntario|bombera|bombero|matrona|veterinaria|veterinario")
+	add("que|suis|comme", "infirmiere|infirmier|pharmacienne|pharmacien|medecin|ambulanciere|ambulancier|"+
+		"psychologue|psychiatre|therapeute|conseillere|conseiller|assistante sociale|assistant social|"+
+		"professeure|professeur|ecoutante|ecoutant|benevole|pompiere|pompier|sage femme|veterinaire")
+	add("als|bin", "krankenschwester|pfleger|pflegerin|apothekerin|apotheker|arztin|arzt|sanitaterin|sanitater|"+
+		"notfallsanitater|psychologin|psychologe|psychiaterin|psychiater|therapeutin|therapeut|sozialarbeiterin|"+
+		"sozialarbeiter|lehrerin|lehrer|ehrenamtliche|feuerwehrmann|polizistin|polizist|hebamme|tierarztin|tierarzt")
+	out = append(out, "paramedic crew", "ambulance crew", "night shift", "my patients", "our patients",
+		"garde de nuit", "mes patients", "mis pacientes", "turno de noche", "meine patienten", "nachtschicht",
+		"im dienst", "en garde")
+	return strings.Join(out, ", ")
 }

@@ -45,9 +45,14 @@ const (
 	fOther
 	// fOwnAct: not when someone else kills the speaker (subjectAfter).
 	fOwnAct
+	// fAsksHow: the second slot is dying or killing as something to do,
+	// not a death that happened ("how many people died on the titanic",
+	// "wie viele sind bei der flut gestorben") or one avoided ("how do i
+	// pass the water temple without dying").
+	fAsksHow
 )
 
-const vetoCommon = "fiction|news|code|cook|sport"
+const vetoCommon = "fiction|news|code|cook|sport|role"
 
 // vetoNoCook: danger from others, where a pan or a knife in the kitchen is
 // no reason to look away ("she's hitting me with a pan").
@@ -116,7 +121,7 @@ var frameDefs = []frameDef{
 	{"other_harm_now", LevelCrisis, 9, "friend|family|partner|other & selfharm|otherharm & now", "benign|question|" + vetoCommon, fNeg | fPast},
 	// ---- method ----
 	{"method_question", LevelCrisis, 14, "question|way & lethal|die|kill|suicide|painful|nowake|survived & med|rope|noose|perch|height|weapon|poison|blood|fumes|rail|water|way|amount|bignum|tracks|lethal|cutword|body|selfharm",
-		"safekeep|safe|" + vetoCommon, 0},
+		"safekeep|safe|" + vetoCommon, fAsksHow},
 	{"noose", LevelCrisis, 7, "question|self|my & noose", "benign|" + vetoCommon, fNeg | fPast},
 	{"lethal_dose", LevelCrisis, 7, "lethal & med|poison|amount", "safekeep|safe|" + vetoCommon, 0},
 	{"lethal_means", LevelCrisis, 7, "lethal|painful & fumes|poison|med|rope|noose|perch|rail|weapon", "safekeep|safe|" + vetoCommon, 0},
@@ -451,6 +456,9 @@ func matchFrames(toks []string, sets []cset, hit func(id string)) frameHit {
 		if f.def.flags&fOwnAct != 0 && subjectAfter(toks, first) {
 			continue
 		}
+		if f.def.flags&fAsksHow != 0 && len(f.slots) > 1 && deathTold(toks, pos[1]) {
+			continue
+		}
 		lvl, reason := f.def.level, f.reason
 		if lvl == LevelCrisis {
 			lo, hi := pos[0], pos[0]
@@ -628,6 +636,26 @@ func subjectAfter(toks []string, i int) bool {
 			case "un", "una", "el", "la", "los", "las", "ese", "esa", "esos", "mi", "mis", "tu":
 				return true
 			}
+		}
+	}
+	return false
+}
+
+// deathTold: the death word at i happened or is avoided — a past form, or
+// "without" just before it (fAsksHow).
+func deathTold(toks []string, i int) bool {
+	if i < 0 || i >= len(toks) {
+		return false
+	}
+	switch toks[i] {
+	case "died", "killed", "gestorben", "starben", "starb", "umgekommen", "getotet", "murieron", "murio",
+		"fallecieron", "fallecio", "morts", "mortes", "decedes", "tues", "tuees":
+		return true
+	}
+	for k := max(0, i-2); k < i; k++ {
+		switch toks[k] {
+		case "without", "sin", "sans", "ohne":
+			return true
 		}
 	}
 	return false

@@ -6,9 +6,11 @@ import (
 )
 
 // TestEverydayBesideKillingOneself: a sport or a time beside a first-person
-// killing of oneself shows a card (elevated at least, never none), while a
-// game death told with its killer and an idiom stay none; a harm verb left
-// out before a second, coordinated object is read as said.
+// killing of oneself shows a card (elevated at least, never none), and so
+// does a method question, a job named or not; a game death told with its
+// killer, an idiom, a death toll, a death avoided and a crew's call that
+// ended well stay none; a harm verb left out before a second, coordinated
+// object is read as said.
 func TestEverydayBesideKillingOneself(t *testing.T) {
 	d := NewDetector()
 	shown := []string{
@@ -16,6 +18,9 @@ func TestEverydayBesideKillingOneself(t *testing.T) {
 		"ich bringe mich nach dem training um",
 		"après le match je vais me tuer",
 		"i cut my hair and my wrists",
+		"what is the most painful way to die",
+		"how many pills does it take to die",
+		"as a nurse i know how many pills it takes and i am going to take them tonight",
 		"me corté el pelo y las venas",
 		"je me suis coupé les cheveux et les veines",
 	}
@@ -28,6 +33,10 @@ func TestEverydayBesideKillingOneself(t *testing.T) {
 		"me mato un francotirador justo al llegar a la zona",
 		"i shot myself in the foot with that email",
 		"mon prof va me tuer si je rends ce devoir en retard",
+		"how many soldiers died at verdun",
+		"wie viele sind beim erdbeben gestorben",
+		"how do i beat this boss without dying every time",
+		"our ambulance crew got a call about a woman on a roof, she came down safely",
 		"i cut the bread and the cheese",
 		"i cut my hair and my nails today",
 	}
