@@ -170,12 +170,67 @@ func rejoinPairs(toks []string) []string {
 	return out
 }
 
-func isKnownWord(t string, known *vocab) bool {
-	if anyVocab[t] || known.count(t) > 0 {
+func isKnownWord(t string, known *vocab) bool { return knownWith(t, known.flagsOf(t), known) }
+
+// knownWith is isKnownWord for a word whose flags f the caller has.
+func knownWith(t string, f wordFlag, known *vocab) bool {
+	if f&wKnown != 0 {
 		return true
 	}
 	s := squash(t)
-	return s != t && squashedVocab[s]
+	return s != t && known.flagsOf(s)&wSquashed != 0
+}
+
+// wordFlag records, for one word, its membership in the word sets the
+// repair consults, so the repair looks a word up once instead of once per
+// set: it reads every token several times, and on a busy machine those
+// lookups, not the logic, are its cost.
+type wordFlag uint8
+
+const (
+	wKnown       wordFlag = 1 << iota // anyVocab or the corpus (isKnownWord before squashing)
+	wRepair                           // repairVocab or the corpus (joined)
+	wJoinStart                        // joinStarts
+	wCorpusStart                      // vocab.starts
+	wSquashed                         // squashedVocab
+	wFunction                         // functionWordSet
+)
+
+// staticFlags are the flags of the built-in word sets: those of a nil
+// vocab, and the base every vocab's flags extend.
+var staticFlags = func() map[string]wordFlag {
+	m := make(map[string]wordFlag, len(anyVocab))
+	for w := range anyVocab {
+		m[w] |= wKnown
+	}
+	for w := range repairVocab {
+		m[w] |= wRepair
+	}
+	for w := range joinStarts {
+		m[w] |= wJoinStart
+	}
+	for w := range squashedVocab {
+		m[w] |= wSquashed
+	}
+	for w := range functionWordSet {
+		m[w] |= wFunction
+	}
+	return m
+}()
+
+// flagsOf returns w's flags: the built-in sets and, with v, the corpus.
+func (v *vocab) flagsOf(w string) wordFlag {
+	if v == nil {
+		return staticFlags[w]
+	}
+	return v.flags[w]
+}
+
+func (v *vocab) flagsOfBytes(w []byte) wordFlag {
+	if v == nil {
+		return staticFlags[string(w)]
+	}
+	return v.flags[string(w)]
 }
 
 // joinStarts: the known words (plain or squashed) that begin a longer
@@ -209,6 +264,7 @@ func startsOf(words func(yield func(string))) map[string]bool {
 type vocab struct {
 	counts map[string]int32
 	starts map[string]bool
+	flags  map[string]wordFlag // staticFlags plus the corpus's words (flagsOf)
 }
 
 func newVocab(counts map[string]int32) *vocab {
@@ -224,6 +280,18 @@ func newVocab(counts map[string]int32) *vocab {
 				v.starts[w[:k]] = true
 			}
 		}
+	}
+	v.flags = make(map[string]wordFlag, len(staticFlags)+len(counts))
+	for w, f := range staticFlags {
+		v.flags[w] = f
+	}
+	for w, n := range counts {
+		if n > 0 {
+			v.flags[w] |= wKnown | wRepair
+		}
+	}
+	for w := range v.starts {
+		v.flags[w] |= wCorpusStart
 	}
 	return v
 }
@@ -312,16 +380,21 @@ func joinPieces(toks, out []string, known *vocab) []string {
 		// Pieces are joined while they make a word, so a word split in
 		// three ("brin gen" after "um") or joined twice ("selb st mord")
 		// comes back whole.
-		if w, n := joinExpanded(t, toks[i+1:], known); n > 0 {
+		ft := known.flagsOf(t)
+		if w, n := joinExpanded(t, ft, toks[i+1:], known); n > 0 {
 			t, i = w, i+n // "unal ive" → "unal i have" → "unalive"
+			ft = known.flagsOf(t)
 		}
 		for i+1 < len(toks) {
-			if i+2 < len(toks) && isKnownWord(t, known) && !isKnownWord(toks[i+1], known) &&
-				betterNext(t, toks[i+1], toks[i+2], known) {
+			// each word is looked up once here, not once per question
+			next := toks[i+1]
+			fn := known.flagsOf(next)
+			kt, kn := knownWith(t, ft, known), knownWith(next, fn, known)
+			if i+2 < len(toks) && kt && !kn && betterNext(t, next, toks[i+2], known) {
 				break // "the re ason": "re" + "ason" is the word, not "the" + "re"
 			}
-			w := joinNext(t, toks[i+1], known)
-			if w == "" && i+2 < len(toks) && (!isKnownWord(t, known) || !isKnownWord(toks[i+1], known)) {
+			w := joinNextWith(t, next, ft, fn, known)
+			if w == "" && i+2 < len(toks) && (!kt || !kn) {
 				// three pieces: "um bri ngen"
 				if w3 := joinNext(t, toks[i+1]+toks[i+2], known); w3 != "" {
 					w = w3
@@ -331,19 +404,22 @@ func joinPieces(toks, out []string, known *vocab) []string {
 			if w == "" {
 				break
 			}
-			t = w
+			t, ft = w, known.flagsOf(w)
 			i++
 		}
 		if t == "dye" && (i+1 == len(toks) || !dyeObjects[toks[i+1]]) {
 			t = "die" // as normalize reads it, for a "dye" a split produced
 		}
-		if exp, ok := contractions[t]; ok && t != toks[i] {
-			out = append(out, exp...) // "killmy" + "self"
-		} else if fillers[t] && t != toks[i] && t != "um" && t != "er" && t != "so" {
-			// dropped, as normalize drops it: "real ly" → "really" → ""
-		} else {
-			out = append(out, t)
+		if t != toks[i] { // a joined word: normalize has not seen it
+			if exp, ok := contractions[t]; ok {
+				out = append(out, exp...) // "killmy" + "self"
+				continue
+			}
+			if fillers[t] && t != "um" && t != "er" && t != "so" {
+				continue // dropped, as normalize drops it: "real ly" → "really" → ""
+			}
 		}
+		out = append(out, t)
 	}
 	return out
 }
@@ -356,11 +432,11 @@ var expandedTails = []struct {
 	raw string
 }{{[]string{"i", "have"}, "ive"}, {[]string{"dead"}, "ded"}, {[]string{"i", "am"}, "im"}}
 
-// joinExpanded joins a piece t (not a function word) with the raw form of the expansion
+// joinExpanded joins a piece t (flags ft; not a function word) with the raw form of the expansion
 // that follows it (rest) when that makes a word; n is the number of
 // tokens of rest consumed, 0 when nothing was joined.
-func joinExpanded(t string, rest []string, known *vocab) (string, int) {
-	if functionWordSet[t] || isNumber(t) {
+func joinExpanded(t string, ft wordFlag, rest []string, known *vocab) (string, int) {
+	if ft&wFunction != 0 || isNumber(t) {
 		return "", 0
 	}
 	for _, e := range expandedTails {
@@ -391,11 +467,17 @@ func betterNext(a, b, c string, known *vocab) bool {
 // not a word, or a begins a longer word ("rat her", "to night", "sobre
 // dosis"); else "".
 func joinNext(a, b string, known *vocab) string {
-	if isKnownWord(a, known) && isKnownWord(b, known) &&
-		!joinStarts[a] && !known.startsWith(a) && !joinStarts[squash(a)] {
-		return ""
+	return joinNextWith(a, b, known.flagsOf(a), known.flagsOf(b), known)
+}
+
+// joinNextWith is joinNext for pieces whose flags fa, fb the caller has.
+func joinNextWith(a, b string, fa, fb wordFlag, known *vocab) string {
+	if knownWith(a, fa, known) && knownWith(b, fb, known) && fa&(wJoinStart|wCorpusStart) == 0 {
+		if sa := squash(a); sa == a || known.flagsOf(sa)&wJoinStart == 0 {
+			return ""
+		}
 	}
-	return joined(a, b, known)
+	return joinedWith(a, b, fa, fb, known)
 }
 
 // fuzzyWord returns the concept word one edit from t, or "".
@@ -502,10 +584,18 @@ func spanishInfinitive(t string) bool {
 // words are joined only into a word of six letters or more, and never into
 // a contraction normalize expands ("can not").
 func joined(a, b string, known *vocab) string {
+	if len(a)+len(b) < 5 || len(a)+len(b) > 40 {
+		return ""
+	}
+	return joinedWith(a, b, known.flagsOf(a), known.flagsOf(b), known)
+}
+
+// joinedWith is joined for pieces whose flags fa, fb the caller has.
+func joinedWith(a, b string, fa, fb wordFlag, known *vocab) string {
 	if len(a)+len(b) < 5 || len(a)+len(b) > 40 || isNumber(a) || isNumber(b) {
 		return ""
 	}
-	ka, kb := repairVocab[a] || known.count(a) > 0, repairVocab[b] || known.count(b) > 0
+	ka, kb := fa&wRepair != 0, fb&wRepair != 0
 	if ka && kb && len(a)+len(b) < 6 {
 		return ""
 	}
@@ -513,13 +603,13 @@ func joined(a, b string, known *vocab) string {
 	w := append(append(buf[:0], a...), b...)
 	var word string
 	switch {
-	case repairVocab[string(w)] || known.countBytes(w) > 0: // no allocation for the lookups
+	case known.flagsOfBytes(w)&wRepair != 0: // no allocation for the lookup
 		word = string(w)
 	case unsquash[squash(string(w))] != "":
 		word = unsquash[squash(string(w))] // "god" + "bye" (held letters) → "goodbye"
 	default:
 		word = collapseRuns(string(w)) // "kill" + "ling"
-		if !repairVocab[word] && known.count(word) == 0 && contractions[word] == nil {
+		if known.flagsOf(word)&wRepair == 0 && contractions[word] == nil {
 			return ""
 		}
 	}
