@@ -194,6 +194,7 @@ const (
 	wCorpusStart                      // vocab.starts
 	wSquashed                         // squashedVocab
 	wFunction                         // functionWordSet
+	wReal                             // realWords
 )
 
 // staticFlags are the flags of the built-in word sets: those of a nil
@@ -214,6 +215,9 @@ var staticFlags = func() map[string]wordFlag {
 	}
 	for w := range functionWordSet {
 		m[w] |= wFunction
+	}
+	for w := range realWords {
+		m[w] |= wReal
 	}
 	return m
 }()
@@ -327,15 +331,16 @@ var anyVocab = func() map[string]bool {
 func repairWords(toks, out []string, known *vocab) ([]string, bool) {
 	lang, changed := "", false
 	for _, t := range toks {
-		if realWords[t] {
+		ft := known.flagsOf(t)
+		if ft&wReal != 0 {
 			out = append(out, t) // a dictionary word, not a typo (realwords.go)
 			continue
 		}
-		if w, ok := mergedArticle(t, known); ok {
+		if w, ok := mergedArticle(t, ft, known); ok {
 			out, changed = append(out, w, "a"), true
 			continue
 		}
-		if isKnownWord(t, known) || len(t) < 3 || isNumber(t) {
+		if knownWith(t, ft, known) || len(t) < 3 || isNumber(t) {
 			out = append(out, t)
 			continue
 		}
@@ -357,13 +362,13 @@ func repairWords(toks, out []string, known *vocab) ([]string, bool) {
 
 // mergedArticle: t is a known word run into the article "a" and reads as
 // another word only with its letters squashed ("seea" is "see a", not a
-// held "sea"); w is the word before the article.
-func mergedArticle(t string, known *vocab) (string, bool) {
-	if len(t) < 4 || t[len(t)-1] != 'a' || t[len(t)-2] == 'a' || anyVocab[t] || known.count(t) > 0 {
+// held "sea"); w is the word before the article; ft is t's flags.
+func mergedArticle(t string, ft wordFlag, known *vocab) (string, bool) {
+	if len(t) < 4 || t[len(t)-1] != 'a' || t[len(t)-2] == 'a' || ft&wKnown != 0 {
 		return "", false
 	}
 	w := t[:len(t)-1]
-	if !anyVocab[w] && known.count(w) == 0 || !isKnownWord(t, known) {
+	if known.flagsOf(w)&wKnown == 0 || !knownWith(t, ft, known) {
 		return "", false
 	}
 	return w, true
