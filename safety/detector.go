@@ -47,7 +47,7 @@ type Result struct {
 type Detector struct {
 	rules        []compiledRule
 	byWord       map[string][]cand
-	byPrefix     []prefixCand
+	byPrefix     prefixIndex[cand]
 	contextTurns int
 	bufs         sync.Pool
 	extractors   sync.Pool
@@ -64,11 +64,6 @@ type compiledRule struct {
 }
 
 type cand struct{ rule, pat int }
-
-type prefixCand struct {
-	prefix string
-	c      cand
-}
 
 var firstPersonWords = map[string]bool{
 	"i": true, "myself": true, "my": true, "me": true, "je": true, "moi": true, "ich": true, "mich": true,
@@ -142,7 +137,7 @@ func newDetector(defs []ruleDef, contextTurns int) (*Detector, error) {
 				d.byWord[w] = append(d.byWord[w], c)
 			}
 			for _, pr := range prefixes {
-				d.byPrefix = append(d.byPrefix, prefixCand{pr, c})
+				d.byPrefix.add(pr, c)
 			}
 		}
 		d.rules = append(d.rules, cr)
@@ -422,7 +417,7 @@ func (d *Detector) analyzeRules(toks []string) analysis {
 				hit(c, i, end)
 			}
 		}
-		for _, pc := range d.byPrefix {
+		for _, pc := range d.byPrefix.candidates(t) {
 			if len(t) >= len(pc.prefix) && t[:len(pc.prefix)] == pc.prefix {
 				if end := d.rules[pc.c.rule].pats[pc.c.pat].match(toks, i); end >= 0 {
 					hit(pc.c, i, end)

@@ -414,7 +414,7 @@ func mustConceptSet(alts string) cset {
 type negIndex struct {
 	defs     []negCompiled
 	byWord   map[string][]negCand
-	byPrefix []negPrefixCand
+	byPrefix prefixIndex[negCand]
 }
 
 type negCompiled struct {
@@ -426,11 +426,6 @@ type negCompiled struct {
 
 // negCand: pattern pat of def; kind 0 cue, 1 veto, 2+g domain group g.
 type negCand struct{ def, kind, pat int }
-
-type negPrefixCand struct {
-	prefix string
-	c      negCand
-}
 
 var negErr error
 
@@ -458,7 +453,7 @@ func compileNegatives(defs []negDef) (*negIndex, error) {
 			ix.byWord[w] = append(ix.byWord[w], c)
 		}
 		for _, pr := range prefixes {
-			ix.byPrefix = append(ix.byPrefix, negPrefixCand{pr, c})
+			ix.byPrefix.add(pr, c)
 		}
 	}
 	for di, d := range defs {
@@ -531,7 +526,7 @@ func (ix *negIndex) scan(toks []string, s *negScan) {
 		for _, c := range ix.byWord[t] {
 			hit(c, i)
 		}
-		for _, pc := range ix.byPrefix {
+		for _, pc := range ix.byPrefix.candidates(t) {
 			if len(t) >= len(pc.prefix) && t[:len(pc.prefix)] == pc.prefix {
 				hit(pc.c, i)
 			}

@@ -131,6 +131,42 @@ func (p *pattern) firstKeys() (words, prefixes []string) {
 	return words, prefixes
 }
 
+// prefixIndex holds the patterns a match of which can start with a word
+// prefix ("kill*"), by the prefix's first byte, so a word is compared with
+// the few prefixes it might start with instead of all of them. Each bucket
+// keeps the order entries were added in, so callers meet matches in the
+// same order as in one list.
+type prefixIndex[C any] struct {
+	first [256][]prefixEntry[C]
+	empty []prefixEntry[C] // entries with an empty prefix: the candidates of an empty word
+}
+
+type prefixEntry[C any] struct {
+	prefix string
+	c      C
+}
+
+func (x *prefixIndex[C]) add(prefix string, c C) {
+	e := prefixEntry[C]{prefix, c}
+	if prefix == "" {
+		x.empty = append(x.empty, e)
+		for b := range x.first {
+			x.first[b] = append(x.first[b], e)
+		}
+		return
+	}
+	x.first[prefix[0]] = append(x.first[prefix[0]], e)
+}
+
+// candidates returns the entries whose prefix t may start with (the
+// caller still checks).
+func (x *prefixIndex[C]) candidates(t string) []prefixEntry[C] {
+	if t == "" {
+		return x.empty
+	}
+	return x.first[t[0]]
+}
+
 // match tries the pattern at toks[i:], returning the end index (exclusive)
 // of the shortest match or -1.
 func (p *pattern) match(toks []string, i int) int {
