@@ -195,6 +195,10 @@ const (
 	wSquashed                         // squashedVocab
 	wFunction                         // functionWordSet
 	wReal                             // realWords
+	// wJoinable: the squashed form of a word joinedWith may return (a
+	// known word or a contraction), so most pairs are rejected with one
+	// lookup instead of three.
+	wJoinable
 )
 
 // staticFlags are the flags of the built-in word sets: those of a nil
@@ -218,6 +222,12 @@ var staticFlags = func() map[string]wordFlag {
 	}
 	for w := range realWords {
 		m[w] |= wReal
+	}
+	for w := range repairVocab {
+		m[squashWord(w)] |= wJoinable
+	}
+	for w := range contractions {
+		m[squashWord(w)] |= wJoinable
 	}
 	return m
 }()
@@ -292,6 +302,7 @@ func newVocab(counts map[string]int32) *vocab {
 	for w, n := range counts {
 		if n > 0 {
 			v.flags[w] |= wKnown | wRepair
+			v.flags[squashWord(w)] |= wJoinable
 		}
 	}
 	for w := range v.starts {
@@ -606,6 +617,15 @@ func joinedWith(a, b string, fa, fb wordFlag, known *vocab) string {
 	}
 	var buf [40]byte
 	w := append(append(buf[:0], a...), b...)
+	if isASCII(w) {
+		// Every word below squashes as w does (collapseRuns keeps at
+		// least one letter of a run, byte for byte in ASCII), so a w whose squashed
+		// form no joinable word has makes none.
+		var sb [40]byte
+		if known.flagsOfBytes(squashBytes(w, sb[:0]))&wJoinable == 0 {
+			return ""
+		}
+	}
 	var word string
 	switch {
 	case known.flagsOfBytes(w)&wRepair != 0: // no allocation for the lookup
@@ -678,6 +698,25 @@ func squashWord(t string) string {
 		}
 	}
 	return t
+}
+
+// squashBytes appends squashWord(w) to dst.
+func squashBytes(w, dst []byte) []byte {
+	for j, c := range w {
+		if j == 0 || c != w[j-1] {
+			dst = append(dst, c)
+		}
+	}
+	return dst
+}
+
+func isASCII(w []byte) bool {
+	for _, c := range w {
+		if c >= 0x80 {
+			return false
+		}
+	}
+	return true
 }
 
 // squashAll writes squash(t) for every token into dst.
