@@ -486,8 +486,7 @@ func buildConcepts() *conceptIndex {
 //
 // toks must be squashed (see squash): the index is keyed that way.
 func (ci *conceptIndex) tag(toks []string, sets []cset) {
-	german := germanish(toks)
-	lang := guessLang(toks)
+	german, lang := germanishLang(toks)
 	for i, t := range toks {
 		var b cset
 		if e := ci.words[t]; e != nil {
@@ -603,10 +602,11 @@ func germanish(toks []string) bool { return germanishBy(toks, 0) }
 func germanishBy(toks []string, bonus int) bool {
 	de, en := bonus, 0
 	for _, t := range toks {
-		if germanWords[t] {
+		c := langCues[t]
+		if c&cueGerman != 0 {
 			de++
 		}
-		if englishWords[t] {
+		if c&cueEnglish != 0 {
 			en++
 		}
 	}

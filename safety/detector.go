@@ -699,20 +699,78 @@ var langStop = map[string]string{
 	"bin": "de", "ein": "de", "mein": "de", "wie": "de", "den": "de", "vor": "de",
 }
 
+// langCue is what one word says of an utterance's language: its langStop
+// entry and whether germanish counts it as German or English. Those
+// questions are asked of every token several times per utterance (normalize,
+// clean, the concept tagger, the rules, germanOrder), so one lookup answers
+// them all.
+type langCue uint8
+
+const (
+	cueGerman  langCue = 1 << iota // germanWords
+	cueEnglish                     // englishWords
+	cueStopEN                      // langStop "en" … "de"
+	cueStopES
+	cueStopFR
+	cueStopDE
+)
+
+// langCues holds the cues of langStop, germanWords and englishWords, each
+// also under its squashed spelling as squash.go adds it to those tables
+// (TestLangCues checks they agree).
+var langCues = func() map[string]langCue {
+	m := map[string]langCue{}
+	stop := map[string]langCue{"en": cueStopEN, "es": cueStopES, "fr": cueStopFR, "de": cueStopDE}
+	for k, v := range langStop {
+		m[k] |= stop[v]
+	}
+	for k, v := range langStop {
+		// as squash.go: the squashed spelling, unless a plain word has it
+		if s := squashWord(k); s != k && langStop[s] == "" && m[s]&(cueStopEN|cueStopES|cueStopFR|cueStopDE) == 0 {
+			m[s] |= stop[v]
+		}
+	}
+	for _, t := range []struct {
+		words map[string]bool
+		cue   langCue
+	}{{germanWords, cueGerman}, {englishWords, cueEnglish}} {
+		for k, v := range t.words {
+			if v {
+				m[k] |= t.cue
+				m[squashWord(k)] |= t.cue
+			}
+		}
+	}
+	return m
+}()
+
 // guessLang picks the language with the most stop words, "en" on a tie or
 // with none; it only labels results, it never changes a level.
 func guessLang(toks []string) string {
-	var en, es, fr, de int
+	_, lang := germanishLang(toks)
+	return lang
+}
+
+// germanishLang is germanish(toks) and guessLang(toks) in one pass.
+func germanishLang(toks []string) (german bool, lang string) {
+	var en, es, fr, de, gde, gen int
 	for _, t := range toks {
-		switch langStop[t] {
-		case "en":
+		c := langCues[t]
+		switch {
+		case c&cueStopEN != 0:
 			en++
-		case "es":
+		case c&cueStopES != 0:
 			es++
-		case "fr":
+		case c&cueStopFR != 0:
 			fr++
-		case "de":
+		case c&cueStopDE != 0:
 			de++
+		}
+		if c&cueGerman != 0 {
+			gde++
+		}
+		if c&cueEnglish != 0 {
+			gen++
 		}
 	}
 	best, lang := en, "en"
@@ -725,5 +783,5 @@ func guessLang(toks []string) string {
 	if de > best {
 		lang = "de"
 	}
-	return lang
+	return gde > gen, lang
 }

@@ -432,3 +432,34 @@ func BenchmarkDetectTurn(b *testing.B) {
 		i++
 	}
 }
+
+// TestLangCues: the one-lookup table agrees with langStop, germanWords and
+// englishWords (after squash.go added their squashed spellings) on every
+// word either side knows.
+func TestLangCues(t *testing.T) {
+	stop := map[string]langCue{"en": cueStopEN, "es": cueStopES, "fr": cueStopFR, "de": cueStopDE}
+	words := map[string]bool{}
+	for w := range langCues {
+		words[w] = true
+	}
+	for _, m := range []map[string]bool{germanWords, englishWords} {
+		for w := range m {
+			words[w] = true
+		}
+	}
+	for w := range langStop {
+		words[w] = true
+	}
+	for w := range words {
+		want := stop[langStop[w]]
+		if germanWords[w] {
+			want |= cueGerman
+		}
+		if englishWords[w] {
+			want |= cueEnglish
+		}
+		if got := langCues[w]; got != want {
+			t.Errorf("langCues[%q] = %b, want %b", w, got, want)
+		}
+	}
+}

@@ -193,12 +193,12 @@ func germanishDialect(toks []string) bool {
 	}
 	de, en := 0, 0
 	for _, t := range toks {
-		switch {
-		case langStop[t] == "es" || langStop[t] == "fr":
+		switch c := langCues[t]; {
+		case c&(cueStopES|cueStopFR) != 0:
 			return false
-		case germanWords[t] || germanColloquial[t] != nil && !germanAmbiguous[t]:
+		case c&cueGerman != 0 || germanColloquial[t] != nil && !germanAmbiguous[t]:
 			de++
-		case englishWords[t]:
+		case c&cueEnglish != 0:
 			en++
 		}
 	}
