@@ -753,35 +753,46 @@ func guessLang(toks []string) string {
 
 // germanishLang is germanish(toks) and guessLang(toks) in one pass.
 func germanishLang(toks []string) (german bool, lang string) {
-	var en, es, fr, de, gde, gen int
+	var stops [4]int
+	var de, en int
 	for _, t := range toks {
 		c := langCues[t]
-		switch {
-		case c&cueStopEN != 0:
-			en++
-		case c&cueStopES != 0:
-			es++
-		case c&cueStopFR != 0:
-			fr++
-		case c&cueStopDE != 0:
+		countStop(&stops, c)
+		if c&cueGerman != 0 {
 			de++
 		}
-		if c&cueGerman != 0 {
-			gde++
-		}
 		if c&cueEnglish != 0 {
-			gen++
+			en++
 		}
 	}
-	best, lang := en, "en"
-	if es > best {
-		best, lang = es, "es"
+	return de > en, stopLang(stops)
+}
+
+// countStop counts c's stop word in stops (en, es, fr, de).
+func countStop(stops *[4]int, c langCue) {
+	switch {
+	case c&cueStopEN != 0:
+		stops[0]++
+	case c&cueStopES != 0:
+		stops[1]++
+	case c&cueStopFR != 0:
+		stops[2]++
+	case c&cueStopDE != 0:
+		stops[3]++
 	}
-	if fr > best {
-		best, lang = fr, "fr"
+}
+
+// stopLang is the language with the most stop words, "en" on a tie.
+func stopLang(stops [4]int) string {
+	best, lang := stops[0], "en"
+	if stops[1] > best {
+		best, lang = stops[1], "es"
 	}
-	if de > best {
+	if stops[2] > best {
+		best, lang = stops[2], "fr"
+	}
+	if stops[3] > best {
 		lang = "de"
 	}
-	return gde > gen, lang
+	return lang
 }

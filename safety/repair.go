@@ -874,8 +874,12 @@ func functionLanguage(toks []string) string {
 	var n [4]int
 	langs := [4]string{"en", "es", "fr", "de"}
 	for _, t := range toks {
+		ls := functionLang[t]
+		if ls == nil {
+			continue
+		}
 		for i, l := range langs {
-			if functionLang[t][l] {
+			if ls[l] {
 				n[i]++
 			}
 		}
