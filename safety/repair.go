@@ -185,7 +185,7 @@ func knownWith(t string, f wordFlag, known *vocab) bool {
 // repair consults, so the repair looks a word up once instead of once per
 // set: it reads every token several times, and on a busy machine those
 // lookups, not the logic, are its cost.
-type wordFlag uint8
+type wordFlag uint16
 
 const (
 	wKnown       wordFlag = 1 << iota // anyVocab or the corpus (isKnownWord before squashing)
@@ -199,6 +199,7 @@ const (
 	// known word or a contraction), so most pairs are rejected with one
 	// lookup instead of three.
 	wJoinable
+	wPiece // contractions or fillers: with wRepair, what segment may cut out
 )
 
 // staticFlags are the flags of the built-in word sets: those of a nil
@@ -226,8 +227,16 @@ var staticFlags = func() map[string]wordFlag {
 	for w := range repairVocab {
 		m[squashWord(w)] |= wJoinable
 	}
-	for w := range contractions {
+	for w, exp := range contractions {
 		m[squashWord(w)] |= wJoinable
+		if exp != nil {
+			m[w] |= wPiece
+		}
+	}
+	for w, v := range fillers {
+		if v { // "okay" is listed as no filler
+			m[w] |= wPiece
+		}
 	}
 	return m
 }()
@@ -539,7 +548,7 @@ func segment(t string, out []string, known *vocab, lang string) ([]string, bool)
 				continue
 			}
 			w := t[j:i]
-			if !(len(w) >= 2 || w == "i" || w == "a" || w == "y" || w == "o") || !(repairVocab[w] || known.count(w) > 0 || contractions[w] != nil || fillers[w]) {
+			if !(len(w) >= 2 || w == "i" || w == "a" || w == "y" || w == "o") || known.flagsOf(w)&(wRepair|wPiece) == 0 {
 				continue
 			}
 			c := cost[j] + pieceCost(w, known, lang)
