@@ -394,7 +394,14 @@ type conceptIndex struct {
 type wordEntry struct {
 	c       cset          // the word's own concepts
 	phrases []phraseEntry // phrases whose last word it is
+	// byPrev indexes phrases by their next-to-last word when there are
+	// many ("me" ends 141): tag then tries only those the token before
+	// can start.
+	byPrev map[string][]int
 }
+
+// phraseIndexMin is the number of phrases from which a word's are indexed.
+const phraseIndexMin = 8
 
 type phraseEntry struct {
 	before []string // the phrase's other words, in order
@@ -467,6 +474,15 @@ func buildConcepts() *conceptIndex {
 			}
 		}
 	}
+	for _, e := range ci.words {
+		if len(e.phrases) >= phraseIndexMin {
+			e.byPrev = map[string][]int{}
+			for k, ph := range e.phrases {
+				prev := ph.before[len(ph.before)-1]
+				e.byPrev[prev] = append(e.byPrev[prev], k)
+			}
+		}
+	}
 	for l := range lens {
 		ci.affixLen = append(ci.affixLen, l)
 	}
@@ -491,9 +507,20 @@ func (ci *conceptIndex) tag(toks []string, sets []cset) {
 		var b cset
 		if e := ci.words[t]; e != nil {
 			b = e.c
-			for k := range e.phrases {
-				if ph := &e.phrases[k]; endsWith(toks[:i], ph.before) {
-					b.or(ph.c)
+			switch {
+			case e.byPrev != nil:
+				if i > 0 { // every phrase has a word before its last
+					for _, k := range e.byPrev[toks[i-1]] {
+						if ph := &e.phrases[k]; endsWith(toks[:i], ph.before) {
+							b.or(ph.c)
+						}
+					}
+				}
+			default:
+				for k := range e.phrases {
+					if ph := &e.phrases[k]; endsWith(toks[:i], ph.before) {
+						b.or(ph.c)
+					}
 				}
 			}
 		}
@@ -560,8 +587,8 @@ func endsWith(toks, words []string) bool {
 		return false
 	}
 	off := len(toks) - len(words)
-	for i, w := range words {
-		if toks[off+i] != w {
+	for i := len(words) - 1; i >= 0; i-- { // the nearest word first: it differs most often
+		if toks[off+i] != words[i] {
 			return false
 		}
 	}
