@@ -43,12 +43,24 @@ type elem struct {
 	words    []string // exact alternatives
 	prefixes []string // prefix alternatives
 	gap      int
+	// wordSet holds words when there are many (a macro such as @selfkill
+	// expands to dozens): one lookup instead of a scan.
+	wordSet map[string]bool
 }
 
+// wordSetMin is the number of alternatives from which an element keeps a set.
+const wordSetMin = 8
+
 func (e *elem) matches(t string) bool {
-	for _, w := range e.words {
-		if w == t {
+	if e.wordSet != nil {
+		if e.wordSet[t] {
 			return true
+		}
+	} else {
+		for _, w := range e.words {
+			if w == t {
+				return true
+			}
 		}
 	}
 	for _, p := range e.prefixes {
@@ -99,6 +111,12 @@ func compilePattern(src string) (pattern, error) {
 				if e.kind == elWord {
 					p.words[alt] = true
 				}
+			}
+		}
+		if len(e.words) >= wordSetMin {
+			e.wordSet = make(map[string]bool, len(e.words))
+			for _, w := range e.words {
+				e.wordSet[w] = true
 			}
 		}
 		p.elems = append(p.elems, e)
