@@ -411,10 +411,13 @@ func (d *Detector) analyzeRules(toks []string) analysis {
 			a.level, a.reason, a.lang = lvl, reason, def.lang
 		}
 	}
+	sig := sigOf(toks)
 	for i, t := range toks {
 		for _, c := range d.byWord[t] {
-			if end := d.rules[c.rule].pats[c.pat].match(toks, i); end >= 0 {
-				hit(c, i, end)
+			if p := &d.rules[c.rule].pats[c.pat]; p.mayMatch(&sig) {
+				if end := p.match(toks, i); end >= 0 {
+					hit(c, i, end)
+				}
 			}
 		}
 		for _, pc := range d.byPrefix.candidates(t) {

@@ -495,6 +495,7 @@ type negScan struct {
 
 // scan finds every cue span and which defs have their domains and vetoes.
 func (ix *negIndex) scan(toks []string, s *negScan) {
+	sig := sigOf(toks)
 	hit := func(c negCand, i int) {
 		d := &ix.defs[c.def]
 		var p *pattern
@@ -505,6 +506,9 @@ func (ix *negIndex) scan(toks []string, s *negScan) {
 			p = &d.veto[c.pat]
 		default:
 			p = &d.domain[c.kind-2][c.pat]
+		}
+		if !p.mayMatch(&sig) {
+			return
 		}
 		end := p.match(toks, i)
 		if end < 0 {

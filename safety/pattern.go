@@ -26,6 +26,48 @@ type pattern struct {
 	src   string
 	elems []elem
 	words map[string]bool // literal words it matches (not "!" exclusions), to tell a gap-absorbed negator from a written one
+	// need has, per required element of exact words only, the signature
+	// bits of its words: a match needs one of them among the tokens
+	// (mayMatch).
+	need []tokSig
+}
+
+// tokSig is a 256-bit signature of a token list: bit sigBit(t) for every
+// token t. A pattern whose required element has no word with its bit set
+// cannot match, so most candidate patterns are rejected with a few ANDs.
+type tokSig [4]uint64
+
+func sigBit(t string) uint8 {
+	h := uint32(2166136261) // FNV-1a, 32 bit
+	for i := 0; i < len(t); i++ {
+		h ^= uint32(t[i])
+		h *= 16777619
+	}
+	return uint8(h ^ h>>8 ^ h>>16 ^ h>>24)
+}
+
+func (s *tokSig) add(t string) {
+	b := sigBit(t)
+	s[b>>6] |= 1 << (b & 63)
+}
+
+func sigOf(toks []string) tokSig {
+	var s tokSig
+	for _, t := range toks {
+		s.add(t)
+	}
+	return s
+}
+
+// mayMatch is false when p cannot match any tokens with signature s.
+func (p *pattern) mayMatch(s *tokSig) bool {
+	for i := range p.need {
+		n := &p.need[i]
+		if n[0]&s[0]|n[1]&s[1]|n[2]&s[2]|n[3]&s[3] == 0 {
+			return false
+		}
+	}
+	return true
 }
 
 type elemKind uint8
@@ -112,6 +154,14 @@ func compilePattern(src string) (pattern, error) {
 					p.words[alt] = true
 				}
 			}
+		}
+		if e.kind == elWord && !e.optional && len(e.prefixes) == 0 && len(e.words) > 0 {
+			// required, and only these exact words satisfy it
+			var n tokSig
+			for _, w := range e.words {
+				n.add(w)
+			}
+			p.need = append(p.need, n)
 		}
 		if len(e.words) >= wordSetMin {
 			e.wordSet = make(map[string]bool, len(e.words))
