@@ -527,17 +527,8 @@ func (ci *conceptIndex) tag(toks []string, sets []cset) {
 		if german && t == "die" || !german && t == "tot" {
 			b = cset{} // the German article; French "tôt" (early)
 		}
-		if d, ok := langDrop[t]; ok && (lang == "de") == d.german {
-			b = b.without(d.c)
-		}
-		if d, ok := langDropES[t]; ok && lang == "es" {
-			b = b.without(d)
-		}
-		if d, ok := langDropFR[t]; ok && lang == "fr" {
-			b = b.without(d)
-		}
-		if d, ok := langDropEN[t]; ok && lang == "en" {
-			b = b.without(d)
+		if !b.empty() { // nothing to drop from an empty set
+			b = langDrops(t, lang, b)
 		}
 		if isNumber(t) {
 			b.add(ci.numID)
@@ -576,6 +567,27 @@ func (ci *conceptIndex) tag(toks []string, sets []cset) {
 			sets[i] = sets[i].without(cookCSet)
 		}
 	}
+}
+
+// langDrops removes from b the concepts t does not carry in lang.
+func langDrops(t, lang string, b cset) cset {
+	if d, ok := langDrop[t]; ok && (lang == "de") == d.german {
+		b = b.without(d.c)
+	}
+	var d cset
+	var ok bool
+	switch lang {
+	case "es":
+		d, ok = langDropES[t]
+	case "fr":
+		d, ok = langDropFR[t]
+	case "en":
+		d, ok = langDropEN[t]
+	}
+	if ok {
+		b = b.without(d)
+	}
+	return b
 }
 
 var suicideCID, codeCSet, cookCSet = conceptID("suicide"), mustSet("code"), mustSet("cook")
