@@ -716,11 +716,12 @@ const (
 	cueStopES
 	cueStopFR
 	cueStopDE
+	cueDialect // germanColloquial, not germanAmbiguous (germanishDialect)
 )
 
 // langCues holds the cues of langStop, germanWords and englishWords, each
-// also under its squashed spelling as squash.go adds it to those tables
-// (TestLangCues checks they agree).
+// also under its squashed spelling as squash.go adds it to those tables,
+// and of germanColloquial (TestLangCues checks they agree).
 var langCues = func() map[string]langCue {
 	m := map[string]langCue{}
 	stop := map[string]langCue{"en": cueStopEN, "es": cueStopES, "fr": cueStopFR, "de": cueStopDE}
@@ -742,6 +743,11 @@ var langCues = func() map[string]langCue {
 				m[k] |= t.cue
 				m[squashWord(k)] |= t.cue
 			}
+		}
+	}
+	for k, v := range germanColloquial {
+		if v != nil && !germanAmbiguous[k] {
+			m[k] |= cueDialect
 		}
 	}
 	return m

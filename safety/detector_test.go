@@ -433,8 +433,9 @@ func BenchmarkDetectTurn(b *testing.B) {
 	}
 }
 
-// TestLangCues: the one-lookup table agrees with langStop, germanWords and
-// englishWords (after squash.go added their squashed spellings) on every
+// TestLangCues: the one-lookup table agrees with langStop, germanWords,
+// englishWords (after squash.go added their squashed spellings) and
+// germanColloquial on every
 // word either side knows.
 func TestLangCues(t *testing.T) {
 	stop := map[string]langCue{"en": cueStopEN, "es": cueStopES, "fr": cueStopFR, "de": cueStopDE}
@@ -450,6 +451,9 @@ func TestLangCues(t *testing.T) {
 	for w := range langStop {
 		words[w] = true
 	}
+	for w := range germanColloquial {
+		words[w] = true
+	}
 	for w := range words {
 		want := stop[langStop[w]]
 		if germanWords[w] {
@@ -457,6 +461,9 @@ func TestLangCues(t *testing.T) {
 		}
 		if englishWords[w] {
 			want |= cueEnglish
+		}
+		if germanColloquial[w] != nil && !germanAmbiguous[w] {
+			want |= cueDialect
 		}
 		if got := langCues[w]; got != want {
 			t.Errorf("langCues[%q] = %b, want %b", w, got, want)

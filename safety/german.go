@@ -200,7 +200,7 @@ func germanishDialect(toks []string) bool {
 		switch {
 		case c&(cueStopES|cueStopFR) != 0:
 			esfr = true
-		case c&cueGerman != 0 || germanColloquial[t] != nil && !germanAmbiguous[t]:
+		case c&(cueGerman|cueDialect) != 0:
 			de++
 		case c&cueEnglish != 0:
 			en++
