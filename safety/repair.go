@@ -397,6 +397,8 @@ func mergedArticle(t string, ft wordFlag, known *vocab) (string, bool) {
 // joinPieces appends toks to out, joining two pieces that make one word
 // and reading Spanish "boy a" as "voy a".
 func joinPieces(toks, out []string, known *vocab) []string {
+	// the flags of toks[nextAt], looked up as the next piece of the word before
+	nextAt, nextFlags := -1, wordFlag(0)
 	for i := 0; i < len(toks); i++ {
 		t := toks[i]
 		if t == "boy" && i+2 < len(toks) && toks[i+1] == "a" && spanishInfinitive(toks[i+2]) {
@@ -405,7 +407,10 @@ func joinPieces(toks, out []string, known *vocab) []string {
 		// Pieces are joined while they make a word, so a word split in
 		// three ("brin gen" after "um") or joined twice ("selb st mord")
 		// comes back whole.
-		ft := known.flagsOf(t)
+		ft := nextFlags
+		if nextAt != i || t != toks[i] {
+			ft = known.flagsOf(t)
+		}
 		if w, n := joinExpanded(t, ft, toks[i+1:], known); n > 0 {
 			t, i = w, i+n // "unal ive" → "unal i have" → "unalive"
 			ft = known.flagsOf(t)
@@ -414,6 +419,7 @@ func joinPieces(toks, out []string, known *vocab) []string {
 			// each word is looked up once here, not once per question
 			next := toks[i+1]
 			fn := known.flagsOf(next)
+			nextAt, nextFlags = i+1, fn
 			kt, kn := knownWith(t, ft, known), knownWith(next, fn, known)
 			if i+2 < len(toks) && kt && !kn && betterNext(t, next, toks[i+2], known) {
 				break // "the re ason": "re" + "ason" is the word, not "the" + "re"
