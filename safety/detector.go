@@ -279,6 +279,7 @@ func (d *Detector) analyzeTiers(text string, withModel bool) analysis {
 	a.act = a.act || t.act
 	a.time = a.time || t.time
 	a.ordinary = t.ctx.everyday || t.ctx.context
+	narr := narrated(squashedToks, t.ctx.past)
 	switch {
 	case a.level == LevelNone:
 	case t.ctx.everydayStrict && a.level == LevelCrisis && t.ctx.personal &&
@@ -298,7 +299,7 @@ func (d *Detector) analyzeTiers(text string, withModel bool) analysis {
 		// "hitler killed himself in 1945", "she walked to the edge of the
 		// cliff": told of someone else, in the past, with no word of the
 		// speaker or the listener and nothing happening now
-		strings.Contains(a.reason, "third_party") && narrated(squashedToks, t.ctx.past),
+		strings.Contains(a.reason, "third_party") && narr,
 		t.ctx.context && !t.ctx.personal: // "in the game you have to jump off the cliff"
 		a.level, a.reason = LevelNone, ""
 	case t.ctx.context && a.level == LevelCrisis:
@@ -306,7 +307,6 @@ func (d *Detector) analyzeTiers(text string, withModel bool) analysis {
 	case t.ctx.context:
 		a.level, a.reason = LevelNone, ""
 	}
-	narr := narrated(squashedToks, t.ctx.past)
 	if t.frame.level > a.level && !(narr && t.frame.level == LevelElevated) {
 		// a narration raises only by a crisis frame ("she has taken all
 		// the pills" is not narrated: no past form)
