@@ -883,18 +883,29 @@ func pieceCost(w string, known *vocab, lang string) int {
 	return c
 }
 
+// functionLangMask is functionLang as a bit per language (en, es, fr, de
+// from bit 0): one small lookup per token for functionLanguage.
+var functionLangMask = func() map[string]uint8 {
+	m := make(map[string]uint8, len(functionLang))
+	for w, ls := range functionLang {
+		for i, l := range [4]string{"en", "es", "fr", "de"} {
+			if ls[l] {
+				m[w] |= 1 << i
+			}
+		}
+	}
+	return m
+}()
+
 // functionLanguage is the language most of toks' function words belong to,
 // or "-" when none does (segment then prefers no language).
 func functionLanguage(toks []string) string {
 	var n [4]int
 	langs := [4]string{"en", "es", "fr", "de"}
 	for _, t := range toks {
-		ls := functionLang[t]
-		if ls == nil {
-			continue
-		}
-		for i, l := range langs {
-			if ls[l] {
+		m := functionLangMask[t]
+		for i := range langs {
+			if m&(1<<i) != 0 {
 				n[i]++
 			}
 		}
