@@ -397,7 +397,14 @@ type conceptIndex struct {
 type wordEntry struct {
 	c       cset          // the word's own concepts
 	phrases []phraseEntry // phrases whose last word it is
+	// byPrev indexes phrases by their next-to-last word when there are
+	// many ("me" ends 141): tag then tries only those the token before
+	// can start.
+	byPrev map[string][]int
 }
+
+// phraseIndexMin is the number of phrases from which a word's are indexed.
+const phraseIndexMin = 8
 
 type phraseEntry struct {
 	before []string // the phrase's other words, in order
@@ -470,6 +477,15 @@ func buildConcepts() *conceptIndex {
 			}
 		}
 	}
+	for _, e := range ci.words {
+		if len(e.phrases) >= phraseIndexMin {
+			e.byPrev = map[string][]int{}
+			for k, ph := range e.phrases {
+				prev := ph.before[len(ph.before)-1]
+				e.byPrev[prev] = append(e.byPrev[prev], k)
+			}
+		}
+	}
 	for l := range lens {
 		ci.affixLen = append(ci.affixLen, l)
 	}
@@ -489,32 +505,33 @@ func buildConcepts() *conceptIndex {
 //
 // toks must be squashed (see squash): the index is keyed that way.
 func (ci *conceptIndex) tag(toks []string, sets []cset) {
-	german := germanish(toks)
-	lang := guessLang(toks)
+	german, lang := germanishLang(toks)
 	for i, t := range toks {
 		var b cset
 		if e := ci.words[t]; e != nil {
 			b = e.c
-			for k := range e.phrases {
-				if ph := &e.phrases[k]; endsWith(toks[:i], ph.before) {
-					b.or(ph.c)
+			switch {
+			case e.byPrev != nil:
+				if i > 0 { // every phrase has a word before its last
+					for _, k := range e.byPrev[toks[i-1]] {
+						if ph := &e.phrases[k]; endsWith(toks[:i], ph.before) {
+							b.or(ph.c)
+						}
+					}
+				}
+			default:
+				for k := range e.phrases {
+					if ph := &e.phrases[k]; endsWith(toks[:i], ph.before) {
+						b.or(ph.c)
+					}
 				}
 			}
 		}
 		if german && t == "die" || !german && t == "tot" {
 			b = cset{} // the German article; French "tôt" (early)
 		}
-		if d, ok := langDrop[t]; ok && (lang == "de") == d.german {
-			b = b.without(d.c)
-		}
-		if d, ok := langDropES[t]; ok && lang == "es" {
-			b = b.without(d)
-		}
-		if d, ok := langDropFR[t]; ok && lang == "fr" {
-			b = b.without(d)
-		}
-		if d, ok := langDropEN[t]; ok && lang == "en" {
-			b = b.without(d)
+		if !b.empty() { // nothing to drop from an empty set
+			b = langDrops(t, lang, b)
 		}
 		if isNumber(t) {
 			b.add(ci.numID)
@@ -555,6 +572,27 @@ func (ci *conceptIndex) tag(toks []string, sets []cset) {
 	}
 }
 
+// langDrops removes from b the concepts t does not carry in lang.
+func langDrops(t, lang string, b cset) cset {
+	if d, ok := langDrop[t]; ok && (lang == "de") == d.german {
+		b = b.without(d.c)
+	}
+	var d cset
+	var ok bool
+	switch lang {
+	case "es":
+		d, ok = langDropES[t]
+	case "fr":
+		d, ok = langDropFR[t]
+	case "en":
+		d, ok = langDropEN[t]
+	}
+	if ok {
+		b = b.without(d)
+	}
+	return b
+}
+
 var suicideCID, codeCSet, cookCSet = conceptID("suicide"), mustSet("code"), mustSet("cook")
 
 var kitchenPlaces = map[string]bool{"table": true, "floor": true, "counter": true, "door": true, "window": true, "drawer": false}
@@ -564,8 +602,8 @@ func endsWith(toks, words []string) bool {
 		return false
 	}
 	off := len(toks) - len(words)
-	for i, w := range words {
-		if toks[off+i] != w {
+	for i := len(words) - 1; i >= 0; i-- { // the nearest word first: it differs most often
+		if toks[off+i] != words[i] {
 			return false
 		}
 	}
@@ -606,10 +644,11 @@ func germanish(toks []string) bool { return germanishBy(toks, 0) }
 func germanishBy(toks []string, bonus int) bool {
 	de, en := bonus, 0
 	for _, t := range toks {
-		if germanWords[t] {
+		c := langCues[t]
+		if c&cueGerman != 0 {
 			de++
 		}
-		if englishWords[t] {
+		if c&cueEnglish != 0 {
 			en++
 		}
 	}

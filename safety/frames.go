@@ -319,6 +319,42 @@ type frameSlot struct {
 
 var frames, framesErr = compileFrames(frameDefs)
 
+// frameSlotIndex lists, for every concept, the frames with a slot that
+// takes it and which slots (a bit per slot), so matchFrames meets only
+// the frames each of whose slots some word of the utterance can fill
+// instead of testing all of them (most utterances leave a handful).
+var frameSlotIndex, frameSlotsFull = indexFrameSlots(frames)
+
+type frameSlotRef struct {
+	frame int
+	slots uint8
+}
+
+// maxIndexedFrames bounds the per-utterance slot bits kept on the stack;
+// with more frames matchFrames tests every frame, as without the index.
+const maxIndexedFrames = 512
+
+func indexFrameSlots(fs []frame) ([][]frameSlotRef, []uint8) {
+	idx := make([][]frameSlotRef, csetWords*64)
+	full := make([]uint8, len(fs))
+	for fi := range fs {
+		for k := range fs[fi].slots {
+			if k >= 8 {
+				break // matchFrames skips such frames (pos holds 8)
+			}
+			full[fi] |= 1 << k
+			fs[fi].slots[k].c.each(func(c int) {
+				if n := len(idx[c]); n > 0 && idx[c][n-1].frame == fi {
+					idx[c][n-1].slots |= 1 << k
+				} else {
+					idx[c] = append(idx[c], frameSlotRef{fi, 1 << k})
+				}
+			})
+		}
+	}
+	return idx, full
+}
+
 // compileFrames compiles defs. A malformed frame is skipped and reported
 // in the error rather than dropping every frame: the others still protect
 // people (the detector's Err reports it; TestConceptTable keeps the table
@@ -428,10 +464,20 @@ func matchFrames(toks []string, sets []cset, hit func(id string)) frameHit {
 	var best frameHit
 	var pos [8]int
 	long := len(toks) > longTurnWords
+	// filled: a bit per slot of every frame some word's concepts fit
+	var filled [maxIndexedFrames]uint8
+	indexed := len(frames) <= maxIndexedFrames && len(frameSlotsFull) == len(frames)
+	if indexed {
+		all.each(func(c int) {
+			for _, r := range frameSlotIndex[c] {
+				filled[r.frame] |= r.slots
+			}
+		})
+	}
 	for fi := range frames {
 		f := &frames[fi]
-		if len(f.slots) > len(pos) {
-			continue
+		if len(f.slots) > len(pos) || indexed && filled[fi] != frameSlotsFull[fi] {
+			continue // too many slots, or one no word can fill (f.match would fail)
 		}
 		local := false
 		if vetoAll.any(f.veto) {
