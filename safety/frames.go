@@ -168,7 +168,7 @@ var frameDefs = []frameDef{
 	// an emergency ("i think about death a lot lately").
 	{"think_death", LevelElevated, 7, "think & die|betterdead!laughing,inside", "idiom|" + vetoCommon, 0},
 	{"better_dead", LevelCrisis, 1, "betterdead", "idiom|" + vetoCommon, fNeg | fPast | fOther},
-	{"not_live", LevelCrisis, 9, "neg & want|intent & life!in,at,with,near,there,alone,together,like,on,en,con,cerca,ahi,alli,dans,avec,pres,a,mit,bei,dort,allein,zusammen,so,ici,aqui,hier", "idiom|question|" + vetoCommon, 0},
+	{"not_live", LevelCrisis, 9, "neg & want|intent & life!in,at,with,near,there,alone,together,like,on,en,con,cerca,ahi,alli,dans,avec,pres,a,mit,bei,dort,allein,zusammen,so,ici,aqui,hier", "idiom|question|" + vetoCommon, fOther},
 	{"relief_die", LevelCrisis, 9, "die & relief", "idiom|question|" + vetoCommon, fNeg | fOther},
 	{"goodbye_everyone", LevelCrisis, 9, "self|my & goodbye & everyone", "benign|work|" + vetoCommon, fNeg | fPast},
 	{"keeping_here", LevelCrisis, 1, "keepinghere", "" + vetoCommon, 0},
