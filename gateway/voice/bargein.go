@@ -37,6 +37,43 @@ func (s *voiceSession) pauseForBargeIn(at int64) {
 	s.pausedAt, s.bargeTurn = at, id
 }
 
+// duckGain is the reply's gain while the person speaks over it (−12 dB):
+// a backchannel ("mm-hm", "yeah") is heard over it, and the reply goes on.
+const duckGain = 0.25
+
+// duckReply lowers the reply's voice at the start of speech over it
+// (OverlapStarted), before anyone knows whether it is a backchannel or an
+// interruption; unduckReply restores it when the speech ended as a
+// backchannel (OverlapEnded), or when a paused reply resumes. Firm spoken
+// safety resources are not ducked, as they are not paused.
+func (s *voiceSession) duckReply() {
+	snd := s.conn.Sender()
+	if !snd.Active() {
+		return
+	}
+	s.playMu.Lock()
+	src := s.play
+	s.playMu.Unlock()
+	if src == nil || src.protectedAt(int(snd.Position().Frames)*rtc.PCMFrame) {
+		return
+	}
+	snd.Duck(duckGain)
+	s.ducked = true
+}
+
+// unduckReply: see duckReply. backchannel says the speech over the reply
+// ended without interrupting it (counted as a ducked barge-in).
+func (s *voiceSession) unduckReply(backchannel bool) {
+	if !s.ducked {
+		return
+	}
+	s.ducked = false
+	s.conn.Sender().Duck(1)
+	if backchannel {
+		s.m.BargeIns.WithLabelValues("ducked").Inc()
+	}
+}
+
 // checkBargeIn resumes paused playout when no words came in time (a false
 // interruption: a cough, a door, a word to someone else too short to
 // transcribe).
@@ -48,6 +85,7 @@ func (s *voiceSession) checkBargeIn() {
 	}
 	s.bargeMu.Unlock()
 	if resume {
+		s.unduckReply(false)
 		s.conn.Sender().Resume()
 		s.m.BargeIns.WithLabelValues("resumed").Inc()
 	}

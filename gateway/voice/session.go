@@ -49,6 +49,7 @@ type voiceSession struct {
 
 	// Owned by the media loop.
 	echoSeen   int     // in.EchoRuns already counted
+	ducked     bool    // the reply is ducked under speech over it (bargein.go)
 	feed       *feeder // the turn in progress
 	turnN      int
 	turnID     string
@@ -64,6 +65,8 @@ type voiceSession struct {
 	bargeTurn string // turn id of the paused reply
 
 	speakCh chan speakItem
+	// patience: the client's hello.patience, for the media loop (patience.go).
+	patience patienceHint
 	// disclosureOwed: the spoken AI disclosure was cut short on a device
 	// that does not show it; it is spoken again at the next pause.
 	disclosureOwed atomic.Bool
@@ -93,9 +96,12 @@ func (s *voiceSession) OnRTP(p rtc.Packet) {
 func (s *voiceSession) OnEvent(data []byte) {
 	s.rec.eventIn(data)
 	if ev, err := event.Decode(data); err == nil {
-		if h, ok := ev.(*event.Hello); ok && h.ResumeToken != "" {
-			s.resume(h)
-			return
+		if h, ok := ev.(*event.Hello); ok {
+			s.patience.hello(h)
+			if h.ResumeToken != "" {
+				s.resume(h)
+				return
+			}
 		}
 	}
 	// Errors are reported to the client by the session.
@@ -252,6 +258,7 @@ func (s *voiceSession) frame(at int64) {
 		s.log.Warn("voice: jitter pull", "err", err)
 		return
 	}
+	s.patience.apply(s.in)
 	s.in.Analyse(pcm, at, s.conn.Sender().Active(), s.onTurnEvent)
 	if n := s.in.EchoRuns(); n > s.echoSeen {
 		s.m.BargeIns.WithLabelValues("echo").Add(float64(n - s.echoSeen))
@@ -283,6 +290,10 @@ func (s *voiceSession) onTurnEvent(ev *turn.Event) {
 		// it has heard (see heard).
 		s.feedBase = s.in.Now() - int64(len(pre)*audio.Frame20)
 		s.in.SetTranscriptHeard("", s.feedBase)
+	case turn.OverlapStarted:
+		s.duckReply()
+	case turn.OverlapEnded:
+		s.unduckReply(true)
 	case turn.OverlapSpeech:
 		s.log.Debug("voice: speech over playout", "turn", s.turnID, "at_ms", sampleMs(ev.At))
 		s.pauseForBargeIn(ev.At)
