@@ -169,6 +169,7 @@ type analysis struct {
 	// ordinary: the concept table sees an everyday, fiction, news, idiom,
 	// code, cooking or sport context.
 	ordinary bool
+	held     negHold // negatives.go: what a negative explanation lowered
 }
 
 // Detect classifies one utterance on its own.
@@ -209,6 +210,7 @@ func (d *Detector) DetectTurn(history []string, text string) Result {
 		hstrong = hstrong || a.strongMeans && !a.ordinary
 		last = a.level
 	}
+	res = cur.held.restore(res, hmax >= LevelElevated || hmeans)
 	switch {
 	case (hstrong || hmax == LevelCrisis) && (cur.time || cur.act), hmeans && cur.act:
 		res.Level, res.Reason = LevelCrisis, "ctx.means_time"
@@ -320,6 +322,7 @@ func (d *Detector) analyzeTiers(text string, withModel bool) analysis {
 			}
 		}
 	}
+	a = d.explainNegatives(core, squashedToks, a, laugh, withModel)
 	if laugh && a.level == LevelCrisis {
 		a.level, a.reason = LevelElevated, baseReason(a.reason)+"/joking"
 	}

@@ -80,8 +80,9 @@ type Config struct {
 	// RawFloorDb: a frame whose mean band-group SNR (snr_low..snr_top) is
 	// below this has Features.Raw 0. Right after speech stops, the
 	// modulation and voicing features still carry it for 30–50 ms; the
-	// band energies do not. 0 disables. It does not touch the smoothed
-	// probability.
+	// band energies do not. 0 disables. It touches the smoothed
+	// probability only in a stream that has stayed within 8 dB of its floor
+	// (stationary noise: such frames add at most a logit of -2).
 	RawFloorDb float32 `yaml:"raw_floor_db"`
 }
 
@@ -162,6 +163,11 @@ const (
 	maxBlocks   = 10000 / blockMs
 	// minBias compensates minimum statistics' low bias (log2 units, ~1.5 dB).
 	minBias = 0.5
+	// idleLongDb and idleLogit: in a stream whose long_snr is under
+	// idleLongDb, a frame at the noise floor (RawFloorDb) adds at most
+	// idleLogit (p 0.12) to the smoothed logit.
+	idleLongDb = 8
+	idleLogit  = -2
 )
 
 // VAD is one stream's detector.
@@ -375,13 +381,24 @@ func (v *VAD) ProcessFeatures(frame []int16) (float32, Features, error) {
 	}
 	m := Blend(f.X[9])
 	z := m*zc + (1-m)*zn
+	atFloor := (f.X[0]+f.X[1]+f.X[2]+f.X[3])/4 < v.cfg.RawFloorDb
+	if atFloor && f.X[9] < idleLongDb {
+		// Nothing in the stream has risen idleLongDb above its floor within
+		// the peak's memory, and this frame is at the floor: stationary
+		// noise, whose logit under the noisy weights idles close to the
+		// threshold and crossed it every few seconds (white, pink, brown
+		// noise at any level started a turn 6-24 times a minute). Such a
+		// frame pulls the average down; the first frame that rises above
+		// the floor lifts the peak, so onsets are not delayed.
+		z = min(z, idleLogit)
+	}
 	if v.frames == 0 {
 		v.zs = z
 	} else {
 		v.zs += (z - v.zs) / float32(v.cfg.SmoothFrames)
 	}
 	f.Raw = float32(1 / (1 + math.Exp(-float64(z))))
-	if (f.X[0]+f.X[1]+f.X[2]+f.X[3])/4 < v.cfg.RawFloorDb {
+	if atFloor {
 		// The bands are at their noise floor: whatever the modulation and
 		// voicing windows still carry from the speech just ended, this
 		// frame holds none (Raw marks where speech really ends).

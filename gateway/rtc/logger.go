@@ -33,8 +33,10 @@ type pionLogger struct {
 // they describe the peer, not a fault here, so they go out at debug. So
 // does the ICE agent's note that it has no candidate pair to check yet,
 // logged at the start of every healthy session (the answer is sent before
-// the client's candidates arrive).
-var closeNoise = []string{"closed pipe", "already closed", "use of closed network connection", "ErrClosedPipe",
+// the client's candidates arrive). And the DTLS close_notify alert (record
+// type 21) a peer sends as it hangs up, when it arrives after this side's
+// DTLS endpoint has gone: the mux has nowhere to put it.
+var closeNoise = []string{"no endpoint for packet starting with 21", "closed pipe", "already closed", "use of closed network connection", "ErrClosedPipe",
 	"Error reading first packet", "Not a STUN message", "Failed to handle decode ICE", "No Username attribute in STUN message",
 	"Failed to ping without candidate pairs"}
 

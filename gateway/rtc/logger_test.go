@@ -19,7 +19,15 @@ func TestPionLoggerBridgeAtWarn(t *testing.T) {
 	l.Warnf("Error reading first packet from %s: %s", "127.0.0.1:5", "read tcp: i/o timeout")
 	l.Warnf("Not a STUN message from %s to %s", "127.0.0.1:5", "127.0.0.1:7881")
 	l.Warn("Failed to ping without candidate pairs. Connection is not possible yet.")
+	l.Warn("Warning: mux: no endpoint for packet starting with 21, adding to queue size(0)")
+	l.Warn("Warning: mux: no endpoint for packet starting with 23, adding to queue size(0)")
 	out := buf.String()
+	if strings.Contains(out, "level=WARN msg=pion pion=ice detail=\"Warning: mux: no endpoint for packet starting with 21") {
+		t.Fatalf("a hang-up's DTLS alert logged at warn:\n%s", out)
+	}
+	if !strings.Contains(out, "level=WARN msg=pion pion=ice detail=\"Warning: mux: no endpoint for packet starting with 23") {
+		t.Fatalf("application data with no endpoint is not hang-up noise:\n%s", out)
+	}
 	if strings.Contains(out, "level=WARN msg=pion pion=ice detail=\"Failed to ping") {
 		t.Fatalf("a healthy session's start logged at warn:\n%s", out)
 	}

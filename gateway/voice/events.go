@@ -1,10 +1,13 @@
 package voice
 
 import (
+	"errors"
+	"log/slog"
 	"strings"
 	"time"
 
 	"github.com/veraneural/vera-gateway/gateway/event"
+	"github.com/veraneural/vera-gateway/gateway/rtc"
 	"github.com/veraneural/vera-gateway/gateway/session"
 )
 
@@ -39,7 +42,13 @@ func (s *voiceSession) eventPump() {
 			return
 		}
 		if err := s.conn.SendEvent(ev.Data); err != nil {
-			s.log.Warn("voice: send event", "err", err)
+			// After a hang-up the events still queued have nowhere to go:
+			// that is how a healthy session ends, not a fault.
+			level := slog.LevelWarn
+			if errors.Is(err, rtc.ErrClosed) {
+				level = slog.LevelDebug
+			}
+			s.log.Log(s.ctx, level, "voice: send event", "err", err)
 		}
 		s.rec.eventOut(ev.Data)
 		ev.Dispatch(sp)
