@@ -263,6 +263,7 @@ func (d *Detector) analyzeTiers(text string, withModel bool) analysis {
 	}
 	fp := d.bufs.Get().(*[]string)
 	fixed := repairTokens(toks, *fp, known)
+	fixed = germanOrder(fixed)
 	defer func() {
 		clear(fixed)
 		*fp = fixed[:0]
@@ -285,7 +286,17 @@ func (d *Detector) analyzeTiers(text string, withModel bool) analysis {
 	a.ordinary = t.ctx.everyday || t.ctx.context
 	switch {
 	case a.level == LevelNone:
-	case t.ctx.everyday, strings.HasSuffix(a.reason, "/third_party") && !t.ctx.personal,
+	case t.ctx.everydayStrict && a.level == LevelCrisis && t.ctx.personal &&
+		(strings.HasSuffix(a.reason, ".kill_self") || strings.HasSuffix(a.reason, ".plan")):
+		// "i think about shooting myself every night", "the gym was fine
+		// but i'm thinking about suicide again": an everyday word beside a
+		// first-person phrase of killing oneself or a plan does not
+		// explain it away (negatives.go explains what does: "me mato a
+		// estudiar"), so elevated, never none. Other phrase rules beside
+		// an everyday word ("i don't want to wake up early tomorrow") are
+		// cleared as before.
+		a.level, a.reason = LevelElevated, baseReason(a.reason)+"/everyday"
+	case t.ctx.everydayStrict, strings.HasSuffix(a.reason, "/third_party") && !t.ctx.personal,
 		// "the poet died by suicide in 1963": someone else, no one the
 		// speaker knows, in the past, is history
 		strings.Contains(a.reason, "third_party") && !t.ctx.personal && t.ctx.past,
@@ -306,14 +317,14 @@ func (d *Detector) analyzeTiers(text string, withModel bool) analysis {
 		// the pills" is not narrated: no past form)
 		a.level, a.reason = t.frame.level, t.frame.reason
 	}
-	if m := t.model; m > a.level && t.ctx.risk && (t.ctx.riskNotDo || !t.ctx.request) {
+	if m := t.model; m > a.level && t.ctx.modelMayRaise() {
 		if t.ctx.everyday || t.ctx.context {
 			// "i'm going to take my medicine now", "the radio said a man was
 			// stabbed": the model counts one level less
 			m--
 		}
-		if narr && m > LevelNone {
-			m-- // and one less again in a narration of the past
+		if narr {
+			m = LevelNone // a narration of the past is raised by rules and frames, not by the model
 		}
 		if m > a.level {
 			a.level, a.reason = m, t.modelReason
@@ -533,7 +544,9 @@ func narrated(toks []string, pastTime bool) bool {
 			return false
 		}
 		year = year || len(t) == 4 && isNumber(t) && (t[:2] == "19" || t[:2] == "20") && i > 0
-		other = other || thirdPartyWords[t] && !objectWords[t] && !spanishHe(toks, i) || otherSelf[t]
+		// "his", "their": possessive only, so with no word of the speaker
+		// ("the first great sorrow of his life") the story is someone else's
+		other = other || thirdPartyWords[t] && !objectWords[t] && !spanishHe(toks, i) || otherSelf[t] || t == "his" || t == "their"
 		pastTold = pastTold || pastTellWords[t] || len(t) >= 5 && strings.HasSuffix(t, "ed")
 	}
 	return other && pastTold && (year || pastTime || len(toks) >= 10) && !recentCue(toks)

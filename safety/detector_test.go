@@ -116,6 +116,16 @@ func TestDetect(t *testing.T) {
 		{"please stop talking now and listen to me because i have something important to tell you", LevelNone},
 		{"please stop talking about and listen to me because i have something important to fail you", LevelNone},
 		{"just thinking out loud", LevelNone},
+		// recogniser text of real benign speech that raised cards live
+		// (an audiobook's narration, a mis-heard speech), and what must
+		// still raise beside the same words
+		{"it was the first great sorrow of his life it was not so much the loss of the tightening itself", LevelNone},
+		{"and not my problem act", LevelNone},
+		{"my problem is i can't find my keys", LevelNone},
+		{"i am such a problem for everyone", LevelElevated},
+		{"my boyfriend is going to kill me", LevelElevated},
+		{"the gym was fine but i'm thinking about suicide again", LevelElevated},
+		{"me corté el pelo y luego me corté los brazos", LevelElevated},
 		{"we are done for today, the meeting is over", LevelNone},
 		// a request to the listener: "do it" asks VERA to act (a consent
 		// answer, heard or mis-heard)

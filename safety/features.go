@@ -50,10 +50,13 @@ type extractor struct {
 	riskNotDo       bool // a risk concept other than "do it"
 	request         bool // see requestSet
 	past            bool // a past-time phrase or a year
+	riskStrong      bool // a risk concept outside weakRiskSet
+	everydayStrict  bool // see strictEverydaySet
+	short           bool // at most shortFragment tokens
 }
 
 func (x *extractor) flags() ctxFlags {
-	return ctxFlags{x.context, x.everyday, x.personal, x.risk, x.past, x.riskNotDo, x.request}
+	return ctxFlags{x.context, x.everyday, x.personal, x.risk, x.past, x.riskNotDo, x.request, x.riskStrong, x.everydayStrict, x.short}
 }
 
 // run calls emit once per feature occurrence of text (repeats are counted).
@@ -75,6 +78,7 @@ func (x *extractor) prepare(text string, toks []string) {
 		toks = normalize(text, x.toks[:0])
 		x.toks = toks
 		x.fixed = repairTokens(toks, x.fixed, x.known)
+		x.fixed = germanOrder(x.fixed)
 		x.sq = squashAll(x.fixed, x.sq)
 		toks = x.sq
 	}
@@ -92,18 +96,21 @@ func (x *extractor) prepare(text string, toks []string) {
 		}
 	}
 	x.context, x.everyday, x.personal, x.actCue, x.timeCue, x.risk = false, false, false, false, false, false
-	x.riskNotDo, x.request = false, false
+	x.riskNotDo, x.request, x.riskStrong, x.everydayStrict = false, false, false, false
+	x.short = len(toks) <= shortFragment
 	x.past = false
 	for _, c := range b {
 		x.past = x.past || c.has(pastID)
 		x.context = x.context || c.any(contextSet)
 		x.everyday = x.everyday || c.any(everydaySet) && !c.has(notforID)
+		x.everydayStrict = x.everydayStrict || c.any(strictEverydaySet) && !c.has(notforID)
 		x.personal = x.personal || c.any(personalSet)
 		x.actCue = x.actCue || c.any(actSet)
 		x.timeCue = x.timeCue || c.any(timeSet)
 		x.risk = x.risk || c.any(riskSet)
 		x.riskNotDo = x.riskNotDo || c.any(riskNotDoSet)
 		x.request = x.request || c.any(requestSet)
+		x.riskStrong = x.riskStrong || c.any(riskStrongSet)
 	}
 	x.fired = x.fired[:0]
 	x.frame = matchFrames(x.cur, x.sets, func(id string) { x.fired = append(x.fired, id) })
@@ -198,7 +205,11 @@ var contextSet, _ = conceptSet("fiction|news|idiom")
 // everydaySet: words of an ordinary activity or a mild mood ("early
 // tomorrow", "camping", "a bit lonely"): the rules alone show no card.
 var everydaySet, _ = conceptSet("benign|mundane|temporary|wakeother|treat|routine|mild|safe|code|cook|sport|recovery|" +
-	"safekeep|illness|seeyou|howtohelp")
+	"safekeep|illness|seeyou|howtohelp|route")
+
+// strictEverydaySet: everydaySet without route, the everyday concepts that count one level less for the
+// model but never clear a phrase rule ("on my way home").
+var strictEverydaySet = everydaySet.without(mustSet("route"))
 
 // riskSet: the concepts of danger. The model alone may not raise an
 // utterance with none of them ("i think i'm coming down with a cold"):
@@ -221,6 +232,18 @@ var riskSet, _ = conceptSet("die|kill|suicide|selfharm|cutword|selfkill|otherkil
 var riskNotDoSet = riskSet.without(doSet)
 
 var doSet, _ = conceptSet("do")
+
+// weakRiskSet: risk concepts that are everyday words more often than not
+// ("got", "eye", "way", "over", "the edge", "after"). A short utterance
+// whose only words of danger are these is a fragment a recogniser heard
+// ("and i got my eye"), and the model alone may not raise it.
+var weakRiskSet, _ = conceptSet("gather|body|way|over|stored|into|outside|help|symptom|neck|water|tracks|platform|enough")
+
+var riskStrongSet = riskSet.without(weakRiskSet)
+
+// shortFragment is the length (in tokens) up to which an utterance needs a
+// strong word of danger for the model alone to raise it.
+const shortFragment = 6
 
 // requestSet: a request addressed to the listener.
 var requestSet, _ = conceptSet("request")

@@ -68,6 +68,10 @@ var frameDefs = []frameDef{
 	{"breathing_fumes", LevelCrisis, 9, "self & breathe & fumes|poison", "question|safe|" + vetoNoCook, fNeg | fPast},
 	{"poison_closed", LevelCrisis, 8, "poison & enclosed", "question|safe|benign|" + vetoNoCook, fNeg | fPast},
 	{"selfharm_now", LevelCrisis, 9, "self|me & selfharm|cutword & now|blood|where|athand", "idiom|question|past|benign|" + vetoCommon, fNeg},
+	// "i cut myself and it won't stop bleeding": an act just done, whatever the tense
+	{"bleeding_wont_stop", LevelCrisis, 10, "selfharm|cutword & blood & cantstop", "idiom|question|cook|benign|sport|fiction|news|code", 0},
+	// "i just want the pain to stop", "je veux que la douleur s'arrête"
+	{"pain_stop", LevelElevated, 6, "want & distress & end", "laugh|benign|illness|body|mybody|cook|sport|fiction|news|code|work", 0},
 	{"blood_much", LevelCrisis, 7, "blood & amount|now", "idiom|question|benign|" + vetoCommon, fNeg | fPast},
 	{"at_edge", LevelCrisis, 7, "self & edge", "idiom|benign|question|" + vetoCommon, fNeg | fPast},
 	{"on_rails", LevelCrisis, 7, "self & rail", "benign|question|" + vetoCommon, fNeg | fPast},
@@ -84,6 +88,10 @@ var frameDefs = []frameDef{
 	{"hit_me", LevelCrisis, 9, "other|partner|family|friend|adult & hit & me", "soft|laugh|idiom|question|benign|" + vetoNoCook, fNeg | fPast},
 	{"followed_me", LevelCrisis, 1, "followme", "social|pet|laugh|question|" + vetoCommon, fNeg | fPast},
 	{"threat_me", LevelCrisis, 9, "told|threatverb & threat", "mundane|laugh|idiom|" + vetoCommon, fNeg | fPast},
+	// "my boyfriend is going to kill me", "mi novio me va a matar": a
+	// partner's threat with no word of a mishap or a joke is ambiguous
+	// (the idiom is a parent's or a boss's), so elevated
+	{"partner_threat", LevelElevated, 6, "partner & threat", "mundane|laugh|idiom|" + vetoCommon, fNeg | fPast},
 	{"violence_now", LevelCrisis, 9, "other|family|partner|adult & hit & now", "soft|laugh|idiom|question|benign|" + vetoNoCook, fNeg | fPast},
 	{"hit_body", LevelCrisis, 9, "other|partner|family|friend|adult & hit & mybody", "soft|laugh|idiom|question|benign|" + vetoNoCook, fNeg | fPast},
 	{"victim", LevelCrisis, 1, "victim", "soft|laugh|idiom|question|" + vetoCommon, fNeg | fPast},
@@ -101,40 +109,45 @@ var frameDefs = []frameDef{
 	{"other_farewell", LevelCrisis, 10, "friend|family|partner|other & farewell", "benign|" + vetoCommon, fNeg},
 	{"other_kill_now", LevelCrisis, 9, "friend|family|partner|other & otherkill & now|soon|intent|final|weapon|med", "benign|question|" + vetoCommon, fNeg | fPast},
 	{"other_height_now", LevelCrisis, 9, "friend|family|partner|other & perch|edge|height & now|intent|die|jump", "benign|question|idiom|" + vetoCommon, fNeg | fPast},
-	{"other_unreachable", LevelCrisis, 12, "friend|family|partner & farewell|goodbye & unreachable", "benign|" + vetoCommon, 0},
+	{"other_unreachable", LevelCrisis, 20, "friend|family|partner & farewell|goodbye & unreachable", "benign|" + vetoCommon, 0},
 	{"other_weapon_done", LevelCrisis, 9, "friend|family|partner & weapon & end|otherkill", "benign|question|" + vetoCommon, fNeg | fPast},
 	{"other_harm_now", LevelCrisis, 9, "friend|family|partner|other & selfharm|otherharm & now", "benign|question|" + vetoCommon, fNeg | fPast},
 	// ---- method ----
-	{"method_question", LevelCrisis, 14, "question|way & lethal|die|kill|suicide|painful|nowake & med|rope|noose|perch|height|weapon|poison|blood|fumes|rail|water|way|amount|bignum|tracks|lethal|cutword|body|selfharm",
+	{"method_question", LevelCrisis, 14, "question|way & lethal|die|kill|suicide|painful|nowake|survived & med|rope|noose|perch|height|weapon|poison|blood|fumes|rail|water|way|amount|bignum|tracks|lethal|cutword|body|selfharm",
 		"safekeep|safe|" + vetoCommon, 0},
 	{"noose", LevelCrisis, 7, "question|self|my & noose", "benign|" + vetoCommon, fNeg | fPast},
 	{"lethal_dose", LevelCrisis, 7, "lethal & med|poison|amount", "safekeep|safe|" + vetoCommon, 0},
 	{"lethal_means", LevelCrisis, 7, "lethal|painful & fumes|poison|med|rope|noose|perch|rail|weapon", "safekeep|safe|" + vetoCommon, 0},
 	{"method_how", LevelCrisis, 7, "question|way & overdosed|selfkill|suicide", "safekeep|safe|" + vetoCommon, 0},
-	{"method_way", LevelCrisis, 7, "way & die|kill", "idiom|safe|" + vetoCommon, fOther},
+	{"method_way", LevelCrisis, 7, "way & die|kill", "idiom|safe|work|mundane|" + vetoCommon, fOther},
 	{"pills_no_wake", LevelElevated, 9, "question & med & neg & wake", "safe|" + vetoCommon, 0},
 	{"method_cut", LevelCrisis, 9, "question & cutword|selfharm & blood|body", "safekeep|safe|benign|" + vetoCommon, 0},
 	{"what_if_took", LevelCrisis, 10, "question & took & med|toomuch & amount|toomuch", "safekeep|safe|" + vetoCommon, 0},
 	// ---- preparation ----
 	{"took_weapon", LevelCrisis, 9, "self|my & took & weapon|noose", "benign|question|safe|" + vetoCommon, fNeg | fPast},
 	{"gathering_means", LevelCrisis, 9, "self|my & gather & med|weapon|rope|noose|poison", "benign|question|safe|safekeep|" + vetoCommon, fNeg | fPast},
+	// "bought a rope today, it's in the car for later": means got, no "i"
+	{"means_got", LevelElevated, 8, "gather & rope|noose|weapon|poison & now|soon", "benign|question|safe|safekeep|routine|work|mundane|" + vetoCommon, fNeg},
 	{"means_at_hand", LevelCrisis, 7, "med|weapon|rope|noose|poison & athand", "benign|question|safe|" + vetoCommon, fNeg | fPast},
-	{"rehearsal", LevelCrisis, 10, "rehearse & rope|noose|weapon|med|perch|edge|rail|neck|blood", "benign|question|" + vetoCommon, fNeg | fPast},
+	{"rehearsal", LevelCrisis, 10, "rehearse & rope|noose|weapon|med|perch|edge|rail|neck|blood", "benign|question|fiction|news|code|cook", fNeg | fPast},
 	{"around_neck", LevelCrisis, 7, "rope|noose & neck", "benign|" + vetoCommon, fNeg | fPast},
 	{"farewell", LevelCrisis, 10, "farewell", "seeyou|work|benign|" + vetoCommon, fNeg},
-	{"giving_away", LevelCrisis, 12, "giveaway & final|after|gone", "benign|question|news|code|cook|sport", fPast},
+	{"giving_away", LevelCrisis, 12, "giveaway|settled & final|after|gone", "benign|question|news|code|cook|sport", fPast},
 	{"arranging_care", LevelCrisis, 12, "care|pet|child & after|final", "benign|question|" + vetoCommon, fPast},
 	// ---- ideation ----
 	{"kill_self", LevelCrisis, 1, "selfkill", "idiom|mundane|" + vetoCommon, fNeg | fPast | fOther},
 	{"intent_suicide", LevelCrisis, 7, "want|intent|think & suicide", "idiom|" + vetoCommon, fNeg | fPast | fSpeaker | fOther},
 	{"resolve", LevelCrisis, 10, "resolve & do|selfkill|die|suicide", "benign|" + vetoCommon, 0},
-	{"do_it_soon", LevelElevated, 7, "do & now|soon|intent", "mundane|benign|work|request|" + vetoCommon, fNeg},
+	{"do_it_soon", LevelElevated, 7, "do & now|soon|intent", "mundane|benign|work|request|consent|" + vetoCommon, fNeg},
+	// "ok, i'm going to do it tonight": consent words do not veto a
+	// first-person "do it"
+	{"self_do_it_soon", LevelElevated, 7, "self & do & now|soon|intent", "mundane|benign|work|request|" + vetoCommon, fNeg},
 	{"gone_soon", LevelCrisis, 7, "gone & now|soon|final", "safe|safekeep|question|temporary|benign|work|" + vetoCommon, fPast},
 	{"know_how", LevelCrisis, 7, "knowhow & do|final|soon|now", "benign|work|question|" + vetoCommon, fNeg},
 	{"use_means", LevelCrisis, 9, "intent & use & weapon|med|rope|noose|poison", "benign|question|safe|" + vetoCommon, fNeg | fPast},
 	{"chose_place", LevelCrisis, 9, "self & chose & perch|rail|noose", "benign|question|" + vetoCommon, fNeg | fPast},
 	{"chose_date", LevelElevated, 7, "self & chose & when", "benign|question|" + vetoCommon, fNeg | fPast},
-	{"letters_family", LevelElevated, 9, "self|my & goodbye & family|everyone|love", "seeyou|benign|" + vetoCommon, fNeg | fPast},
+	{"letters_family", LevelElevated, 9, "self|my & goodbye & family|everyone|love", "seeyou|benign|oneletter|" + vetoCommon, fNeg | fPast},
 	{"want_end_final", LevelElevated, 9, "want & end & final", "benign|mundane|work|" + vetoCommon, fNeg | fPast},
 	{"tall_place", LevelElevated, 9, "question & tall & perch", "benign|" + vetoCommon, 0},
 	{"want_die", LevelCrisis, 7, "want|intent & die|betterdead!laughing,inside", "idiom|" + vetoCommon, fNeg | fPast | fSpeaker | fOther},
@@ -151,7 +164,7 @@ var frameDefs = []frameDef{
 	{"research_how", LevelElevated, 7, "research & way|do", "benign|work|" + vetoCommon, fNeg | fPast},
 	{"guardian_now", LevelCrisis, 9, "care & child & now", "newlife|benign|" + vetoCommon, fNeg | fPast},
 	{"death_good", LevelCrisis, 1, "deathgood", "idiom|" + vetoCommon, fNeg},
-	{"hope_die", LevelCrisis, 7, "want|indifferent & hopedie", "idiom|" + vetoCommon, fNeg},
+	{"hope_die", LevelCrisis, 7, "want|indifferent|betteroff & hopedie", "idiom|" + vetoCommon, fNeg},
 	{"stop_living", LevelCrisis, 9, "want & end & life!in,at,with,near,there,like,en,con,dans,avec,mit,bei", "idiom|question|benign|" + vetoCommon, fNeg | fPast | fOther},
 	{"indifferent_live_die", LevelCrisis, 9, "indifferent & life & die", "idiom|question|" + vetoCommon, fPast},
 	{"life_not_worth", LevelCrisis, 7, "notworth & life", "idiom|question|" + vetoCommon, fPast},
@@ -199,13 +212,13 @@ var frameDefs = []frameDef{
 	{"want_not_exist", LevelCrisis, 7, "want|intent & noexist", "fiction|news|code|laugh", fNeg | fPast | fSpeaker},
 	{"all_i_need", LevelElevated, 1, "allineed", "benign|work|temporary|cook|sport|code|fiction|news|treat|safe", 0},
 	{"stalker_outside", LevelCrisis, 12, "follow & outside|breakin", "social|pet|laugh|question|" + vetoCommon, fNeg | fPast},
-	{"place_then_over", LevelCrisis, 12, "soon|plan & perch|rail|med|rope|noose|weapon|fumes & over|final|gone", "benign|work|sport|temporary|" + vetoCommon, fNeg | fPast},
+	{"place_then_over", LevelCrisis, 12, "soon|plan & perch|rail|tracks|med|rope|noose|weapon|fumes & over|final|gone", "benign|work|sport|temporary|" + vetoCommon, fNeg | fPast},
 	{"letters_left", LevelElevated, 10, "goodbye & stored", "benign|work|cook|" + vetoCommon, 0},
 	{"the_day_resolved", LevelCrisis, 12, "thenight|soon & resolve", "benign|work|sport|laugh|" + vetoCommon, fNeg},
 	{"future_means", LevelElevated, 9, "intent & took|use & med|rope|weapon|noose|poison & soon|now", "routine|safe|illness|question|safekeep|" + vetoCommon, fNeg},
 	{"pretext_denied", LevelCrisis, 16, "rehome|care|pet|child & pretextneg", "" + vetoCommon, fNeg},
 	{"shared_out", LevelElevated, 14, "rehome|care|giveaway & rehome|care|giveaway", "temporary|benign|work|" + vetoCommon, 0},
-	{"end_it_soon", LevelCrisis, 8, "intent|want & endit!with,between,here,at,con,avec,mit & soon|now|final|resolve", "work|mundane|sport|code|cook|fiction|news|laugh", fNeg | fPast},
+	{"end_it_soon", LevelCrisis, 8, "intent|want & endit!with,between,here,at,con,avec,mit & soon|now|final|resolve", "work|mundane|sport|code|cook|fiction|news|laugh|seeyou|temporary", fNeg | fPast},
 	{"enough_at_hand", LevelCrisis, 12, "enough & athand|gather", "safe|routine|safekeep|illness|question|" + vetoCommon, fNeg | fPast},
 	{"enough", LevelElevated, 1, "enough", "safe|routine|safekeep|illness|benign|work|cook|" + vetoCommon, 0},
 	{"unnoticed_soon", LevelElevated, 12, "unnoticed & soon|now", "benign|work|laugh|" + vetoCommon, 0},
@@ -215,7 +228,24 @@ var frameDefs = []frameDef{
 	{"other_wants_die", LevelElevated, 9, "friend|family|partner & want|told & die|selfkill|suicide|betterdead", "idiom|laugh|" + vetoCommon, 0},
 	{"selfharm_urge", LevelElevated, 1, "shurge", "laugh|" + vetoCommon, 0},
 	{"other_means_goodbye", LevelCrisis, 12, "friend|family|partner|other & rope|noose|med|weapon & goodbye|farewell", "benign|safe|safekeep|question|" + vetoCommon, fNeg | fPast},
+	// "my son texted that he's sorry and loves me, and his location is at
+	// the station": two farewell words from someone at a dangerous place
+	{"other_goodbye_place", LevelCrisis, 16, "friend|family|partner|other & goodbye|farewell & goodbye|love|farewell & perch|rail|tracks|water|height", "mundane|seeyou|temporary|benign|safe|question|" + vetoCommon, fNeg},
 	{"other_locked_means", LevelCrisis, 10, "friend|family|partner|other & locked|hidingplace & med|weapon|rope|noose|fumes|poison", "benign|safe|safekeep|question|" + vetoCommon, fNeg | fPast},
+	// ---- round 5: scenes, settling affairs, danger now (issue 13) ----
+	// a rope at a fixture, or someone standing on a chair with one
+	{"rope_scene", LevelCrisis, 16, "rope|noose & fixture|standon", "benign|question|fiction|news|code|cook", fNeg | fPast},
+	{"rail_timing", LevelCrisis, 16, "rail & timing", "routine|mundane|benign|work|question|" + vetoCommon, fNeg | fPast},
+	{"surrounded_now", LevelCrisis, 16, "surrounded & other|holding|weapon|threat|fear|now", "benign|laugh|social|" + vetoNoCook, fNeg | fPast},
+	{"surrounded", LevelElevated, 1, "surrounded", "benign|laugh|social|" + vetoNoCook, 0},
+	{"rampage_coming", LevelCrisis, 16, "family|partner|other|adult & rampage|substance & comingtome", "benign|laugh|" + vetoNoCook, fNeg | fPast},
+	{"groomed_secret", LevelCrisis, 24, "adult|family|other|partner & alonewith & secret", "benign|laugh|fiction|news|code", fNeg | fPast},
+	{"means_to_end", LevelCrisis, 8, "med|rope|weapon|poison|noose|fumes & toendit", "question|safekeep|fiction|news|code", fNeg | fPast},
+	{"settled_after", LevelCrisis, 24, "settled|giveaway|care|pet|rehome|farewell & aftermath", "temporary|question|fiction|news", fPast},
+	{"aftermath", LevelElevated, 1, "aftermath", "benign|work|mundane|temporary|routine|question|" + vetoCommon, 0},
+	{"scheduled_findme", LevelCrisis, 16, "scheduled|sent|goodbye|farewell|plan & findme", "benign|question|fiction|news|sport", fNeg},
+	{"attempt_same_now", LevelElevated, 20, "attempt|triedbefore|selfkill|suicide|overdosed|med & samenow", "fiction|news|sport|cook|work|code", 0},
+	{"controlled_alone", LevelElevated, 1, "controlp", "fiction|news|laugh", 0},
 	// ---- elevated concerns: a card, not an emergency ----
 	{"controlled", LevelElevated, 10, "partner|other|friend & control", "code|sport|benign|laugh|fiction|news|safe|cook", 0},
 	{"controls_me", LevelElevated, 6, "partner|other|friend & control & me|self", "code|sport|laugh|fiction|news|safe|cook", 0},
@@ -240,6 +270,19 @@ var frameDefs = []frameDef{
 	{"tried_before", LevelElevated, 1, "triedbefore", "cook|sport|work|code|benign|fiction|news|laugh", 0},
 	{"past_attempt", LevelElevated, 9, "self|my & attempt & suicide|selfkill|overdosed|kill|die|life", "idiom|benign|fiction|news", 0},
 	{"burden", LevelElevated, 7, "self|my|me & burden", "question|" + vetoCommon, 0},
+	// "everyone would be better off without me", "ohne mich wären alle besser dran"
+	{"better_without_me", LevelElevated, 7, "withoutme & betteroff", "question|benign|treat|" + vetoCommon, 0},
+	{"only_way", LevelCrisis, 8, "suicide|die|selfkill|kill & onlyway", "idiom|question|" + vetoCommon, fNeg | fPast | fOther},
+	{"took_every_now", LevelCrisis, 10, "took & allmeds & now|symptom|kickin", "routine|question|safe|safekeep|illness|" + vetoCommon, fNeg | fPast},
+	{"accident_wish", LevelCrisis, 10, "accidentme & relief|indifferent|want|deathgood", "question|news|fiction|laugh|" + vetoCommon, fNeg | fPast},
+	{"want_disappear", LevelElevated, 6, "want|think|self & disappear", "benign|cook|sport|code|fiction|news|laugh|work|pet", 0},
+	{"other_not_here", LevelElevated, 10, "friend|family|partner|other & notbehere", "benign|work|temporary|seeyou|fiction|news|laugh", 0},
+	{"cry_daily", LevelElevated, 8, "self & cry & routine|lossctl", "laugh|benign|cook|sport|fiction|news|child|mild", 0},
+	{"other_not_eating", LevelElevated, 6, "friend|family|partner|child & noteat", "illness|benign|pet|cook|fiction|news|temporary", 0},
+	// purging: "i made myself throw up after dinner", "ich kotz nach dem essen"
+	{"eat_purge", LevelElevated, 8, "self|me & eat & vomit", "illness|question|benign|" + vetoCommon, 0},
+	// restricting: "i skip breakfast and lunch", "me salto la comida y la cena"
+	{"skip_meals", LevelElevated, 8, "self & skipmeal & meal & meal|exercise", "illness|question|benign|work|temporary|" + vetoCommon, 0},
 	{"selfharm", LevelElevated, 7, "self|my|me & selfharm", "idiom|benign|question|" + vetoCommon, 0},
 	{"suicide_self", LevelElevated, 7, "self|my|me & suicide", "" + vetoCommon, 0},
 }
@@ -249,6 +292,9 @@ type frame struct {
 	def   *frameDef
 	slots []frameSlot
 	veto  cset
+	// vetoGlobal is the part of veto that holds anywhere in the utterance;
+	// vetoLocal (everyday words) vetoes a long turn only near the match.
+	vetoGlobal, vetoLocal cset
 	// reason ids, built once: "frame.id" and its lowered forms
 	reason, negated, past, other string
 }
@@ -300,7 +346,14 @@ func compileFrames(defs []frameDef) ([]frame, error) {
 			if err != nil {
 				bad = fmt.Errorf("safety: frame %s veto: %w", d.id, err)
 			}
+			if c.has(benignID) {
+				c.or(routeSet) // "on my way home" vetoes what benign vetoes
+			}
 			f.veto = c
+			for i := range c {
+				f.vetoLocal[i] = c[i] & localVetoSet[i]
+				f.vetoGlobal[i] = c[i] &^ localVetoSet[i]
+			}
 		}
 		if bad != nil {
 			errs = append(errs, bad)
@@ -335,6 +388,7 @@ var (
 	questionID = conceptID("question")
 	notforID   = conceptID("notfor")
 	benignID   = conceptID("benign")
+	routeSet   = mustSet("route")
 )
 
 // matchFrames runs every frame over toks and their concept sets and
@@ -360,12 +414,23 @@ func matchFrames(toks []string, sets []cset, hit func(id string)) frameHit {
 	}
 	var best frameHit
 	var pos [8]int
+	long := len(toks) > longTurnWords
 	for fi := range frames {
 		f := &frames[fi]
-		if vetoAll.any(f.veto) || len(f.slots) > len(pos) {
+		if len(f.slots) > len(pos) {
 			continue
 		}
+		local := false
+		if vetoAll.any(f.veto) {
+			if !long || vetoAll.any(f.vetoGlobal) {
+				continue
+			}
+			local = true
+		}
 		if !f.match(toks, sets, all, pos[:len(f.slots)]) {
+			continue
+		}
+		if local && vetoNear(sets, f.vetoLocal, pos[:len(f.slots)]) {
 			continue
 		}
 		first := pos[0]
@@ -398,6 +463,40 @@ func matchFrames(toks []string, sets []cset, hit func(id string)) frameHit {
 		}
 	}
 	return best
+}
+
+// longTurnWords: in a turn longer than this an everyday word (cooking,
+// work, sport, an errand) vetoes a frame only within localVetoReach words
+// of the match: "went shopping, bread, milk, and a rope to end it, then
+// watched tv" is not made ordinary by the shopping list around it.
+const (
+	longTurnWords  = 14
+	localVetoReach = 6
+)
+
+// localVetoSet: the veto concepts that read locally in a long turn; the
+// others (fiction, news, code, questions, jokes …) frame the whole turn.
+var localVetoSet = func() cset {
+	c, err := conceptSet("cook|sport|work|mundane|routine|benign|temporary")
+	if err != nil {
+		panic(err)
+	}
+	c.or(routeSet)
+	return c
+}()
+
+// vetoNear: a concept of c within localVetoReach words of the match.
+func vetoNear(sets []cset, c cset, pos []int) bool {
+	lo, hi := pos[0], pos[0]
+	for _, p := range pos {
+		lo, hi = min(lo, p), max(hi, p)
+	}
+	for k := max(lo-localVetoReach, 0); k <= min(hi+localVetoReach, len(sets)-1); k++ {
+		if sets[k].any(c) {
+			return true
+		}
+	}
+	return false
 }
 
 // triedBefore: "tried", "attempted" (any language) up to four words before

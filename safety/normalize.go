@@ -64,7 +64,7 @@ var contractions = map[string][]string{
 	"jsais": {"je", "sais"}, "jcrois": {"je", "crois"}, "jfais": {"je", "fais"}, "jte": {"je", "te"},
 	"jsp": {"je", "sais", "pas"}, "jpp": {"je", "en", "peux", "plus"},
 	// b for v, as Spanish is often typed; German vowels dropped
-	"yano": {"ya", "no"}, "bida": {"vida"}, "bibir": {"vivir"}, "lebn": {"leben"}, "mourrir": {"mourir"},
+	"yano": {"ya", "no"}, "bida": {"vida"}, "bibir": {"vivir"}, "bivir": {"vivir"}, "kiero": {"quiero"}, "qiero": {"quiero"}, "xq": {"porque"}, "kieres": {"quieres"}, "kiere": {"quiere"}, "kisiera": {"quisiera"}, "lebn": {"leben"}, "mourrir": {"mourir"},
 	"myslf": {"myself"}, "mysef": {"myself"}, "mysel": {"myself"}, "myseld": {"myself"}, "mysefl": {"myself"}, "ded": {"dead"}, "suicidle": {"suicidal"}, "sucide": {"suicide"}, "suiside": {"suicide"},
 }
 
@@ -95,7 +95,7 @@ var leet = map[rune]rune{'0': 'o', '1': 'i', '3': 'e', '4': 'a', '5': 's', '7': 
 
 // normalize returns the token form of s (see the comment above). dst is
 // reused when it has capacity.
-func normalize(s string, dst []string) []string { return normalizeAs(s, dst, false) }
+func normalize(s string, dst []string) []string { return germanForms(normalizeAs(s, dst, false)) }
 
 // normalizeAs is normalize, reading s as German when german is set (the
 // concept table's German entries: "im krankenhaus" is not "i am …").
@@ -358,6 +358,10 @@ func germanUm(out []string) bool {
 	for k := len(out) - 1; k >= 0 && k >= len(out)-3; k-- {
 		// also "bringemich um", "mich" run together with its verb
 		if strings.HasSuffix(out[k], "mich") || strings.HasSuffix(out[k], "dich") || strings.HasSuffix(out[k], "sich") {
+			return true
+		}
+		// Bavarian "bring i mi um"
+		if out[k] == "imi" || out[k] == "mi" && k > 0 && (out[k-1] == "i" || strings.HasPrefix(out[k-1], "bring")) {
 			return true
 		}
 	}

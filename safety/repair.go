@@ -48,7 +48,7 @@ alles nichts viel immer nie gut
 sie es wir ihr mich mir dich dir sich mein meine dein deine sein seine ist bin bist sind war hat
 habe hast haben hatte hatten ware waren wurde wurden konnte konnten mochte wird werde kann muss soll will zu mit auf in an von bei nach aus fur uber unter
 auch noch schon nur sehr so wie was wer wo wann warum dass heute morgen gestern jetzt hier da
-dich dir uns euch ihn ihm im am um`,
+dich dir uns euch ihn ihm im am um tu tue`,
 }
 
 var repairVocab, fuzzyIndex = buildRepairVocab()
@@ -139,9 +139,10 @@ func repairTokens(toks, dst []string, known *vocab) []string {
 }
 
 // rejoinPairs merges, in place, the word pairs normalize writes as one
-// token ("no one" → "nobody", "any more" → "anymore"), so a pair that a
-// split produced ("whereno one" → "where no one") reads as the same
-// words as when it was typed apart.
+// token ("no one" → "nobody", "any more" → "anymore") and drops the
+// fillers normalize drops, so a pair that a split produced ("whereno one"
+// → "where no one", "sosorry" → "so sorry") reads as the same words as
+// when it was typed apart.
 func rejoinPairs(toks []string) []string {
 	out := toks[:0]
 	for i := 0; i < len(toks); i++ {
@@ -158,6 +159,11 @@ func rejoinPairs(toks []string) []string {
 				t = "unalive"
 				i++
 			}
+		}
+		if fillers[t] && t != "um" && t != "er" {
+			// a filler a split produced ("sosorry" → "so sorry") is
+			// dropped as normalize drops a typed one
+			continue
 		}
 		out = append(out, t)
 	}
@@ -253,6 +259,10 @@ var anyVocab = func() map[string]bool {
 func repairWords(toks, out []string, known *vocab) ([]string, bool) {
 	lang, changed := "", false
 	for _, t := range toks {
+		if realWords[t] {
+			out = append(out, t) // a dictionary word, not a typo (realwords.go)
+			continue
+		}
 		if w, ok := mergedArticle(t, known); ok {
 			out, changed = append(out, w, "a"), true
 			continue

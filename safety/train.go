@@ -38,7 +38,7 @@ func DefaultTrainConfig() TrainConfig {
 	return TrainConfig{
 		NMin: 3, NMax: 5, Window: 24, Stride: 12, MinDocs: 2, Epochs: 12,
 		Alpha: 0.1, Beta: 1, L1: 3, L2: 1, Seed: 13, Folds: 5,
-		MaxFalseAlarm: 0.04, MaxNoneCrisis: 0.01, NoneWeight: 1,
+		MaxFalseAlarm: 0.034, MaxNoneCrisis: 0.01, NoneWeight: 1,
 	}
 }
 
@@ -114,7 +114,7 @@ func TrainModel(samples []Sample, cfg TrainConfig) (*TrainedModel, error) {
 		core, _ := laughTail(s.Text)
 		ctx := bd.otherTiers(core, nil, true).ctx
 		every[i] = ctx.everyday || ctx.context
-		norisk[i] = !ctx.risk
+		norisk[i] = !ctx.modelMayRaise()
 	}
 	t.thresh, t.oof = chooseThresholds(samples, oof, base, every, norisk, cfg)
 	all := make([]int, len(exs))
@@ -457,7 +457,7 @@ func trainVocab(samples []Sample, minDocs int) map[string]int32 {
 	df := map[string]int{}
 	for _, s := range samples {
 		seen := map[string]bool{}
-		for _, t := range normalize(s.Text, nil) {
+		for _, t := range normalizeAs(s.Text, nil, false) { // as typed: German particles ("ja") count
 			if t != clauseMark && !seen[t] {
 				seen[t] = true
 				df[t]++

@@ -75,9 +75,11 @@ func TestDeltasCoalesceAtSentences(t *testing.T) {
 func TestDeltasFlushAfterAStall(t *testing.T) {
 	clk := clocktest.NewClock(time.Unix(1_800_000_000, 0))
 	release := make(chan struct{})
+	typed := make(chan struct{}) // every word before the stall has been handed over
 	conv := &scripted{fn: func(ctx context.Context, req session.ConverseRequest, onDelta func(string)) (session.Reply, error) {
 		req.SafetyFinal(safety.Assessment{})
 		words("Let me think about", onDelta)
+		close(typed)
 		select {
 		case <-release:
 		case <-ctx.Done():
@@ -91,6 +93,10 @@ func TestDeltasFlushAfterAStall(t *testing.T) {
 	until(t, st, event.TypeNotice)
 	_ = s.Handle(context.Background(), &event.InputText{Text: "hm"})
 	until(t, st, event.TypeTranscriptFinal)
+	// The stall begins once the model has handed over its words: advancing
+	// the clock before the last of them arrived flushed only some (flaky
+	// under -race).
+	<-typed
 	a := clk.WaitArmed(t, func(a clocktest.Armed) bool { return a.D == 400*time.Millisecond })
 	clk.Advance(a.At.Sub(clk.Now()))
 	if e := next(t, st); e.Type != event.TypeReplyDelta || e.str("delta") != "Let me think about" {

@@ -103,23 +103,13 @@ func (s *voiceSession) confirmBargeIn() {
 	if !pending {
 		return
 	}
-	s.playMu.Lock()
-	src := s.play
-	if s.playTurn != id {
-		src = nil // that reply already ended; a newer one is not the one interrupted
-	}
-	s.playMu.Unlock()
+	// nil when that reply already ended: a newer one is not the one interrupted
+	src := s.playingFor(id)
 	if src == nil {
 		s.conn.Sender().Resume()
 		return
 	}
-	pos := s.conn.Sender().Stop()
-	s.playMu.Lock()
-	if s.play == src {
-		s.play, s.playTurn = nil, ""
-	}
-	s.playMu.Unlock()
-	src.finish()
+	pos := s.stopSource(src)
 	if id == noticeTurn {
 		s.disclosureCut(pos)
 		return
@@ -149,12 +139,7 @@ func (s *voiceSession) backchannel(text string) bool { return turn.IsBackchannel
 // reason safety). A reply already played out is left alone.
 func (s *voiceSession) cutForSafety(turnID string, textDone bool) {
 	s.cancelTurn(turnID)
-	s.playMu.Lock()
-	src := s.play
-	if s.playTurn != turnID {
-		src = nil
-	}
-	s.playMu.Unlock()
+	src := s.playingFor(turnID)
 	if src == nil {
 		return
 	}
@@ -163,13 +148,7 @@ func (s *voiceSession) cutForSafety(turnID string, textDone bool) {
 		s.pausedAt, s.bargeTurn = -1, ""
 	}
 	s.bargeMu.Unlock()
-	pos := s.conn.Sender().Stop()
-	s.playMu.Lock()
-	if s.play == src {
-		s.play, s.playTurn = nil, ""
-	}
-	s.playMu.Unlock()
-	src.finish()
+	pos := s.stopSource(src)
 	if textDone {
 		s.session().Interrupt(turnID, src.heard(int(pos.Frames)*rtc.PCMFrame), session.ReasonSafety)
 	}

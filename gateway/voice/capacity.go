@@ -35,6 +35,9 @@ func (s *voiceSession) playPhrase(it speakItem) bool {
 		}
 		return false
 	}
+	if s.disclosureDropped(it) { // a turn overtook it while it was synthesised
+		return true
+	}
 	// Played through the same source bookkeeping as any speech: it waits
 	// for the previous source and emits reply.audio_started/stopped; the
 	// person may talk over it (disclosure.go), and over the busy answer

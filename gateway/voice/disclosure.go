@@ -1,6 +1,8 @@
 package voice
 
 import (
+	"sync/atomic"
+
 	"github.com/veraneural/vera-gateway/gateway/rtc"
 )
 
@@ -23,6 +25,44 @@ const noticeTurn = "notice"
 //
 // The schedule (session start, then every session.disclosure_every) is the
 // session's and does not move.
+//
+// Nor does the disclosure ever hold up a reply when no barge-in stopped it
+// (speech too short to be one, a pause taken for a false interruption on a
+// busy machine, a resumed connection still playing the disclosure its own
+// session opened with): a turn with words stops the disclosure playing and
+// drops the ones still queued for the speaker, each counted as cut short.
+
+// disclosureQueue orders the spoken disclosure against the turns: every
+// speak item gets a sequence number as the event pump queues it, and a turn
+// with words drops the disclosure items queued up to then.
+type disclosureQueue struct {
+	queued  atomic.Uint64 // sequence number of the newest speak item queued
+	yieldTo atomic.Uint64 // disclosure items numbered up to this are dropped
+}
+
+// disclosureYields stops the spoken disclosure for a turn with words, so
+// the reply never waits behind it: the one playing stops, those still
+// queued are dropped, each counted as cut short (given on a screen, owed on
+// voice-only). Final-transcript goroutine, before the turn is submitted.
+func (s *voiceSession) disclosureYields() {
+	s.disc.yieldTo.Store(s.disc.queued.Load())
+	src := s.playingFor(noticeTurn)
+	if src == nil {
+		return
+	}
+	s.disclosureCut(s.stopSource(src))
+}
+
+// disclosureDropped reports whether it is a spoken disclosure a turn has
+// overtaken (disclosureYields); the speaker then skips it, cut short before
+// its first word. Speaker goroutine.
+func (s *voiceSession) disclosureDropped(it speakItem) bool {
+	if it.turnID != noticeTurn || !it.phrase || it.seq > s.disc.yieldTo.Load() {
+		return false
+	}
+	s.disclosureCut(rtc.Playout{Stopped: true})
+	return true
+}
 
 // disclosureCut records that barge-in stopped the spoken disclosure after
 // pos of it had played. Media loop or final-transcript goroutine.

@@ -8,6 +8,7 @@ import (
 	"github.com/veraneural/vera-gateway/fixtures"
 	"github.com/veraneural/vera-gateway/gateway/router"
 	"github.com/veraneural/vera-gateway/gateway/rtc"
+	"github.com/veraneural/vera-gateway/gateway/session"
 	"github.com/veraneural/vera-gateway/safety"
 )
 
@@ -161,5 +162,49 @@ func TestDisclosureBargeInVoiceOnly(t *testing.T) {
 	st.mu.Unlock()
 	if v.disclosureOwed.Load() || st.bargeIns("disclosure_owed") != 1 || st.bargeIns("disclosure_shown") != 0 {
 		t.Fatalf("owed %v, cuts owed %v shown %v; want false, 1, 0", v.disclosureOwed.Load(), st.bargeIns("disclosure_owed"), st.bargeIns("disclosure_shown"))
+	}
+}
+
+// unbargeableLongDisclosure is a stack where no speech is long enough to be
+// a barge-in (under load, a pause can also resume before the recogniser's
+// first words: the same for the disclosure) and the disclosure is the long
+// screen text, so that it is still playing when a turn ends.
+func unbargeableLongDisclosure(t *testing.T) *stack {
+	t.Helper()
+	cfg := testConfig()
+	cfg.Turn.BargeInMs, cfg.Turn.BackchannelMs = 10000, 10000
+	scfg := session.DefaultConfig()
+	scfg.Disclosure = safety.DisclosureScreen
+	return newStack(t, stackOptions{cfg: &cfg, sessCfg: &scfg})
+}
+
+// replyAudioStart is the index in evs of turnID's first
+// reply.audio_started, or -1.
+func replyAudioStart(t *testing.T, evs []fixtures.Event, turnID string) int {
+	for i, e := range evs {
+		if e.Type == "reply.audio_started" && decode(t, e).TurnID == turnID {
+			return i
+		}
+	}
+	return -1
+}
+
+// TestDisclosureYieldsToATurn: words that never pause the disclosure still
+// stop it when their turn is transcribed, so the reply does not wait behind
+// it; on a phone that counts as given, and it is not spoken again.
+func TestDisclosureYieldsToATurn(t *testing.T) {
+	st := unbargeableLongDisclosure(t)
+	res := talkOverDisclosure(t, st, "phone", repliesEnded(1))
+	evs := res.Events
+	stops, first := noticeAudio(t, evs)
+	replyStart := replyAudioStart(t, evs, "v1")
+	if len(stops) != 1 || replyStart < 0 || first > replyStart {
+		t.Fatalf("want the disclosure's audio stopped before the reply's started\n%s", dumpEvents(evs))
+	}
+	if n := st.bargeIns("disclosure_shown"); n != 1 {
+		t.Fatalf("disclosure cut short %v times, want 1 (it played on behind the turn)\n%s", n, dumpEvents(evs))
+	}
+	if n := len(ofType(evs, "notice")); n != 1 {
+		t.Fatalf("%d notices on a phone, want 1", n)
 	}
 }

@@ -157,22 +157,33 @@ func (sp *speechQueue) ReplyInterrupted(r event.ReplyInterrupted) {
 // its playout if it is playing (reply.audio_stopped follows).
 func (s *voiceSession) stopTurn(id string) {
 	s.cancelTurn(id)
+	if src := s.playingFor(id); src != nil {
+		s.stopSource(src)
+	}
+}
+
+// playingFor is the source playing out for turn id, or nil.
+func (s *voiceSession) playingFor(id string) *speechSource {
 	s.playMu.Lock()
-	src := s.play
+	defer s.playMu.Unlock()
 	if s.playTurn != id {
-		src = nil
+		return nil
 	}
-	s.playMu.Unlock()
-	if src == nil {
-		return
-	}
-	s.conn.Sender().Stop()
+	return s.play
+}
+
+// stopSource stops the sender's playout of src, forgets src as the one
+// playing unless a newer one took its place, ends it, and returns how far
+// it got.
+func (s *voiceSession) stopSource(src *speechSource) rtc.Playout {
+	pos := s.conn.Sender().Stop()
 	s.playMu.Lock()
 	if s.play == src {
 		s.play, s.playTurn = nil, ""
 	}
 	s.playMu.Unlock()
 	src.finish()
+	return pos
 }
 
 func (s *voiceSession) firstText(turnID string) {

@@ -70,6 +70,7 @@ type voiceSession struct {
 	// disclosureOwed: the spoken AI disclosure was cut short on a device
 	// that does not show it; it is spoken again at the next pause.
 	disclosureOwed atomic.Bool
+	disc           disclosureQueue // a turn with words overtakes the disclosure
 
 	playMu sync.Mutex // playMu guards play and turns
 	play   *speechSource
@@ -365,6 +366,7 @@ func (s *voiceSession) finishTurn(id string, fd *feeder, stopped time.Time) {
 	// Words over paused playout confirm the barge-in before the new turn
 	// starts, so the history holds only what was heard of the old reply.
 	s.confirmBargeIn()
+	s.disclosureYields()
 	s.session().SubmitVoiceTurn(id, text, spotted)
 }
 

@@ -21,9 +21,11 @@ type speakItem struct {
 	// the factory's phrase cache when it has one. Not reply text, and not
 	// protected: the person may talk over it (disclosure.go).
 	phrase bool
+	seq    uint64 // set by enqueue, in queue order (disclosure.go)
 }
 
 func (s *voiceSession) enqueue(it speakItem) {
+	it.seq = s.disc.queued.Add(1)
 	select {
 	case s.speakCh <- it:
 	case <-s.ctx.Done():
@@ -49,7 +51,7 @@ func (s *voiceSession) speaker() {
 		s.playMu.Lock()
 		skip := s.cancelled[it.turnID] && !it.protected // spoken resources outlive a barge-in
 		s.playMu.Unlock()
-		if skip {
+		if skip || s.disclosureDropped(it) {
 			continue
 		}
 		if it.phrase && it.last && s.playPhrase(it) {

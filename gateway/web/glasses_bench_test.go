@@ -48,7 +48,7 @@ func BenchmarkGlassesBudgets(b *testing.B) {
 		b.Skip("chromium is not installed")
 	}
 	if fixtures.InLoopbackNamespace(b, "BenchmarkGlassesBudgets", "-test.benchtime="+flag.Lookup("test.benchtime").Value.String(),
-		fmt.Sprintf("-glasses-cpu-slowdown=%d", *benchCPUSlowdown)) {
+		fmt.Sprintf("-glasses-cpu-slowdown=%d", *benchCPUSlowdown), "-glasses-trace="+*benchTrace) {
 		return
 	}
 	g := newGlassesServer(b, echoCompanion{})
@@ -124,16 +124,31 @@ func BenchmarkGlassesBudgets(b *testing.B) {
 		b.ReportMetric(median(connected), "connected-ms")
 	})
 
+	traced := false
 	b.Run("card", func(b *testing.B) {
 		bp.b = b
-		bp.launch()
-		var shown, raf, frame []float64
-		for range b.N {
+		var shown, raf, focus, frame []float64
+		for i := range b.N {
+			// A fresh session each time: the gateway sends a session's
+			// crisis card once (it stays in force; the same words again
+			// add nothing to it), so a second crisis message in one
+			// session brings no card.
+			bp.launch()
+			var tr *tracer
+			if i == 0 && *benchTrace != "" && !traced {
+				traced = true
+				tr = bp.startTrace()
+			}
 			c := bp.card()
+			if tr != nil {
+				bp.traceSplit(tr, *benchTrace)
+			}
 			shown, raf, frame = append(shown, c.PaintMS), append(raf, c.FrameMS), append(frame, c.LongestFrame)
+			focus = append(focus, c.FocusMS)
 		}
 		b.ReportMetric(median(shown), "card-paint-ms")
 		b.ReportMetric(median(raf), "card-frame-ms")
+		b.ReportMetric(median(focus), "card-focus-ms")
 		b.ReportMetric(median(frame), "longest-frame-ms")
 	})
 
@@ -257,6 +272,7 @@ func (p *benchPage) waitWorker() {
 type cardMetrics struct {
 	PaintMS      float64 `json:"paint"`
 	FrameMS      float64 `json:"frame"`
+	FocusMS      float64 `json:"focus"`
 	LongestFrame float64 `json:"longest"`
 	Pages        int     `json:"pages"`
 }
@@ -264,9 +280,9 @@ type cardMetrics struct {
 // card sends a crisis message and pages its card through and back.
 func (p *benchPage) card() cardMetrics {
 	p.b.Helper()
-	p.eval(`(() => { if (window.__bench) { Object.assign(__bench, {events: [], el: [], detail: []}); return true; }
-  window.__bench = {events: [], el: [], detail: []};
-  new PerformanceObserver((l) => l.getEntries().forEach((e) => { __bench.events.push(e.duration); __bench.detail.push([e.name, e.duration, e.processingStart - e.startTime, e.processingEnd - e.processingStart]); })).observe({type: 'event', durationThreshold: 16});
+	p.eval(`(() => { if (window.__bench) { Object.assign(__bench, {events: [], el: [], detail: [], spans: []}); return true; }
+  window.__bench = {events: [], el: [], detail: [], spans: []};
+  new PerformanceObserver((l) => l.getEntries().forEach((e) => { __bench.events.push(e.duration); __bench.spans.push([e.startTime, e.duration]); __bench.detail.push([e.name, e.duration, e.processingStart - e.startTime, e.processingEnd - e.processingStart]); })).observe({type: 'event', durationThreshold: 16});
   new PerformanceObserver((l) => l.getEntries().forEach((e) => __bench.el.push(e.renderTime || e.loadTime))).observe({type: 'element'});
   return true; })()`, nil)
 	var before int
@@ -284,7 +300,7 @@ func (p *benchPage) card() cardMetrics {
 	p.waitFor(`__glasses.screen === 'card' && __glasses.t.cardShown > 0 && __bench.el.some((t) => t >= __glasses.t.cardRx)`, "the card on screen")
 	var of int
 	p.eval(`__glasses.cards[__glasses.cards.length - 1].surf.pages.length`, &of)
-	p.eval(`(() => { __bench.firstDraw = __glasses.t.drawMs; __bench.events = []; __bench.detail = []; __bench.draws = [];
+	p.eval(`(() => { __bench.firstDraw = __glasses.t.drawMs; __bench.events = []; __bench.detail = []; __bench.spans = []; __bench.draws = [];
   if (!__bench.loaf) new PerformanceObserver((l) => l.getEntries().forEach((e) => __bench.loaf.push(e.duration))).observe({type: 'long-animation-frame'});
   __bench.loaf = []; return true; })()`, nil)
 	page := func(key string, n int) {
@@ -306,9 +322,9 @@ func (p *benchPage) card() cardMetrics {
 		page("ArrowDown", n)
 	}
 	var m cardMetrics
-	p.eval(`new Promise((r) => setTimeout(r, 200)).then(() => ({
+	p.eval(`new Promise((r) => setTimeout(r, 200)).then(() => (__bench.pageSpans = __bench.spans.slice(), {
   paint: Math.min(...__bench.el.filter((t) => t >= __glasses.t.cardRx)) - __glasses.t.cardRx,
-  frame: __glasses.t.cardShown - __glasses.t.cardRx,
+  frame: __glasses.t.cardShown - __glasses.t.cardRx, focus: (__glasses.t.focused || NaN) - __glasses.t.cardRx,
   longest: Math.max(0, ...__bench.events), pages: __glasses.cards[__glasses.cards.length - 1].surf.pages.length}))`, &m)
 	var detail any
 	p.eval(`({events: __bench.detail, draws: __bench.draws, first: __bench.firstDraw, loaf: __bench.loaf,
@@ -322,8 +338,8 @@ func (p *benchPage) card() cardMetrics {
 	if m.LongestFrame == 0 {
 		m.LongestFrame = 16
 	}
-	p.b.Logf("card: %d pages, painted %.0f ms after its event (frame %.0f ms), longest input-to-frame %.0f ms",
-		m.Pages, m.PaintMS, m.FrameMS, m.LongestFrame)
+	p.b.Logf("card: %d pages, painted %.0f ms after its event (frame %.0f ms, its control focused %.0f ms), longest input-to-frame %.0f ms",
+		m.Pages, m.PaintMS, m.FrameMS, m.FocusMS, m.LongestFrame)
 	return m
 }
 
@@ -380,4 +396,36 @@ func describe(reqs []wireReq) string {
 		parts = append(parts, fmt.Sprintf("%s %s %d %dB", r.Method, p, r.Status, r.Bytes))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// traceSplit marks the first card's windows in the page (its paint, and
+// the longest key-to-frame while it paged), ends the trace, writes it to
+// path and logs each window's split by thread.
+func (p *benchPage) traceSplit(tr *tracer, path string) {
+	var keys int
+	p.eval(`(() => { const rx = __glasses.t.cardRx, paint = Math.min(...__bench.el.filter((t) => t >= rx));
+  performance.mark('card-from', {startTime: rx}); performance.mark('card-to', {startTime: paint});
+  const sp = __bench.pageSpans.slice().sort((a, b) => b[1] - a[1])[0];
+  if (sp) { performance.mark('page-from', {startTime: sp[0]}); performance.mark('page-to', {startTime: sp[0] + sp[1]}); }
+  __bench.pageSpans.forEach((s, i) => { performance.mark('key' + i + '-from', {startTime: s[0]}); performance.mark('key' + i + '-to', {startTime: s[0] + s[1]}); });
+  return __bench.pageSpans.length; })()`, &keys)
+	events := tr.stop(path)
+	var names []string
+	for i := range keys {
+		names = append(names, fmt.Sprintf("key%d", i))
+	}
+	var cpu []float64
+	for _, w := range markWindows(events, names) {
+		cpu = append(cpu, mainCPU(events, w))
+	}
+	p.b.Logf("trace %s: main-thread CPU per key press to its frame (Event Timing windows of 16 ms and more): median %.1f ms, max %.1f ms over %d",
+		path, median(cpu), slices.Max(append(cpu, 0)), len(cpu))
+	ws := markWindows(events, []string{"card", "page"})
+	if len(ws) == 0 {
+		p.b.Logf("trace %s: %d events, no marked windows", path, len(events))
+		return
+	}
+	for _, w := range ws {
+		p.b.Logf("trace %s: %s\n  main-thread CPU %.1f ms\n  script samples:%s", path, splitSummary(events, w), mainCPU(events, w), tr.profile.scriptSplit(w))
+	}
 }

@@ -58,7 +58,8 @@ const viewJS = `(() => {
   const pr = S.screen === 'prompt' ? S.prompt : null;
   const page = card ? card.surf.pages[card.page - 1] : pr ? pr.pages[pr.page - 1] : null;
   const cs = getComputedStyle(a);
-  const visible = pg ? [...document.querySelectorAll('#sheet .page')].filter((p) => getComputedStyle(p).visibility === 'visible').length : 0;
+  const visible = getComputedStyle($('sheet')).visibility !== 'visible' ? 0
+    : [...document.querySelectorAll('#sheet .page')].filter((p) => getComputedStyle(p).visibility === 'visible').length;
   return {screen: S.screen, kind: $('sheet').dataset.kind || '', ind: q('.ind') ? q('.ind').textContent : '',
     title: q('.title') ? q('.title').textContent : '', lines: lines.map((l) => l.textContent), layout: page ? page.lines : [],
     controls: ctl.map((c) => c.dataset.ctl), hrefs: ctl.map((c) => c.getAttribute('href') || ''),
@@ -211,7 +212,8 @@ func TestBrowserGlasses(t *testing.T) {
 
 	// (b) A crisis message: the card comes first and covers the screen.
 	say("I want to end my life tonight")
-	must(page.WaitFor(ctx, `__glasses.screen === 'card' && document.querySelector('#sheet .page.on .ind').textContent.startsWith('1/')`, "safety card"))
+	// The card is drawn first and its Next focused right after its first frame.
+	must(page.WaitFor(ctx, `__glasses.screen === 'card' && document.querySelector('#sheet .page.on .ind').textContent.startsWith('1/') && document.activeElement.dataset.ctl === 'next'`, "safety card"))
 	v = view()
 	if v.Kind != "card" || v.Page != 1 || v.Of < 2 || v.Ind != fmt.Sprintf("1/%d", v.Of) || v.Title == "" || v.Focus != "next" {
 		fail("card page 1: %+v", v)
@@ -297,6 +299,24 @@ func TestBrowserGlasses(t *testing.T) {
 	if v := view(); !strings.Contains(v.Reply, "You said: I want to end my life tonight") {
 		t.Errorf("the reply after the card: %+v", v)
 	}
+
+	// The crisis is in force and its card is not sent again: it stays one
+	// pinch away. ↑ from the message box reaches "Help lines", Enter shows
+	// the same card from its first page, Done closes it again.
+	must(page.WaitFor(ctx, `!document.getElementById('help').hidden`, "help lines offered after Done"))
+	must(page.Press(ctx, "ArrowUp"))
+	must(page.WaitFor(ctx, `document.activeElement.id === 'help'`, "focus on help lines"))
+	must(page.Press(ctx, "Enter"))
+	must(page.WaitFor(ctx, fmt.Sprintf(`__glasses.screen === 'card' && __glasses.cards.length === 1 && __glasses.cards[0].ev.card_id === %q`, cardID), "the card again"))
+	if v := view(); v.Page != 1 || v.Of != of {
+		fail("help lines showed page %d of %d, want 1 of %d", v.Page, v.Of, of)
+	}
+	for n := 1; n < of; n++ {
+		must(page.Press(ctx, "ArrowDown"))
+		checkPage(view(), n+1)
+	}
+	must(page.Press(ctx, "Enter"))
+	must(page.WaitFor(ctx, `__glasses.screen === 'talk' && __glasses.cards.length === 0`, "back to the conversation again"))
 
 	// (c) Hidden: the socket closes. Meanwhile the session goes on (a
 	// message from elsewhere gets a reply). Visible again: resumed, and

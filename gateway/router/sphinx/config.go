@@ -32,6 +32,21 @@ type Config struct {
 	// yields to every other process on the host, which on a shared host
 	// starves the recogniser (BENCHMARKS.md, "the media path").
 	Nice int `yaml:"nice"`
+	// FwdFlat runs pocketsphinx's second, flat-lexicon pass over the whole
+	// utterance when it ends (-fwdflat): it re-scores every frame after the
+	// person has stopped speaking, so its cost is the turn's length times
+	// a fraction of the streaming pass, all of it between the end of the
+	// turn and the transcript (BENCHMARKS.md, "first reply").
+	FwdFlat bool `yaml:"fwdflat"`
+	// BestPath rescores the word lattice for the final hypothesis
+	// (-bestpath), also after the end of the turn.
+	BestPath bool `yaml:"bestpath"`
+	// SettleMs is how much quiet after speech a transcription decoder waits
+	// before it runs those final passes, while the turn detector still
+	// waits for its own end of turn (settle.go): shorter than
+	// voice.turn.silence_duration_ms, so that the transcript is ready
+	// when the turn ends. 0 runs them at the end of the turn.
+	SettleMs int `yaml:"settle_ms"`
 	// KeyphraseFile, when set, names a keyword list (one "phrase /threshold/"
 	// per line) registered as the search SearchKeyphrase on every decoder.
 	KeyphraseFile string `yaml:"keyphrase_file"`
@@ -57,6 +72,9 @@ func DefaultConfig() Config {
 		SafetyReserve: 1,
 		Workers:       w,
 		Nice:          0,
+		FwdFlat:       true,
+		BestPath:      true,
+		SettleMs:      250,
 		Spot:          DefaultSpotConfig(),
 	}
 }
@@ -78,6 +96,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("sphinx.workers: must be in [1,64], got %d", c.Workers)
 	case c.Nice < 0 || c.Nice > 19:
 		return fmt.Errorf("sphinx.nice: must be in [0,19], got %d", c.Nice)
+	case c.SettleMs < 0 || c.SettleMs > 5000:
+		return fmt.Errorf("sphinx.settle_ms: must be in [0,5000], got %d", c.SettleMs)
 	}
 	if c.Spot.Enabled {
 		return c.Spot.Validate()

@@ -90,3 +90,22 @@ func BenchmarkDecodeCPU(b *testing.B) {
 		})
 	}
 }
+
+// oneDecoder builds a one-decoder pool with mk (NewPool, NewSpotPool) and
+// cfg, skips the test when the engine is not there, and hands back the
+// acquired decoder; pool and decoder are released when the test ends.
+func oneDecoder(tb testing.TB, mk func(Config) (*Pool, error), cfg Config) *Decoder {
+	tb.Helper()
+	cfg.Pool = 1
+	p, err := mk(cfg)
+	if err != nil {
+		tb.Skip(err)
+	}
+	tb.Cleanup(func() { _ = p.Close() })
+	d, err := p.Acquire(context.Background())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { p.Release(d) })
+	return d
+}

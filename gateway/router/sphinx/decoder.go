@@ -10,10 +10,13 @@ package sphinx
 
 // cmd_ln_init is variadic, which cgo cannot call; this wrapper fixes the
 // argument list. Logging goes nowhere: the gateway logs through slog.
-static cmd_ln_t *vera_ps_config(const char *hmm, const char *dict, const char *lm) {
+// fwdflat and bestpath ("yes"/"no") switch the passes ps_end_utt and the
+// final ps_get_hyp run over the whole utterance after the streaming one.
+static cmd_ln_t *vera_ps_config(const char *hmm, const char *dict, const char *lm, const char *fwdflat, const char *bestpath) {
 	err_set_logfp(NULL);
 	return cmd_ln_init(NULL, ps_args(), TRUE,
 		"-hmm", hmm, "-dict", dict, "-lm", lm,
+		"-fwdflat", fwdflat, "-bestpath", bestpath,
 		"-logfn", "/dev/null",
 		NULL);
 }
@@ -50,6 +53,7 @@ type Decoder struct {
 	lmName string           // pocketsphinx's name of its default (LM) search
 	agc    *agc             // the spotter's gain control; nil on transcription decoders
 	min    map[string]int32 // a spotter's phrases and their least scores
+	st     settling         // early end of a transcription decoder's utterance (settle.go)
 
 	// The CPU-heavy calls run on the pool's workers (work.go) through j;
 	// op, pcm, rc and hyp are its arguments and results.
@@ -158,12 +162,22 @@ func newSpotDecoder(cfg Config, phrases []Keyphrase) (*Decoder, error) {
 	return d, nil
 }
 
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
 func newDecoder(cfg Config) (*Decoder, error) {
 	hmm, dict, lm := C.CString(cfg.HMM), C.CString(cfg.Dict), C.CString(cfg.LM)
+	flat, best := C.CString(yesNo(cfg.FwdFlat)), C.CString(yesNo(cfg.BestPath))
 	defer C.free(unsafe.Pointer(hmm))
 	defer C.free(unsafe.Pointer(dict))
 	defer C.free(unsafe.Pointer(lm))
-	conf := C.vera_ps_config(hmm, dict, lm)
+	defer C.free(unsafe.Pointer(flat))
+	defer C.free(unsafe.Pointer(best))
+	conf := C.vera_ps_config(hmm, dict, lm, flat, best)
 	if conf == nil {
 		return nil, fmt.Errorf("%w: bad configuration (hmm %q, dict %q, lm %q)", ErrDecoder, cfg.HMM, cfg.Dict, cfg.LM)
 	}
@@ -172,7 +186,7 @@ func newDecoder(cfg Config) (*Decoder, error) {
 		C.cmd_ln_free_r(conf)
 		return nil, fmt.Errorf("%w: cannot load models (hmm %q, dict %q, lm %q)", ErrDecoder, cfg.HMM, cfg.Dict, cfg.LM)
 	}
-	d := &Decoder{ps: ps, conf: conf}
+	d := &Decoder{ps: ps, conf: conf, st: settling{after: cfg.SettleMs * 16}}
 	if name := C.ps_get_search(ps); name != nil {
 		d.lmName = C.GoString(name)
 	}
@@ -226,20 +240,28 @@ func (d *Decoder) Start(search string) error {
 	if d.ps == nil {
 		return ErrClosed
 	}
-	if d.inUtt {
+	if d.inUtt && !d.st.settled {
 		d.run(opEnd)
-		d.inUtt = false
 	}
+	d.inUtt = false
+	d.st.reset()
 	if err := d.setSearch(search); err != nil {
 		return err
 	}
 	if d.agc != nil {
 		d.agc.reset()
 	}
+	if err := d.startUtt(); err != nil {
+		return err
+	}
+	d.inUtt = true
+	return nil
+}
+
+func (d *Decoder) startUtt() error {
 	if C.ps_start_utt(d.ps) < 0 {
 		return fmt.Errorf("%w: start utterance", ErrDecoder)
 	}
-	d.inUtt = true
 	return nil
 }
 
@@ -249,7 +271,10 @@ func (d *Decoder) Process(pcm []int16) error {
 		return fmt.Errorf("%w: process outside an utterance", ErrDecoder)
 	}
 	if d.agc != nil {
-		pcm = d.agc.process(pcm)
+		return d.process(d.agc.process(pcm))
+	}
+	if d.st.after > 0 && d.search == SearchLM {
+		return d.settleProcess(pcm)
 	}
 	return d.process(pcm)
 }
@@ -273,6 +298,9 @@ func (d *Decoder) Hypothesis() string {
 	if d.ps == nil {
 		return ""
 	}
+	if d.st.settled {
+		return d.st.final
+	}
 	d.run(opHypothesis)
 	return d.hyp
 }
@@ -289,6 +317,10 @@ func (d *Decoder) End() (string, error) {
 		}
 	}
 	d.inUtt = false
+	if d.st.settled { // ended early, and nothing but quiet came since
+		d.st.settled = false
+		return d.st.final, nil
+	}
 	if d.run(opEnd); d.rc < 0 {
 		return "", fmt.Errorf("%w: end utterance", ErrDecoder)
 	}
@@ -318,10 +350,11 @@ func (d *Decoder) Spots() []Spot {
 
 // Abort ends any utterance in progress and discards its result.
 func (d *Decoder) Abort() {
-	if d.ps != nil && d.inUtt {
+	if d.ps != nil && d.inUtt && !d.st.settled {
 		d.run(opEnd) // the search's last pass, as costly as a real end
 	}
 	d.inUtt = false
+	d.st.settled = false
 }
 
 // Close frees the decoder. Safe to call twice.

@@ -26,7 +26,9 @@
     pairing: loadPairing(),
     screen: 'talk', // talk | card | prompt | pair
     turn: null, // the latest turn: {id, text}
+    you: '', // what the person said last, as shown
     cards: [], // safety cards not yet closed, the one on screen last
+    lastCard: null, // the last card closed, behind "Help lines"
     latestCard: '', cleared: new Set(), pendingSelect: null,
     actions: new Map(), // action id → {a, pages, status}
     prompt: null, // the offered prompt: {cardId, actionId, pages, page}
@@ -288,7 +290,10 @@
     S.sessionId = ev.session_id;
     if (ev.resume_token) S.resumeToken = ev.resume_token;
     S.retry = 0;
-    if (!S.t.connected) S.t.connected = performance.now();
+    if (!S.t.connected) {
+      S.t.connected = performance.now();
+      idle(warmUp);
+    }
     status('');
     $('retry').hidden = true;
     if (S.pendingSelect && ev.resumed) { const k = S.pendingSelect; S.pendingSelect = null; doneOnServer(k); }
@@ -297,12 +302,14 @@
   }
 
   function resetTalk() {
+    S.lastCard = null;
+    $('help').hidden = true;
     S.turn = null;
     S.actions.clear();
     S.prompt = null;
     S.waiting = null;
     S.latestCard = '';
-    $('you').hidden = true;
+    S.you = '';
     drawChip();
     drawReply();
     if (S.screen === 'prompt') show('talk');
@@ -331,28 +338,43 @@
 
   function userSaid(ev) {
     S.turn = { id: ev.turn_id, text: '' };
-    $('you').textContent = 'You: ' + (ev.text || '');
-    $('you').hidden = false;
+    S.you = 'You: ' + (ev.text || '');
     drawReply();
   }
 
+  // The conversation is drawn only while it is on screen: behind a card or
+  // a prompt its layout would land in the card's frames (a reply streams
+  // in right behind its safety card). What arrived meanwhile is drawn as
+  // the conversation comes back (toTalk).
   let replyQueued = false;
+  let talkStale = false;
   function drawReply() {
+    if (S.screen !== 'talk') { talkStale = true; return; }
     if (replyQueued) return;
     replyQueued = true;
     requestAnimationFrame(() => {
       replyQueued = false;
-      const el = $('reply');
-      const text = S.turn ? S.turn.text : '';
-      el.textContent = text || (S.turn ? '…' : 'VERA');
-      el.classList.toggle('idle', !text);
-      const c = $('caption');
-      c.scrollTop = c.scrollHeight;
+      if (S.screen === 'talk') drawTalk(); else talkStale = true;
     });
   }
 
-  // show switches screens by visibility, not display: every screen stays
-  // laid out, so bringing a card up costs only its own page.
+  function drawTalk() {
+    talkStale = false;
+    const you = $('you');
+    if (you.textContent !== S.you) you.textContent = S.you;
+    you.hidden = !S.you;
+    const el = $('reply');
+    const text = S.turn ? S.turn.text : '';
+    el.textContent = text || (S.turn ? '…' : 'VERA');
+    el.classList.toggle('idle', !text);
+    const c = $('caption');
+    c.scrollTop = c.scrollHeight;
+  }
+
+  // show switches screens by visibility and content-visibility, not
+  // display: a screen out of sight keeps its layout without being styled,
+  // laid out or painted meanwhile, so bringing a card up costs only its
+  // own page.
   function show(screen) {
     S.screen = screen;
     const on = { talk: screen === 'talk', sheet: screen === 'card' || screen === 'prompt', pair: screen === 'pair' };
@@ -367,6 +389,7 @@
 
   function toTalk() {
     show('talk');
+    if (talkStale) drawTalk();
     drawChip();
     $('msg').focus();
   }
@@ -376,15 +399,17 @@
   // the page reads as the gateway measured it; a page that still overflows
   // (another font on the glasses) is scaled down, never cut. A view holds
   // the DOM of one card's or prompt's pages: the page asked for is built at
-  // once, the others while the glasses are idle, so paging only swaps
-  // which page is visible.
+  // once (built detached, attached with one append), the others right
+  // after it is on screen, so paging only swaps which page is visible
+  // (measured: cheaper on the glasses' CPU than rewriting one page's text
+  // in place, which costs a layout per turn).
   const STYLES = ['title', 'heading', 'body', 'emph', 'meta'];
   let pageIds = 0;
 
   function newView(kind, pages, control) { return { kind, pages, control, els: [], cur: null, n: 0 }; }
 
-  // buildPage builds page n (shown at once when on: then measuring it for
-  // fit also brings its style up to date for the focus that follows).
+  // buildPage builds page n (once): shown at once when on, else out of
+  // sight until present shows it.
   function buildPage(view, n, on) {
     if (view.els[n - 1]) return view.els[n - 1];
     const p = view.pages[n - 1];
@@ -432,40 +457,64 @@
     return el;
   }
 
-  // present shows page n of view and focuses the page's own control.
+  // present shows page n of view and focuses the page's own control. A
+  // view coming on screen is drawn first and focused right after its first
+  // frame (moving the focus off the message box costs the glasses' slow
+  // CPU about as much as drawing the card); keys act on the sheet meanwhile
+  // (sheetKey: Enter clicks the first control, as the focused one would).
   function present(view, n) {
     const t0 = performance.now();
     const sheet = $('sheet');
-    if (sheet.view !== view) {
+    const fresh = sheet.view !== view;
+    if (fresh) {
+      // A view shown again (a card under the one just closed) builds its
+      // pages anew: the sheet held another view's meanwhile.
       sheet.replaceChildren();
+      if (sheet.view) { sheet.view.els = []; sheet.view.cur = null; sheet.view.queued = false; }
       sheet.view = view;
+      view.els = [];
+      view.cur = null;
+      view.queued = false;
+      sheet.dataset.kind = view.kind;
     }
-    if (view.cur && view.cur !== view.els[n - 1]) view.cur.classList.remove('on');
     const el = buildPage(view, n, true);
-    el.classList.add('on');
+    if (view.cur !== el) {
+      if (view.cur) view.cur.classList.remove('on');
+      el.classList.add('on');
+    }
     if (el.scrolled) { el.querySelector('.lines').scrollTop = 0; el.scrolled = false; }
     view.cur = el;
     view.n = n;
-    sheet.dataset.kind = view.kind;
     sheet.setAttribute('aria-labelledby', el.querySelector('.title').id);
     const p = view.pages[n - 1];
-    const focus = el.querySelector(`[data-ctl="${CSS.escape(p.focus || '')}"]`) || el.querySelector('.focusable');
-    if (focus) focus.focus({ preventScroll: true });
+    const focus = () => {
+      if (sheet.view !== view || view.n !== n) return;
+      const f = el.querySelector(`[data-ctl="${CSS.escape(p.focus || '')}"]`) || el.querySelector('.focusable');
+      if (f && document.activeElement !== f) f.focus({ preventScroll: true });
+      if (!S.t.focused) S.t.focused = performance.now();
+    };
+    if (fresh && !sheet.contains(document.activeElement)) afterFrame(focus); else focus();
     S.t.drawMs = performance.now() - t0;
-    if (!view.queued) { view.queued = true; idle(() => prebuild(view)); }
+    if (!view.queued) { view.queued = true; afterFrame(() => prebuild(view)); }
   }
 
   function idle(fn) {
     if (window.requestIdleCallback) requestIdleCallback(fn, { timeout: 2000 }); else setTimeout(fn, 50);
   }
 
-  // prebuild builds one more page per idle period until all are there.
+  // afterFrame runs fn once the next frame has been produced.
+  function afterFrame(fn) { requestAnimationFrame(() => setTimeout(fn, 0)); }
+
+  // prebuild builds the other pages of a view once its first is on screen,
+  // the next page first, one per task (a key press may come between).
   function prebuild(view) {
     if ($('sheet').view !== view) return;
-    const i = view.pages.findIndex((_, k) => !view.els[k]);
-    if (i < 0) return;
+    if ($('sheet').classList.contains('off')) { view.queued = false; return; } // built when shown again
+    const order = view.pages.map((_, k) => (view.n - 1 + k) % view.pages.length);
+    const i = order.find((k) => !view.els[k]);
+    if (i === undefined) return;
     buildPage(view, i + 1);
-    idle(() => prebuild(view));
+    setTimeout(() => prebuild(view), 0);
   }
 
   function curPage() { return $('sheet').querySelector('.page.on'); }
@@ -486,18 +535,44 @@
     box.dataset.fit = String(f);
   }
 
-  function button(id, label) {
+  function button(c, disabled) {
     const b = document.createElement('button');
     b.type = 'button';
     b.className = 'focusable';
-    b.dataset.ctl = id;
-    b.textContent = label;
+    b.dataset.ctl = c.id;
+    b.textContent = c.label;
+    b.disabled = !!disabled;
     return b;
   }
 
   function href(a) {
     const digits = String(a.value).replace(/[^0-9+]/g, '');
     return (a.type === 'call' ? 'tel:' : 'sms:') + digits;
+  }
+
+  // A page of the sheet is laid out while the app starts, out of sight, so
+  // that the first card does not also pay for resolving its fonts.
+  function warmUp() {
+    const el = document.createElement('div');
+    el.className = 'page warm';
+    el.setAttribute('aria-hidden', 'true');
+    const box = document.createElement('div');
+    box.className = 'lines';
+    for (const st of ['heading', 'body', 'emph', 'meta']) {
+      const ln = document.createElement('p');
+      ln.className = 'ln ' + st;
+      ln.textContent = 'Help is here 0123456789 +/: 1/2 Call Text Next ► Done';
+      box.append(ln);
+    }
+    const title = document.createElement('h1');
+    title.className = 'title';
+    title.textContent = 'Help is here 1/2';
+    const b = document.createElement('button');
+    b.textContent = 'Next ► Done Call Text Approve Decline';
+    el.append(title, box, b);
+    document.body.append(el);
+    void el.offsetHeight; // the layout that resolves the fonts
+    el.remove();
   }
 
   // ---- safety cards ---------------------------------------------------------
@@ -521,6 +596,7 @@
     S.t.cardRx = rx;
     S.t.cardId = ev.card_id;
     S.t.cardShown = 0;
+    S.t.focused = 0;
     showCard(card);
   }
 
@@ -558,8 +634,10 @@
         return link;
       }
     }
-    return button(c.id, c.label);
+    return button(c);
   }
+
+
 
   // ackShown acknowledges the page on screen once it has been drawn, and
   // only while the page is visible; a page shown while the socket was down
@@ -589,6 +667,11 @@
   function closeCard() {
     const card = S.cards.pop();
     if (!card) return;
+    // The crisis stays in force for the session and the gateway does not
+    // send its card again unless the level rises: the card stays one pinch
+    // away ("Help lines") for as long as this conversation lasts.
+    S.lastCard = card;
+    $('help').hidden = false;
     const id = card.ev.card_id;
     if (id === S.latestCard && !S.cleared.has(id)) {
       const k = { card_id: id, page: card.surf.pages.length, surface: card.surf.surface };
@@ -637,7 +720,9 @@
     if (act && act.status !== 'proposed') return;
     const pages = act && act.pages.length ? act.pages : [ev.page];
     S.prompt = { cardId: ev.card_id, actionId, pages, page: Math.min(Math.max(ev.page.n || 1, 1), pages.length),
-      view: newView('prompt', pages, (c) => button(c.id, c.label)) };
+      view: null };
+    const pr = S.prompt;
+    pr.view = newView('prompt', pages, (c) => button(c, pr.decided));
     S.waiting = null;
     drawChip();
     if (S.cards.length) return;
@@ -677,6 +762,7 @@
     const msg = { type: approve ? 'action.approve' : 'action.decline', action_id: pr.actionId, surface: SURFACE };
     if (!send(msg)) { notice('Not connected, so nothing was decided. Try again in a moment.'); return; }
     log(S.trace.sent, msg);
+    pr.decided = true;
     $('sheet').querySelectorAll('.page button').forEach((b) => { b.disabled = true; });
   }
 
@@ -735,7 +821,7 @@
   // a waiting prompt and the message box; ←/→ stay with the text caret.
   function talkKey(e) {
     const caption = $('caption');
-    const order = [caption, $('pending'), $('retry'), $('msg')].filter((el) => !el.hidden);
+    const order = [caption, $('pending'), $('help'), $('retry'), $('msg')].filter((el) => !el.hidden);
     const at = order.indexOf(document.activeElement);
     const scrollable = caption.scrollHeight > caption.clientHeight + 1;
     switch (e.key) {
@@ -792,6 +878,16 @@
     S.prompt.page = 1;
     drawChip();
     showPrompt();
+  });
+
+  // Help lines: the last safety card again, from its first page, as it
+  // was laid out for this display (its pages were acknowledged already).
+  $('help').addEventListener('click', () => {
+    const card = S.lastCard;
+    if (!card || S.cards.includes(card)) return;
+    card.page = 1;
+    S.cards.push(card);
+    showCard(card);
   });
 
   $('retry').addEventListener('click', () => {

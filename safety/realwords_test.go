@@ -1,0 +1,122 @@
+package safety
+
+import (
+	"bufio"
+	"flag"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+)
+
+var updateRealWords = flag.Bool("update-realwords", false, "rewrite safety/realwords.txt from /usr/share/dict")
+
+var dictFiles = []string{"/usr/share/dict/american-english", "/usr/share/dict/ngerman", "/usr/share/dict/spanish", "/usr/share/dict/french"}
+
+// TestRealWords: realwords.txt is every dictionary word that the repair
+// step would turn into a word of danger it does not hold ("stick" →
+// "strick", "period" → "per i od"), computed with the list itself out of
+// the way. Skips
+// where Debian's word lists are not installed (CI: the list is committed).
+func TestRealWords(t *testing.T) {
+	for _, f := range dictFiles {
+		if _, err := os.Stat(f); err != nil {
+			t.Skipf("%s not installed (apt-get install wamerican wngerman wspanish wfrench)", f)
+		}
+	}
+	saved := realWords
+	realWords = map[string]bool{}
+	defer func() { realWords = saved }()
+	known := NewDetector().model.lex
+	// The words of danger a repair may produce (fuzzyConcepts' one-word
+	// entries): a dictionary word is listed when its repaired form holds
+	// one of them and the word itself is none of them.
+	danger := map[string]bool{}
+	for _, c := range conceptTable {
+		if !fuzzyConcepts[c.name] {
+			continue
+		}
+		for _, e := range strings.Split(c.entries, ",") {
+			if ws := strings.Fields(e); len(ws) == 1 {
+				danger[strings.Trim(ws[0], "*")] = true
+			}
+		}
+	}
+	// Only a typo correction (a one-word repair) that changes the word
+	// within its first three letters: "stick" is not "strick" misspelt.
+	// Corrections that keep the start are mostly a danger word's own
+	// inflections ("aufhange" → "aufhangen", "killings", "mourrait") and
+	// must go on being read as danger; splits keep the word's letters
+	// (German compounds: "jagd messer") and are left to the repair too.
+	// The past and subjunctive of sterben differ from it in the third
+	// letter: they are the danger word, not a neighbour of it.
+	ablaut := map[string]bool{"starb": true, "starben": true, "starbt": true, "starbst": true, "sturbe": true, "sturben": true, "sturbst": true, "sturbt": true}
+	madeDanger := func(w string, got []string) bool {
+		if danger[w] {
+			return false
+		}
+		for _, g := range got {
+			if danger[g] && len(got) == 1 && len(w) >= 3 && len(g) >= 3 && w[:3] != g[:3] && !ablaut[w] {
+				return true
+			}
+		}
+		return false
+	}
+	seen := map[string]bool{}
+	var list []string
+	for _, f := range dictFiles {
+		fh, err := os.Open(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := bufio.NewScanner(fh)
+		for sc.Scan() {
+			line := sc.Text()
+			if strings.Contains(line, "'") {
+				continue // possessives and elisions: normalize splits them anyway
+			}
+			toks := normalize(line, nil)
+			if len(toks) != 1 || len(toks[0]) < 3 || seen[toks[0]] {
+				continue
+			}
+			w := toks[0]
+			seen[w] = true
+			if got := repairTokens([]string{w}, nil, known); !slices.Equal(got, []string{w}) && madeDanger(w, got) {
+				list = append(list, w)
+			}
+		}
+		fh.Close()
+		if err := sc.Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	slices.Sort(list)
+	if *updateRealWords {
+		if err := os.WriteFile("realwords.txt", []byte(strings.Join(list, "\n")+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("wrote %d words", len(list))
+		return
+	}
+	var missing []string
+	for _, w := range list {
+		if !saved[w] {
+			missing = append(missing, w)
+		}
+	}
+	if len(missing) > 0 {
+		t.Errorf("%d dictionary words the repair would change are not in realwords.txt (first: %v); regenerate with -update-realwords", len(missing), missing[:min(10, len(missing))])
+	}
+}
+
+// TestRealWordsLeftAlone: a dictionary word is kept as typed, while a real
+// typo of a danger word is still repaired.
+func TestRealWordsLeftAlone(t *testing.T) {
+	d := NewDetector()
+	if r := d.Detect("i have to stick it"); r.Level != LevelNone {
+		t.Errorf("\"i have to stick it\" = %v (%s), want none", r.Level, r.Reason)
+	}
+	if r := d.Detect("im standing on the brige"); r.Level < LevelElevated {
+		t.Errorf("\"im standing on the brige\" = %v, want a card", r.Level)
+	}
+}
