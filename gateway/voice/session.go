@@ -63,6 +63,8 @@ type voiceSession struct {
 	bargeMu   sync.Mutex
 	pausedAt  int64  // sample time playout was paused by barge-in; -1 when not paused
 	bargeTurn string // turn id of the paused reply
+	pausedBy  string // the person's turn whose speech paused it
+	wordless  bool   // pausedBy ended without words (bargein.go, turnWithoutWords)
 
 	speakCh chan speakItem
 	// patience: the client's hello.patience, for the media loop (patience.go).
@@ -292,11 +294,13 @@ func (s *voiceSession) onTurnEvent(ev *turn.Event) {
 		s.feedBase = s.in.Now() - int64(len(pre)*audio.Frame20)
 		s.in.SetTranscriptHeard("", s.feedBase)
 	case turn.OverlapStarted:
+		s.logOverlap("voice: overlap started", ev)
 		s.duckReply()
 	case turn.OverlapEnded:
+		s.logOverlap("voice: overlap ended (backchannel)", ev)
 		s.unduckReply(true)
 	case turn.OverlapSpeech:
-		s.log.Debug("voice: speech over playout", "turn", s.turnID, "at_ms", sampleMs(ev.At))
+		s.logOverlap("voice: speech over playout", ev)
 		s.pauseForBargeIn(ev.At)
 	case turn.SpeechStopped:
 		now := time.Now()
@@ -374,6 +378,7 @@ func (s *voiceSession) finishTurn(id string, fd *feeder, stopped time.Time) {
 // (input.nothing_heard, the turn's last event) and the session restarts an
 // offer's answer window.
 func (s *voiceSession) nothingHeard(id, reason string) {
+	s.turnWithoutWords(id)
 	s.playMu.Lock()
 	delete(s.turns, id)
 	s.playMu.Unlock()
