@@ -126,7 +126,11 @@ func (s *voiceSession) resumeDue(now int64) bool {
 	}
 	// The turn that paused it is still going: has its recogniser heard
 	// ResumeAfterMs past the pause?
-	return s.feed != nil && s.turnID == s.pausedBy && s.heard() >= s.pausedAt+after
+	if s.feed == nil || s.turnID != s.pausedBy {
+		return false
+	}
+	heard, _ := s.heardTo() // not heard: the partials' poll keeps its own count
+	return heard >= s.pausedAt+after
 }
 
 // turnWithoutWords: the person's turn id ended without words (nothing
