@@ -1,18 +1,21 @@
 package turn
 
 import (
+	"math"
 	"testing"
 
 	"github.com/veraneural/vera-gateway/audio/vad"
 )
 
-// overlapRun: 1 s of silence, 1.5 s of the person's own speech at level
-// 0.8 (32 dB over the floor), 1 s of silence; then the assistant speaks
-// and the person says something of ms at level lv, with transcript text
+// overlapRun: 1 s of silence, 1.5 s of the person's own speech (a 200 Hz
+// tone at −15 dBFS), 1 s of silence; then the assistant speaks (its echo, a
+// 400 Hz tone echoDb under the person's level, −∞: none, which the echo
+// guard keeps from the detector: probability 0) for 0.5 s, and the person
+// says something of ms (the echo ducked by DuckDb from 100 ms in), underDb under their level, with transcript text
 // given after wordsAt ms (never if negative), then 1 s of silence. It
 // returns the events from the assistant's start, with At relative to the
 // overlapping speech's start in ms.
-func overlapRun(t *testing.T, ms int, lv float32, text string, wordsAt int) (evs []Event, rel func(Event) int) {
+func overlapRun(t *testing.T, ms int, underDb, echoDb float64, text string, wordsAt int) (evs []Event, rel func(Event) int) {
 	t.Helper()
 	d, err := New(AdaptiveConfig())
 	if err != nil {
@@ -20,6 +23,16 @@ func overlapRun(t *testing.T, ms int, lv float32, text string, wordsAt int) (evs
 	}
 	frame := make([]int16, vad.FrameSamples)
 	var f vad.Features
+	n := 0 // samples so far: the tones' phase
+	const amp = 0.25 * 32768
+	fill := func(speechDb, echo float64) {
+		sa, ea := amp*math.Pow(10, speechDb/20), amp*math.Pow(10, echo/20)
+		for i := range frame {
+			x := float64(n+i) / SampleRate
+			frame[i] = int16(sa*math.Sin(2*math.Pi*200*x) + ea*math.Sin(2*math.Pi*400*x))
+		}
+		n += len(frame)
+	}
 	step := func(p float32) []Event {
 		e, err := d.ProcessFeatures(frame, p, &f)
 		if err != nil {
@@ -27,35 +40,37 @@ func overlapRun(t *testing.T, ms int, lv float32, text string, wordsAt int) (evs
 		}
 		return e
 	}
-	silence := func(n int) {
-		for range n {
+	quiet := func(frames int, echo float64) (out []Event) {
+		for range frames {
 			f = vad.Features{}
-			step(0)
+			fill(math.Inf(-1), echo)
+			out = append(out, step(0)...)
 		}
+		return out
 	}
-	silence(100)
+	quiet(100, math.Inf(-1))
 	for range 150 {
 		voicedFrame(&f, 120, 0.8)
+		fill(0, math.Inf(-1))
 		step(0.95)
 	}
-	silence(300)
+	quiet(100, math.Inf(-1))
 	d.SetAssistantSpeaking(true)
+	evs = append(evs, quiet(50, -echoDb)...)
 	start := d.Now()
 	for i := range ms / 10 {
 		if wordsAt >= 0 && i == wordsAt/10 {
 			d.SetTranscript(text)
 		}
-		voicedFrame(&f, 130, lv)
-		for _, e := range step(0.95) {
-			evs = append(evs, e)
+		voicedFrame(&f, 130, 0.8)
+		echo := -echoDb
+		if i >= 10 {
+			echo -= DuckDb // the session ducks at OverlapStarted; the echo follows 100 ms later
 		}
+		fill(-underDb, echo)
+		evs = append(evs, step(0.95)...)
 	}
-	for range 100 {
-		f = vad.Features{}
-		for _, e := range step(0) {
-			evs = append(evs, e)
-		}
-	}
+	evs = append(evs, quiet(100, -echoDb)...)
 	return evs, func(e Event) int { return int((e.At - start) * 1000 / SampleRate) }
 }
 
@@ -70,24 +85,28 @@ func find(evs []Event, typ EventType) (Event, bool) {
 
 func TestBargeInBackchannelOrInterruption(t *testing.T) {
 	cfg := AdaptiveConfig()
+	none := math.Inf(1) // no echo: infinitely far under the person's level
 	cases := []struct {
-		name      string
-		ms        int
-		lv        float32
-		text      string
-		wordsAt   int
-		interrupt bool
-		atMs      [2]int // OverlapSpeech's time after the speech's start, when it is one
+		name            string
+		ms              int
+		underDb, echoDb float64
+		text            string
+		wordsAt         int
+		interrupt       bool
+		atMs            [2]int // OverlapSpeech's time after the speech's start, when it is one
 	}{
-		{"loud, long: an interruption at barge_in_ms", 700, 0.8, "", -1, true, [2]int{cfg.BargeInMs, cfg.BargeInMs + 20}},
-		{"soft, short: a backchannel", 400, 0.15, "", -1, false, [2]int{}},
-		{"loud but short: over before barge_in_ms", 180, 0.8, "", -1, false, [2]int{}},
-		{"loud, backchannel words first", 450, 0.8, "yeah", 100, false, [2]int{}},
-		{"soft, but words that are no backchannel", 600, 0.15, "wait stop", 350, true, [2]int{350, 370}},
-		{"soft and long: an interruption at backchannel_ms", 1500, 0.15, "", -1, true, [2]int{cfg.BackchannelMs, cfg.BackchannelMs + 20}},
+		{"loud, long: an interruption at barge_in_ms", 700, 0, none, "", -1, true, [2]int{cfg.BargeInMs, cfg.BargeInMs + 20}},
+		{"loud over the echo: an interruption at barge_in_ms", 700, 2, 14, "", -1, true, [2]int{cfg.BargeInMs, cfg.BargeInMs + 20}},
+		{"soft, short: a backchannel", 400, 12, none, "", -1, false, [2]int{}},
+		{"soft, short, over an echo as loud: a backchannel (its sum is not soft)", 400, 6, 6, "", -1, false, [2]int{}},
+		{"loud but short: over before barge_in_ms", cfg.BargeInMs - 50, 0, 14, "", -1, false, [2]int{}},
+		{"loud, backchannel words first", 450, 0, 14, "yeah", 100, false, [2]int{}},
+		{"soft, short, words that are no backchannel: a backchannel still", 450, 12, 14, "what do you", 100, false, [2]int{}},
+		{"soft, long, words that are no backchannel: an interruption at 600 ms", 900, 12, 14, "wait stop", 350, true, [2]int{600, 620}},
+		{"soft and long: an interruption at backchannel_ms", 1500, 12, 14, "", -1, true, [2]int{cfg.BackchannelMs, cfg.BackchannelMs + 20}},
 	}
 	for _, c := range cases {
-		evs, rel := overlapRun(t, c.ms, c.lv, c.text, c.wordsAt)
+		evs, rel := overlapRun(t, c.ms, c.underDb, c.echoDb, c.text, c.wordsAt)
 		st, ok := find(evs, OverlapStarted)
 		if !ok || rel(st) > 20 {
 			t.Errorf("%s: OverlapStarted %v at %d ms, want at once", c.name, ok, rel(st))

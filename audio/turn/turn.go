@@ -72,13 +72,13 @@ type Config struct {
 
 // DefaultConfig returns 0.5/0.35, 300 ms prefix, 100 ms min speech, the
 // fixed policy's 500 ms silence (max_silence_ms 2 s, used if the policy is
-// switched to adaptive), 30 s max turn, 250 ms barge-in (800 ms for what
+// switched to adaptive), 30 s max turn, 200 ms barge-in (800 ms for what
 // sounds like a backchannel), 50 ms end run. The fixed policy stays the
 // default: on the project's held-out voices the adaptive one does not yet
 // beat it on cutoffs (BENCHMARKS.md, "Turn-taking").
 func DefaultConfig() Config {
 	return Config{Threshold: 0.5, ExitThreshold: 0.35, PrefixPaddingMs: 300, MinSpeechMs: 100,
-		SilenceDurationMs: 500, MaxTurnMs: 30000, BargeInMs: 250, EndRunMs: 50,
+		SilenceDurationMs: 500, MaxTurnMs: 30000, BargeInMs: 200, EndRunMs: 50,
 		Policy: PolicyFixed, MaxSilenceMs: 2000, BackchannelMs: 800, Language: "en"}
 }
 
@@ -256,6 +256,7 @@ func New(cfg Config) (*Detector, error) {
 		endRun: ms(cfg.EndRunMs), backchannel: ms(cfg.BackchannelMs), runStart: -1}
 	d.pol.init(cfg, w)
 	d.ov.reset()
+	d.ov.resetEcho()
 	d.ring = make([]int16, d.prefix)
 	d.turn = make([]int16, 0, d.prefix+ms(2000))
 	return d, nil
@@ -268,6 +269,8 @@ func (d *Detector) Reset() {
 	d.runStart = -1
 	d.pol.reset()
 	d.ov.reset()
+	d.ov.resetEcho()
+	d.ov.userLoud, d.ov.userN = 0, 0
 }
 
 // Now is the sample time after the last frame.
@@ -281,6 +284,7 @@ func (d *Detector) SetAssistantSpeaking(on bool) {
 	if on != d.assistant {
 		d.assistant = on
 		d.ov.reset()
+		d.ov.resetEcho()
 	}
 }
 
@@ -374,11 +378,12 @@ func (d *Detector) process(frame []int16, p, raw float32, f *vad.Features) ([]Ev
 	} else {
 		d.runStart = -1
 	}
+	d.ov.audible = true
 	if f != nil {
 		if d.pol.adaptive {
 			d.pol.push(speechEnd, f)
 		}
-		d.ov.level(speechEnd, f, d.assistant)
+		d.ov.level(frame, speechEnd, d.assistant)
 	}
 	ev := d.events[:0]
 

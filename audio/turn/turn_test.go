@@ -160,12 +160,13 @@ func TestOverlapSpeech(t *testing.T) {
 			t.Fatal("overlap reported while the assistant is silent")
 		}
 	}
-	// Short user speech (200 ms) during playout is not a barge-in.
+	// User speech shorter than barge_in_ms during playout is not a barge-in.
 	d3 := newDet(t)
 	d3.SetAssistantSpeaking(true)
-	for _, e := range run(t, d3, seq(float32(0.9), 20, float32(0), 80), nil) {
+	short := d3.cfg.BargeInMs/10 - 5
+	for _, e := range run(t, d3, seq(float32(0.9), short, float32(0), 80), nil) {
 		if e.Type == OverlapSpeech {
-			t.Fatal("200 ms of speech reported as barge-in")
+			t.Fatalf("%d ms of speech reported as barge-in", short*10)
 		}
 	}
 }

@@ -11,8 +11,10 @@ package main
 // softly. The inbound pipeline (jitter-free: the mic frames go straight to
 // Analyse) with the default turn detector, the echo guard on and the
 // embedded recogniser started at SpeechStarted with the prefix, as the
-// voice session does, decides; an interruption pauses the reply (the echo
-// stops). Scored: an interruption is caught when OverlapSpeech comes within
+// voice session does, decides; speech over the reply ducks it by 12 dB
+// (OverlapStarted: its echo and the echo guard's reference drop with it)
+// until OverlapEnded, as the session's sender does, and an interruption
+// pauses the reply (the echo stops). Scored: an interruption is caught when OverlapSpeech comes within
 // 300 ms of its speech's start (late or missed otherwise); a backchannel is
 // a false barge-in when it raises OverlapSpeech at all; and the final
 // transcript of each turn is judged a backchannel or not (the session
@@ -50,6 +52,8 @@ var (
 		"can you repeat that?", "that's not right", "excuse me", "wait a second", "no, listen to me", "I need help now"}
 	bargeVoices = []eotVoice{{"en-us", 130, 40, ""}, {"en-gb", 150, 50, ""}, {"en-us+f3", 140, 60, ""}, {"en-gb-scotland", 140, 50, ""},
 		{"en-us+f4", 150, 55, ""}, {"en-029", 125, 40, ""}}
+	// bargeDuck is the reply's gain while ducked (gateway/voice's duckGain).
+	bargeDuck  = 0.25
 	bargeReply = "I am sorry to hear that. It sounds like it was a really hard day, and it makes sense that you feel tired. Would you like to tell me more about it?"
 )
 
@@ -60,6 +64,12 @@ type bargeOutcome struct {
 	delayMs     int  // OverlapSpeech after the speech's start
 	finalBack   bool // the final transcript is only backchannel words
 	final       string
+	levels      string // the detector's levels at its decision (-v)
+}
+
+func levelsOf(d *turn.Detector) string {
+	peak, echo, user, n := d.OverlapLevels()
+	return fmt.Sprintf("peak %.1f echo %.1f user %.1f (%d): %+.1f dB", peak, echo, user, n, peak-user)
 }
 
 type bargeReport struct {
@@ -132,8 +142,8 @@ func runEOTBarge(args []string, stdout, stderr io.Writer) error {
 					return err
 				}
 				if *verbose {
-					fmt.Fprintf(stderr, "%-15s %-12s %-28q interrupted %-5v at %4d ms  final %q backchannel %v\n",
-						v.name, map[bool]string{true: "backchannel", false: "interruption"}[back], text, o.interrupted, o.delayMs, o.final, o.finalBack)
+					fmt.Fprintf(stderr, "%-15s %-12s %-28q interrupted %-5v at %4d ms  final %q backchannel %v  %s\n",
+						v.name, map[bool]string{true: "backchannel", false: "interruption"}[back], text, o.interrupted, o.delayMs, o.final, o.finalBack, o.levels)
 				}
 				if back {
 					rep.Backchannels++
@@ -241,11 +251,23 @@ func bargeCase(intro, reply, over []int16, back bool, rng *rand.Rand, pool *sphi
 	var dec *sphinx.Decoder
 	since := 0
 	pausedAt := -1 // mic sample at which the reply paused
+	// gain[t] is the reply's gain as played at mic sample t; duck the
+	// gain of frames from the next one on.
+	gain := make([]float64, total)
+	duck := 1.0
 	var final string
 	emit := func(e *turn.Event) {
 		switch e.Type {
+		case turn.OverlapStarted:
+			duck = bargeDuck
+		case turn.OverlapEnded:
+			duck = 1
+			if !o.interrupted {
+				o.levels = levelsOf(in.Turn())
+			}
 		case turn.OverlapSpeech:
 			if !o.interrupted {
+				o.levels = levelsOf(in.Turn())
 				o.interrupted = true
 				o.delayMs = int((e.At - int64(overAt)) * 1000 / sr)
 				pausedAt = int(e.At)
@@ -271,16 +293,21 @@ func bargeCase(intro, reply, over []int16, back bool, rng *rand.Rand, pool *sphi
 	ref := make([]int16, audio.Frame20)
 	for at := 0; at+audio.Frame20 <= total; at += audio.Frame20 {
 		playing := at >= replyAt && at < replyAt+len(reply) && (pausedAt < 0 || at < pausedAt)
+		for i := range audio.Frame20 {
+			gain[at+i] = duck
+		}
 		for i := range frame {
 			v := mic[at+i]
-			if j := at + i - replyAt - echoDelay; j >= 0 && j < len(reply) && (pausedAt < 0 || at+i-echoDelay < pausedAt) {
-				v += echoGain * float64(reply[j])
+			if j, t := at+i-replyAt-echoDelay, at+i-echoDelay; j >= 0 && j < len(reply) && (pausedAt < 0 || t < pausedAt) {
+				v += echoGain * gain[t] * float64(reply[j])
 			}
 			frame[i] = int16(max(min(math.Round(v), 32767), -32768))
 		}
 		if playing {
 			clear(ref)
-			copy(ref, reply[at-replyAt:min(at-replyAt+audio.Frame20, len(reply))])
+			for i, v := range reply[at-replyAt : min(at-replyAt+audio.Frame20, len(reply))] {
+				ref[i] = int16(math.Round(duck * float64(v)))
+			}
 			in.Reference(int64(at+audio.Frame10), ref)
 		}
 		in.Analyse(frame, int64(at), playing, emit)

@@ -77,6 +77,9 @@ type Sender struct {
 	pkt      rtp.Packet
 	sent     int64
 	writeErr error
+	// att and attTo: the PCM sources' attenuation (1 − gain) now and the
+	// one Duck asked for; each frame ramps from one to the other.
+	att, attTo float32
 
 	kick chan struct{} // a new source arrived: maybe send now (run loop)
 }
@@ -102,6 +105,7 @@ func (s *Sender) play(o OpusSource, p PCMSource, onDone func(Playout)) {
 	prev, prevDone := s.finishLocked(true, nil)
 	s.opusSrc, s.pcmSrc, s.onDone, s.cur = o, p, onDone, Playout{}
 	s.paused = false
+	s.att, s.attTo = 0, 0
 	s.mu.Unlock()
 	if prevDone != nil {
 		prevDone(prev)
@@ -136,6 +140,30 @@ func (s *Sender) Resume() {
 	s.mu.Lock()
 	s.paused = false
 	s.mu.Unlock()
+}
+
+// Duck sets the gain of PCM sources (0–1; 1 = as synthesised) from the
+// next frame on, ramped over one frame: the reply goes on, quieter, while
+// the person says "mm-hm" over it. Pre-encoded (Opus) sources are not
+// ducked. A new source starts at full gain.
+func (s *Sender) Duck(gain float32) {
+	s.mu.Lock()
+	s.attTo = 1 - min(max(gain, 0), 1)
+	s.mu.Unlock()
+}
+
+// applyGain scales s.pcm by the duck's gain, ramping from the last
+// frame's.
+func (s *Sender) applyGain() {
+	if s.att == 0 && s.attTo == 0 {
+		return
+	}
+	n := float32(len(s.pcm))
+	for i, v := range s.pcm {
+		g := 1 - (s.att + (s.attTo-s.att)*float32(i+1)/n)
+		s.pcm[i] = int16(float32(v) * g)
+	}
+	s.att = s.attTo
 }
 
 // Position returns the current source's playout so far.
@@ -224,6 +252,7 @@ func (s *Sender) tick() (active bool) {
 			var n int
 			n, srcErr = s.pcmSrc.ReadFrame(s.pcm)
 			if srcErr == nil && n > 0 {
+				s.applyGain()
 				payload, srcErr = s.enc.encode(s.pcm)
 				tapFrame = s.pcm
 			}

@@ -170,3 +170,47 @@ func TestSenderRephaseSendsFirstFrameAtOnce(t *testing.T) {
 		t.Fatalf("next tick ts %d", got.Timestamp)
 	}
 }
+
+// TestSenderDuck: Duck lowers a PCM source's frames from the next frame on
+// (ramped over it), the tap (the echo guard's reference) hears the ducked
+// frames, Duck(1) restores the gain, and a new source starts at full gain.
+func TestSenderDuck(t *testing.T) {
+	s, _ := newTestSender(t)
+	s.setLive(true)
+	var peaks []int
+	s.SetTap(func(pcm []int16, _ uint32) {
+		p := 0
+		for _, v := range pcm {
+			p = max(p, int(v))
+		}
+		peaks = append(peaks, p)
+	})
+	s.PlayPCM(&toneSource{frames: 100}, nil)
+	s.tick()
+	s.Duck(0.25)
+	s.tick() // the ramp
+	s.tick()
+	s.Duck(1)
+	s.tick() // the ramp back
+	s.tick()
+	s.Duck(0.5)
+	s.PlayPCM(&toneSource{frames: 100}, nil)
+	s.tick()
+	full := 39 * 400
+	want := []int{full, full / 4, full / 4, full, full, full}
+	if len(peaks) != len(want) {
+		t.Fatalf("%d frames tapped, want %d", len(peaks), len(want))
+	}
+	for i, w := range want {
+		if i == 1 || i == 3 {
+			// Ramp frames: between the two gains.
+			if peaks[i] < full/4-1 || peaks[i] > full {
+				t.Errorf("frame %d (ramp): peak %d, want within [%d, %d]", i, peaks[i], full/4, full)
+			}
+			continue
+		}
+		if d := peaks[i] - w; d < -1 || d > 1 {
+			t.Errorf("frame %d: peak %d, want %d (peaks %v)", i, peaks[i], w, peaks)
+		}
+	}
+}

@@ -183,6 +183,7 @@ const noticeBusy = "busy"
 // synthesis). The session hears nothing, as for a turn without words.
 func (s *voiceSession) answerBusy(id string) {
 	s.m.ListenBusy.Inc()
+	s.turnWithoutWords(id)
 	s.log.Debug("voice: no recogniser free; turn answered busy", "turn", id)
 	s.session().Emit(event.TypeNotice, event.Notice{Kind: noticeBusy, Text: busyText, TurnID: id})
 	s.session().NothingHeard(id)

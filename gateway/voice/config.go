@@ -22,7 +22,8 @@ type Config struct {
 	// thresholds.
 	Turn turn.Config `yaml:"turn"`
 	// ResumeAfterMs is how long paused playout waits for words after a
-	// barge-in before it resumes (a false interruption).
+	// barge-in before it resumes (a false interruption): that much of the
+	// speech after the pause, heard by the recogniser.
 	ResumeAfterMs int `yaml:"resume_after_ms"`
 	// PartialEveryMs is how often transcript.partial is sent during speech.
 	PartialEveryMs int `yaml:"partial_every_ms"`

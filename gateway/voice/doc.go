@@ -42,7 +42,9 @@
 // playout at once; words (a partial or final transcript) confirm the
 // interruption: the reply is cancelled and the history keeps only what was
 // heard, computed from the playout position; no words within ResumeAfterMs
-// resume playout (a false interruption). With EchoGuard the gateway's own
+// of speech the recogniser has heard (a recogniser behind the media has not
+// heard the words yet), or a turn that ends without words, resume playout
+// (a false interruption). With EchoGuard the gateway's own
 // outbound audio, which it knows exactly, tells its echo from the person
 // speaking: input whose 10 ms energy envelope follows the played envelope at
 // one delay, at a steady distance below it, is echo; input standing well

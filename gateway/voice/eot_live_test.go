@@ -1,6 +1,7 @@
 package voice
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"testing"
@@ -127,5 +128,58 @@ func TestAdaptiveQuestionAnsweredSooner(t *testing.T) {
 	if replied[turn.PolicyAdaptive] >= replied[turn.PolicyFixed] {
 		t.Errorf("adaptive's first reply text came %v after the speech started, fixed's %v: want adaptive sooner",
 			replied[turn.PolicyAdaptive], replied[turn.PolicyFixed])
+	}
+}
+
+// TestPatientSessionWaitsLonger: over a real pion peer, the same audio
+// ("I went to the store and", a 1.15 s pause, "I bought some bread") under the
+// fixed 500 ms policy is two turns for a session without a patience hint
+// and one turn for a session whose hello asks for patience 3 (a 1.5 s
+// wait), whose end of turn then comes at least 1.5 s of audio after the
+// speech. Sample time only: the fixed policy does not wait on the
+// recogniser.
+func TestPatientSessionWaitsLonger(t *testing.T) {
+	// The clips' own silences make the pause: 0.85 s after "and", 0.3 s
+	// before "I bought".
+	a := concat(t, fixture(t, "and_store.16k.wav"), fixture(t, "and_bread.16k.wav"), fixtures.Silence(16000, 3*time.Second))
+	s := encode(t, a)
+	st := newStack(t, stackOptions{cfg: policyConfig(turn.PolicyFixed)})
+	turns := map[string][]int64{}
+	for _, hello := range []string{"", `{"type":"hello","device":"meta-rayban-display","patience":3}`} {
+		ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+		sc := fixtures.Scenario{
+			Client: fixtures.ClientOptions{URL: st.URL, LoopbackOnly: true, Device: "meta-rayban-display"},
+			Stream: s, Complete: turnsSettled,
+		}
+		if hello != "" {
+			sc.Hello = []byte(hello)
+		}
+		res, err := fixtures.Run(ctx, sc)
+		cancel()
+		if err != nil {
+			if res != nil {
+				t.Logf("events so far:\n%s", dumpEvents(res.Events))
+			}
+			t.Fatalf("scenario (hello %q): %v", hello, err)
+		}
+		name := map[bool]string{true: "patience 3", false: "no hint"}[hello != ""]
+		for _, e := range ofType(res.Events, "input.speech_stopped") {
+			var p struct {
+				EndOfTurnMS int64 `json:"end_of_turn_ms"`
+			}
+			if err := json.Unmarshal(e.Data, &p); err != nil {
+				t.Fatal(err)
+			}
+			turns[name] = append(turns[name], p.EndOfTurnMS)
+		}
+		t.Logf("%s: end_of_turn_ms %v, transcripts %q", name, turns[name], transcripts(t, res.Events))
+	}
+	if n := len(turns["no hint"]); n != 2 {
+		t.Errorf("no patience hint: %d turns, want two (the 1.15 s pause exceeds the fixed 500 ms)", n)
+	}
+	if got := turns["patience 3"]; len(got) != 1 {
+		t.Errorf("patience 3: %d turns, want one (the wait is 1.5 s)", len(got))
+	} else if got[0] < 1500 {
+		t.Errorf("patience 3: the turn ended %d ms after the speech, want at least 1500", got[0])
 	}
 }

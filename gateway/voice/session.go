@@ -49,6 +49,7 @@ type voiceSession struct {
 
 	// Owned by the media loop.
 	echoSeen   int     // in.EchoRuns already counted
+	ducked     bool    // the reply is ducked under speech over it (bargein.go)
 	feed       *feeder // the turn in progress
 	turnN      int
 	turnID     string
@@ -64,8 +65,12 @@ type voiceSession struct {
 	bargeMu   sync.Mutex
 	pausedAt  int64  // sample time playout was paused by barge-in; -1 when not paused
 	bargeTurn string // turn id of the paused reply
+	pausedBy  string // the person's turn whose speech paused it
+	wordless  bool   // pausedBy ended without words (bargein.go, turnWithoutWords)
 
 	speakCh chan speakItem
+	// patience: the client's hello.patience, for the media loop (patience.go).
+	patience patienceHint
 	// disclosureOwed: the spoken AI disclosure was cut short on a device
 	// that does not show it; it is spoken again at the next pause.
 	disclosureOwed atomic.Bool
@@ -96,9 +101,12 @@ func (s *voiceSession) OnRTP(p rtc.Packet) {
 func (s *voiceSession) OnEvent(data []byte) {
 	s.rec.eventIn(data)
 	if ev, err := event.Decode(data); err == nil {
-		if h, ok := ev.(*event.Hello); ok && h.ResumeToken != "" {
-			s.resume(h)
-			return
+		if h, ok := ev.(*event.Hello); ok {
+			s.patience.hello(h)
+			if h.ResumeToken != "" {
+				s.resume(h)
+				return
+			}
 		}
 	}
 	// Errors are reported to the client by the session.
@@ -255,6 +263,7 @@ func (s *voiceSession) frame(at int64) {
 		s.log.Warn("voice: jitter pull", "err", err)
 		return
 	}
+	s.patience.apply(s.in)
 	s.in.Analyse(pcm, at, s.conn.Sender().Active(), s.onTurnEvent)
 	if n := s.in.EchoRuns(); n > s.echoSeen {
 		s.m.BargeIns.WithLabelValues("echo").Add(float64(n - s.echoSeen))
@@ -286,8 +295,14 @@ func (s *voiceSession) onTurnEvent(ev *turn.Event) {
 		// it has heard (see heard).
 		s.feedBase = s.in.Now() - int64(len(pre)*audio.Frame20)
 		s.in.SetTranscriptHeard("", s.feedBase)
+	case turn.OverlapStarted:
+		s.logOverlap("voice: overlap started", ev)
+		s.duckReply()
+	case turn.OverlapEnded:
+		s.logOverlap("voice: overlap ended (backchannel)", ev)
+		s.unduckReply(true)
 	case turn.OverlapSpeech:
-		s.log.Debug("voice: speech over playout", "turn", s.turnID, "at_ms", sampleMs(ev.At))
+		s.logOverlap("voice: speech over playout", ev)
 		s.pauseForBargeIn(ev.At)
 	case turn.SpeechStopped:
 		now := time.Now()
@@ -365,6 +380,7 @@ func (s *voiceSession) finishTurn(id string, fd *feeder, stopped time.Time) {
 // (input.nothing_heard, the turn's last event) and the session restarts an
 // offer's answer window.
 func (s *voiceSession) nothingHeard(id, reason string) {
+	s.turnWithoutWords(id)
 	s.playMu.Lock()
 	delete(s.turns, id)
 	s.playMu.Unlock()
@@ -415,10 +431,17 @@ const recogniserCadence = 16000 / 5
 // has heard: the audio given to it (the frame in flight not counted), down
 // to its last hypothesis.
 func (s *voiceSession) heard() int64 {
-	_, asked := s.feed.partial() // before written: the partial read after it has heard at least this
+	h, asked := s.heardTo()
 	s.askedSeen = asked
+	return h
+}
+
+// heardTo is heard without the poll's bookkeeping (askedSeen), and the
+// feeder's asked frames it read.
+func (s *voiceSession) heardTo() (heard, asked int64) {
+	_, asked = s.feed.partial() // before written: the partial read after it has heard at least this
 	given := max(s.feed.written.Load()-1, 0) * audio.Frame20
-	return s.feedBase + max(given/recogniserCadence*recogniserCadence, asked*audio.Frame20)
+	return s.feedBase + max(given/recogniserCadence*recogniserCadence, asked*audio.Frame20), asked
 }
 
 // askAtPause asks the recogniser for a hypothesis once per pause, when
