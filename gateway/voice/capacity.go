@@ -184,6 +184,7 @@ const noticeBusy = "busy"
 func (s *voiceSession) answerBusy(id string) {
 	s.m.ListenBusy.Inc()
 	s.log.Debug("voice: no recogniser free; turn answered busy", "turn", id)
+	s.takeFloor(id) // the busy answer is heard next, not behind earlier speech (floor.go)
 	s.session().Emit(event.TypeNotice, event.Notice{Kind: noticeBusy, Text: busyText, TurnID: id})
 	s.session().NothingHeard(id)
 }

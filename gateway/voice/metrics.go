@@ -86,7 +86,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		Sessions: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: "vera", Subsystem: "voice", Name: "sessions",
 			Help: "Live voice sessions."}),
 		BargeIns: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "vera", Subsystem: "voice", Name: "barge_ins_total",
-			Help: "Speech over playout, by outcome: interrupted, resumed (false interruption), echo (stretches suppressed as our own voice), protected (over spoken safety resources, not paused), disclosure_shown and disclosure_owed (the spoken AI disclosure cut short: shown on the display, or to be spoken again)."},
+			Help: "Speech over playout, by outcome: interrupted, resumed (false interruption), echo (stretches suppressed as our own voice), protected (over spoken safety resources, not paused), disclosure_shown and disclosure_owed (the spoken AI disclosure cut short: shown on the display, or to be spoken again), busy (a reply cut short or dropped for a busy answer to a later turn)."},
 			[]string{"outcome"}),
 		RecordDropped: prometheus.NewCounter(prometheus.CounterOpts{Namespace: "vera", Subsystem: "voice", Name: "record_dropped_total",
 			Help: "Packets and events record mode dropped because its writer fell behind (audio never waits for it)."}),

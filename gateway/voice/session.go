@@ -79,6 +79,10 @@ type voiceSession struct {
 	// cancelled are turns whose reply was interrupted: the speaker drops
 	// their sentences.
 	cancelled map[string]bool
+	// floorTo: speak items numbered up to this yield to a busy answer;
+	// synth is the item being synthesised (floor.go).
+	floorTo uint64
+	synth   synthItem
 }
 
 // OnRTP implements rtc.AudioSink.
