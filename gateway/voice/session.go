@@ -34,6 +34,7 @@ type voiceSession struct {
 	resumeMu sync.Mutex           // serialises resume hellos
 	turns0   atomic.Bool          // a turn has started on this connection
 	raised   atomic.Bool          // the session's safety level was raised: its turns listen first
+	talk     *talker              // the session's talk, for admission (admit.go)
 	log      *slog.Logger
 	m        *Metrics
 	ctx      context.Context
@@ -167,6 +168,7 @@ func (s *voiceSession) Closed(reason error) {
 		delete(s.factory.live, sess.ID())
 	}
 	s.factory.mu.Unlock()
+	s.factory.load.leave(s.talk)
 	s.cancel()
 	s.wg.Wait()
 	if s.feed != nil {
@@ -337,6 +339,7 @@ func (s *voiceSession) finishTurn(id string, fd *feeder, stopped time.Time) {
 	if err == nil {
 		tr, err = ls.Final(s.ctx)
 		_ = ls.Close()
+		s.recogniserClosed(fd)
 	}
 	if err != nil {
 		if s.ctx.Err() == nil {
