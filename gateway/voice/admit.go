@@ -58,11 +58,14 @@ type talker struct {
 	lastEnd time.Time // when its last turn ended; zero: none yet
 }
 
-// The estimate's priors, until turns are measured: a 4 s turn every 12 s,
-// and every new session a talker.
+// The estimate's priors, until turns are measured: a 5 s turn every 10 s
+// (talking-load's mix; BENCHMARKS.md measured 6 s on 2 cores), and every
+// new session a talker. Cautious on purpose: sessions arriving together
+// before any turn are admitted as far as c decoders never make a turn wait
+// (2 at once on 2 decoders), and further once their turns are measured.
 const (
-	priorHold  = 4.0
-	priorQuiet = 8.0
+	priorHold  = 5.0
+	priorQuiet = 5.0
 	// talkProbation is how long a session that has not talked is presumed
 	// to be about to.
 	talkProbation = 15 * time.Second
