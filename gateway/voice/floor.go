@@ -24,7 +24,12 @@ import (
 //     interrupted, reason barge_in);
 //   - spoken safety resources are never cut or skipped (BRIEF §5: never
 //     shortened or delayed): firm ones, and those of a turn of their own
-//     ("safety:<card>") whether firm or not. The busy answer waits for them.
+//     ("safety:<card>") whether firm or not. The busy answer waits for them;
+//   - nor are the replies of a session whose safety level is raised: what
+//     VERA says there may be what the person most needs to hear, and a busy
+//     turn has no words to say it was an interruption. Its busy answer
+//     follows them (its turns go first to the recogniser, so it is seldom
+//     busy). Only the disclosure yields there.
 //
 // A reply of an earlier turn generated after the busy answer still plays
 // after it.
@@ -48,6 +53,10 @@ func (s *voiceSession) yieldsFloor(it speakItem) bool {
 
 // takeFloor makes way for the busy answer of turn id (see above).
 func (s *voiceSession) takeFloor(id string) {
+	if s.raised.Load() {
+		s.disclosureYields()
+		return
+	}
 	s.bargeMu.Lock()
 	paused := s.pausedAt >= 0 && !safetyTurn(s.bargeTurn)
 	s.bargeMu.Unlock()
