@@ -42,6 +42,7 @@ type tracer struct {
 	events  []json.RawMessage
 	done    bool
 	profile *cpuProfile
+	prev    func(string, json.RawMessage) // the page's own event handler, kept
 }
 
 // cpuProfile is the part of a DevTools Profiler.Profile the split reads.
@@ -109,7 +110,12 @@ func (pr *cpuProfile) scriptSplit(w traceWindow) string {
 
 func (p *benchPage) startTrace() *tracer {
 	tr := &tracer{p: p}
+	prev := p.cdp.OnEvent
+	tr.prev = prev
 	p.cdp.OnEvent = func(method string, params json.RawMessage) {
+		if prev != nil {
+			prev(method, params)
+		}
 		switch method {
 		case "Tracing.dataCollected":
 			var d struct {
@@ -151,7 +157,7 @@ func (tr *tracer) stop(path string) []traceEvent {
 		// Events are read while a call waits for its answer.
 		p.eval(`new Promise((r) => setTimeout(() => r(true), 100))`, nil)
 	}
-	p.cdp.OnEvent = nil
+	p.cdp.OnEvent = tr.prev
 	if !tr.done {
 		p.b.Fatal("the trace did not complete")
 	}
@@ -351,4 +357,44 @@ func mainCPU(events []traceEvent, w traceWindow) float64 {
 		}
 	}
 	return cpu / 1000
+}
+
+// meanSplit tells the main thread's self time per event name, summed over
+// windows ws and divided by their number: what one key press costs, on
+// average, and where.
+func meanSplit(events []traceEvent, ws []traceWindow) string {
+	sum := map[string]float64{}
+	for _, w := range ws {
+		for n, ms := range selfTimes(events, w)["main"] {
+			sum[n] += ms
+		}
+	}
+	type part struct {
+		name string
+		ms   float64
+	}
+	var parts []part
+	total := 0.0
+	for n, ms := range sum {
+		parts = append(parts, part{n, ms / float64(len(ws))})
+		total += ms / float64(len(ws))
+	}
+	slices.SortFunc(parts, func(a, b part) int {
+		if a.ms != b.ms {
+			if a.ms > b.ms {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.name, b.name)
+	})
+	var b strings.Builder
+	fmt.Fprintf(&b, "main %.1f ms busy over %d windows:", total, len(ws))
+	for i, p := range parts {
+		if i == 14 || p.ms < 0.05 {
+			break
+		}
+		fmt.Fprintf(&b, " %s %.1f;", p.name, p.ms)
+	}
+	return b.String()
 }

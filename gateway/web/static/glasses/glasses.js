@@ -374,17 +374,29 @@
   // show switches screens by visibility and content-visibility, not
   // display: a screen out of sight keeps its layout without being styled,
   // laid out or painted meanwhile, so bringing a card up costs only its
-  // own page.
+  // own page. A card or prompt coming up over the conversation covers it
+  // (the sheet is opaque and on top), so the conversation is put out of
+  // sight only after the sheet's first frame: restyling it is not the
+  // card's cost.
   function show(screen) {
+    const was = S.screen;
     S.screen = screen;
     const on = { talk: screen === 'talk', sheet: screen === 'card' || screen === 'prompt', pair: screen === 'pair' };
+    const covered = on.sheet && was === 'talk';
     for (const id of ['talk', 'sheet', 'pair']) {
-      const el = $(id);
-      if (el.classList.contains('off') === on[id]) {
-        el.classList.toggle('off', !on[id]);
-        if (on[id]) el.removeAttribute('aria-hidden'); else el.setAttribute('aria-hidden', 'true');
+      if (covered && id === 'talk') {
+        $('talk').setAttribute('aria-hidden', 'true');
+        afterFrame(() => { if (S.screen !== 'talk') screenOn('talk', false); }, true);
+        continue;
       }
+      screenOn(id, on[id]);
     }
+  }
+
+  function screenOn(id, on) {
+    const el = $(id);
+    if (el.classList.contains('off') === on) el.classList.toggle('off', !on);
+    if (el.hasAttribute('aria-hidden') === on) { if (on) el.removeAttribute('aria-hidden'); else el.setAttribute('aria-hidden', 'true'); }
   }
 
   function toTalk() {
@@ -404,24 +416,31 @@
   // (measured: cheaper on the glasses' CPU than rewriting one page's text
   // in place, which costs a layout per turn).
   const STYLES = ['title', 'heading', 'body', 'emph', 'meta'];
+  // The sizes and colours glasses.css gives each style without var().
+  const DEFAULTS = { title: [32, '#FFFFFF'], heading: [30, '#FFD479'], body: [28, '#E8EAED'], emph: [40, '#FFFFFF'],
+    meta: [24, '#CFD3D9'] };
   let pageIds = 0;
 
   function newView(kind, pages, control) { return { kind, pages, control, els: [], cur: null, n: 0 }; }
 
   // buildPage builds page n (once): shown at once when on, else out of
   // sight until present shows it.
-  function buildPage(view, n, on) {
+  function buildPage(view, n, on, into) {
     if (view.els[n - 1]) return view.els[n - 1];
     const p = view.pages[n - 1];
     const el = document.createElement('div');
     el.className = on ? 'page on' : 'page';
     el.dataset.n = String(p.n || n);
+    // Only a page whose sizes or colours differ from the display's
+    // defaults carries them as custom properties (.vars): var() costs
+    // every restyle of the page.
     const seen = new Set();
     for (const op of p.ops || []) {
       if (op.op !== 'text' || !STYLES.includes(op.style) || seen.has(op.style)) continue;
       seen.add(op.style);
-      if (op.px) el.style.setProperty('--px-' + op.style, op.px + 'px');
-      if (op.color) el.style.setProperty('--c-' + op.style, op.color);
+      const d = DEFAULTS[op.style];
+      if (op.px && op.px !== d[0]) { el.style.setProperty('--px-' + op.style, op.px + 'px'); el.classList.add('vars'); }
+      if (op.color && String(op.color).toUpperCase() !== d[1]) { el.style.setProperty('--c-' + op.style, op.color); el.classList.add('vars'); }
     }
     const head = document.createElement('header');
     head.className = 'head';
@@ -449,10 +468,14 @@
     const row = document.createElement('nav');
     row.className = 'controls';
     row.setAttribute('aria-label', 'Card controls');
-    row.append(...(p.controls || []).map(view.control));
+    const ctls = (p.controls || []).map(view.control);
+    row.append(...ctls);
     el.append(head, box, row);
-    $('sheet').append(el);
-    fit(box);
+    (into || $('sheet')).append(el);
+    // What a page turn needs, found once: no query or layout read per key.
+    const focusable = ctls.filter((c) => c.classList.contains('focusable'));
+    el.m = { titleId: title.id, box, row: focusable, scrollable: fit(el, box),
+      focus: focusable.find((c) => c.dataset.ctl === (p.focus || '')) || focusable[0] || null };
     view.els[n - 1] = el;
     return el;
   }
@@ -470,6 +493,7 @@
       // A view shown again (a card under the one just closed) builds its
       // pages anew: the sheet held another view's meanwhile.
       sheet.replaceChildren();
+      sheet.labelled = '';
       if (sheet.view) { sheet.view.els = []; sheet.view.cur = null; sheet.view.queued = false; }
       sheet.view = view;
       view.els = [];
@@ -478,32 +502,53 @@
       sheet.dataset.kind = view.kind;
     }
     const el = buildPage(view, n, true);
-    if (view.cur !== el) {
+    const turned = view.cur !== el;
+    if (turned) {
       if (view.cur) view.cur.classList.remove('on');
       el.classList.add('on');
     }
-    if (el.scrolled) { el.querySelector('.lines').scrollTop = 0; el.scrolled = false; }
+    if (el.scrolled) { el.m.box.scrollTop = 0; el.scrolled = false; }
     view.cur = el;
     view.n = n;
-    sheet.setAttribute('aria-labelledby', el.querySelector('.title').id);
-    const p = view.pages[n - 1];
+    if (sheet.labelled !== el.m.titleId) { sheet.labelled = el.m.titleId; sheet.setAttribute('aria-labelledby', el.m.titleId); }
+    // A page coming on screen is drawn first and its control focused right
+    // after that frame: the focus move (its events, its restyle, its ring)
+    // is a frame of its own, not the page's. Keys act on the page meanwhile
+    // (sheetKey); a control the person moved to meanwhile keeps the focus.
     const focus = () => {
-      if (sheet.view !== view || view.n !== n) return;
-      const f = el.querySelector(`[data-ctl="${CSS.escape(p.focus || '')}"]`) || el.querySelector('.focusable');
-      if (f && document.activeElement !== f) f.focus({ preventScroll: true });
+      if (sheet.view !== view || view.n !== n || el.contains(document.activeElement)) return;
+      const f = el.m.focus;
+      if (f) f.focus({ preventScroll: true });
       if (!S.t.focused) S.t.focused = performance.now();
+      S.t.pageFocused = performance.now();
     };
-    if (fresh && !sheet.contains(document.activeElement)) afterFrame(focus); else focus();
+    if (fresh || turned) afterFrame(focus); else focus();
     S.t.drawMs = performance.now() - t0;
-    if (!view.queued) { view.queued = true; afterFrame(() => prebuild(view)); }
+    // The other pages are built in tasks of their own (a key may come between).
+    if (!view.queued) { view.queued = true; afterFrame(() => setTimeout(() => prebuild(view), 0), true); }
   }
 
   function idle(fn) {
     if (window.requestIdleCallback) requestIdleCallback(fn, { timeout: 2000 }); else setTimeout(fn, 50);
   }
 
-  // afterFrame runs fn once the next frame has been produced.
-  function afterFrame(fn) { requestAnimationFrame(() => setTimeout(fn, 0)); }
+  // afterFrame runs fn once the next frame has been produced: whatever is
+  // queued for a frame shares one animation-frame callback (each costs
+  // the glasses' slow CPU a few ms inside the frame) and then runs, in
+  // order, in one task after it (late ones last).
+  let frameQ = null;
+  function afterFrame(fn, late) {
+    if (!frameQ) {
+      frameQ = { q: [], late: [] };
+      requestAnimationFrame(() => {
+        const { q, late: l } = frameQ;
+        frameQ = null;
+        const at = performance.now();
+        setTimeout(() => { for (const f of q.concat(l)) f(at); }, 0);
+      });
+    }
+    (late ? frameQ.late : frameQ.q).push(fn);
+  }
 
   // prebuild builds the other pages of a view once its first is on screen,
   // the next page first, one per task (a key press may come between).
@@ -517,22 +562,27 @@
     setTimeout(() => prebuild(view), 0);
   }
 
-  function curPage() { return $('sheet').querySelector('.page.on'); }
-
-  function fit(box) {
+  // fit scales a page's lines down until they fit its box (never below
+  // 0.6; what still overflows scrolls, never cut) and tells whether the
+  // box still scrolls.
+  function fit(el, box) {
     // One estimate from the overflow, then small steps (each is a layout).
     const set = (f) => box.style.setProperty('--fit', String(f));
     let f = 1;
-    const over = box.scrollHeight / Math.max(1, box.clientHeight);
+    const sh = box.scrollHeight, ch = box.clientHeight;
+    const over = sh / Math.max(1, ch);
+    let scrolls = sh > ch + 1;
     if (over > 1.005) {
+      el.classList.add('vars');
       f = Math.max(0.6, Math.floor(100 / over) / 100);
       set(f);
-      while (box.scrollHeight > box.clientHeight + 1 && f > 0.6) {
+      while ((scrolls = box.scrollHeight > box.clientHeight + 1) && f > 0.6) {
         f = Math.max(0.6, Math.round((f - 0.04) * 100) / 100);
         set(f);
       }
     }
     box.dataset.fit = String(f);
+    return scrolls;
   }
 
   function button(c, disabled) {
@@ -552,27 +602,23 @@
 
   // A page of the sheet is laid out while the app starts, out of sight, so
   // that the first card does not also pay for resolving its fonts.
+  // It is a card's own code path: a sample page of every style and control
+  // is built, fitted and dropped, so that the first card's script is
+  // already compiled and its fonts and sizes resolved.
   function warmUp() {
-    const el = document.createElement('div');
-    el.className = 'page warm';
-    el.setAttribute('aria-hidden', 'true');
-    const box = document.createElement('div');
-    box.className = 'lines';
-    for (const st of ['heading', 'body', 'emph', 'meta']) {
-      const ln = document.createElement('p');
-      ln.className = 'ln ' + st;
-      ln.textContent = 'Help is here 0123456789 +/: 1/2 Call Text Next ► Done';
-      box.append(ln);
-    }
-    const title = document.createElement('h1');
-    title.className = 'title';
-    title.textContent = 'Help is here 1/2';
-    const b = document.createElement('button');
-    b.textContent = 'Next ► Done Call Text Approve Decline';
-    el.append(title, box, b);
-    document.body.append(el);
-    void el.offsetHeight; // the layout that resolves the fonts
-    el.remove();
+    const host = document.createElement('div');
+    host.className = 'warm';
+    host.setAttribute('aria-hidden', 'true');
+    const text = 'Help is here 0123456789 +/: ►';
+    const ev = { card_id: 'warm', resources: [{ id: 'r', name: text, actions: [{ type: 'call', value: '988' }, { type: 'text', value: '741741' }] }] };
+    // It fits its box, as the gateway's pages do (the sizes without var()).
+    const page = { n: 1, of: 2, title: 'Help is here', lines: [text, text, text, text], styles: ['heading', 'body', 'emph', 'meta'],
+      controls: [{ id: 'next', label: 'Next' }, { id: 'call:r', label: 'Call' }, { id: 'text:r', label: 'Text' }, { id: 'done', label: 'Done' }],
+      focus: 'next', ops: [] };
+    const view = newView('card', [page], (c) => cardControl({ ev }, c));
+    document.body.append(host);
+    buildPage(view, 1, false, host);
+    host.remove();
   }
 
   // ---- safety cards ---------------------------------------------------------
@@ -614,7 +660,7 @@
   }
 
   function showCard(card) {
-    show('card');
+    if (S.screen !== 'card') show('card');
     present(card.view, card.page);
     ackShown(card);
   }
@@ -637,20 +683,16 @@
     return button(c);
   }
 
-
-
   // ackShown acknowledges the page on screen once it has been drawn, and
   // only while the page is visible; a page shown while the socket was down
   // is acknowledged when it is back.
   function ackShown(card) {
     const n = card.page;
-    requestAnimationFrame(() => {
-      if (card.ev.card_id === S.t.cardId && !S.t.cardShown) S.t.cardShown = performance.now();
-      setTimeout(() => {
-        if (document.hidden || S.screen !== 'card' || S.cards[S.cards.length - 1] !== card || card.page !== n || card.seen.has(n)) return;
-        const ack = { type: 'display.ack', card_id: card.ev.card_id, page: n, surface: card.surf.surface };
-        if (send(ack)) { card.seen.add(n); log(S.trace.acks, ack); }
-      }, 0);
+    afterFrame((at) => {
+      if (card.ev.card_id === S.t.cardId && !S.t.cardShown) S.t.cardShown = at;
+      if (document.hidden || S.screen !== 'card' || S.cards[S.cards.length - 1] !== card || card.page !== n || card.seen.has(n)) return;
+      const ack = { type: 'display.ack', card_id: card.ev.card_id, page: n, surface: card.surf.surface };
+      if (send(ack)) { card.seen.add(n); log(S.trace.acks, ack); }
     });
   }
 
@@ -787,22 +829,25 @@
   // the focused control, Escape goes back a page; on a prompt's first page
   // it backs out, on a safety card never.
   function sheetKey(e) {
-    const el = curPage();
+    const view = $('sheet').view;
+    const el = view && view.cur;
     if (!el) return;
-    const row = [...el.querySelectorAll('.controls .focusable')];
+    const { row, box, scrollable } = el.m;
     const at = row.indexOf(document.activeElement);
-    const box = el.querySelector('.lines');
+    const base = at >= 0 ? at : row.indexOf(el.m.focus);
     const card = S.screen === 'card' ? S.cards[S.cards.length - 1] : null;
     const page = (d) => {
-      const room = d > 0 ? box.scrollHeight - box.clientHeight - box.scrollTop : box.scrollTop;
+      // Only a page still taller than its box (after fitting) scrolls first.
+      const room = !scrollable ? 0 : d > 0 ? box.scrollHeight - box.clientHeight - box.scrollTop : box.scrollTop;
       if (room > 1) { box.scrollBy(0, d * box.clientHeight * 0.8); el.scrolled = true; return; }
       if (card) cardPage(card, card.page + d); else promptPage(S.prompt.page + d);
     };
     switch (e.key) {
       case 'ArrowDown': case 'PageDown': page(1); break;
       case 'ArrowUp': case 'PageUp': page(-1); break;
-      case 'ArrowRight': if (row.length) row[at < 0 ? 0 : Math.min(at + 1, row.length - 1)].focus(); break;
-      case 'ArrowLeft': if (row.length) row[at < 0 ? 0 : Math.max(at - 1, 0)].focus(); break;
+      // Before the page's control has the focus, ←/→ move from it.
+      case 'ArrowRight': if (row.length) row[Math.min(base + 1, row.length - 1)].focus(); break;
+      case 'ArrowLeft': if (row.length) row[Math.max(base - 1, 0)].focus(); break;
       case 'Escape': case 'Backspace':
         if (card) cardPage(card, card.page - 1);
         else if (S.prompt.page > 1) promptPage(S.prompt.page - 1);
@@ -810,7 +855,7 @@
         break;
       case 'Enter': case ' ':
         if (at >= 0) return; // the focused control clicks itself
-        if (row.length) row[0].click();
+        if (el.m.focus) el.m.focus.click(); // the one about to be focused
         break;
       default: return;
     }
