@@ -108,11 +108,14 @@ var conceptTable = []struct {
 	{"code", "process, processes, server, thread, script, pid, container, instance, code, app, bug, linux, port, daemon, pod, program, terminal, commit, deploy, database, query, build, proceso, servidor, hilo, programa, codigo, processus, serveur, programme, prozess, programm, skript, typing, keyboard, mouse, teclado, clavier, tastatur, a function, the function, function call, functions, cron job, batch job, the job failed, job queue"},
 	{"sport", "boss, level, match, team, goal, sniper, respawn, player, round, league, score, marathon, training, gym, ball, pitch, quest, partido, equipo, gol, nivel, jugador, entreno, maraton, gimnasio, jefe final, equipe, niveau, joueur, entraine, spiel, mannschaft, endboss, spieler, trainiere, chess, poker, board game, pool, trampoline, skydiving, bungee, parachute, diving, dive, high dive, ajedrez, piscina, echecs, piscine, schach, schwimmbad, sprungturm, un but, marque un but, range, shooting range, hunting, caza, chasse, jagd, salle de sport, salle de gym, football, soccer, basketball, tennis, rugby, hockey, baseball, futbol, baloncesto, foot, fussball, handball, volleyball, francotirador, tireur, scharfschutze, playing cards, play cards, card game, cards game, a game of cards, entrenamiento, entrenamientos, workout, spin class, leg day, la seance de sport, seance de sport, das training, ein tor, tor geschossen, tore geschossen, ins tor, leg day, dia de pierna, seance jambes, spin class, spinning class, clase de spinning, cours de spinning, spinningkurs, crossfit, agujetas, courbatures, muskelkater"},
 	{"cook", "chop, onion, onions, garlic, recipe, pan, dough, bake, baking, roast, chicken, potatoes, butter, toast, rice, boil, slice, kitchen, cebolla, ajo, sarten, masa, pollo, mantequilla, arroz, oignon, ail, four, poele, pate, poulet, pommes de terre, beurre, riz, zwiebel, knoblauch, pfanne, teig, hahnchen, kartoffeln, reis, crab, lobster, cooking, cook, cocinar, cocinando, cuisiner, cuisine, kochen, krabbe, hummer, homard, langosta, cutting board, sharpener, knife set, knife sharpener, tabla de cortar, planche a decouper, schneidebrett, messerschärfer, stove, on the stove, hob, kettle, bread, cheese, meat, vegetables, fruit, pain, fromage, brot, kase, fleisch, kuche, cocina, wurstchen, wurst, sausages, burgers, salchichas, saucisses, steaks, grillen, grillparty"},
+	// "as a pharmacist", "como psicóloga", "je suis écoutante": the speaker
+	// talks from their job (roleConcept)
+	{"role", roleConcept()},
 	{"work", "meeting, deadline, project, client, budget, slide, email, agenda, mute, roadmap, feature, ticket, quarter, boss, office, shift, reunion, proyecto, cliente, presupuesto, diapositiva, correo, oficina, turno, reunion, projet, client, budget, diapo, mail, bureau, meeting, projekt, kunde, budget, folie, mail, buro, schicht"},
 	// request: words that address a request to the listener ("please do
 	// it for me", "can you do it"): with them "do it" asks VERA to act.
 	{"request", "please, can you, could you, would you, will you, for me, go ahead, por favor, puedes, podrias, hazlo por mi, s il te plait, s il vous plait, peux tu, pourrais tu, pouvez vous, bitte, kannst du, konntest du, konnen sie"},
-	{"idiom", "dying to, dying of, die for, to die for, die laughing, died laughing, killing me, killing it, killed it, kill for, murder a, dead tired, dead serious, dead end, my phone died, battery died, dead battery, kill time, killing time, kill me now, me muero de, me muero por, me esta matando, mataria por, muerto de cansancio, muerta de cansancio, de muerte, je meurs de, meurs de envie, mort de rire, mort de fatigue, tuerais pour, une tuerie, sterbe vor, totgelacht, lach mich tot, todmude, tot mude, on edge, edge of my seat, jump at the chance, die of, die from, going to die of, about to die, muero de, meurs de, cut me some slack, cut some slack, cut down, cut down on, cut my hair, cut the, cut it out, cut to the chase, se me corto, se me corta, se me quemo, se me quema, se me murio, se me cayo, rather die than, would rather die, rather die, ca me tue, cette chaleur me tue, hit me up, it hit me, hit me like, stau bringt mich um, hitze bringt mich um, schuhe bringen mich um, me mata la curiosidad, drowning in, drowning in work, ahogado en trabajo, noye sous, ertrinke in arbeit, jump off a cliff for, would jump off a cliff, drown myself in, drowning myself in, me mato trabajando, me mato estudiando, me mato a trabajar, could sleep forever, sleep for days, cut myself some slack, some slack, laughed so hard, thought i would die, die my hair, dead curious, dead keen, dead set, mourir de rire, mourir de honte, morir de risa, morir de verguenza, vor lachen sterben, couper les cheveux, me couper les cheveux, cortarme el pelo, cortar el pelo, haare schneiden, heart attack, gave me a heart attack, me dio un infarto, un infarto, crise cardiaque, herzinfarkt, einen herzinfarkt, be the death of me, the death of me, will be the death, going to be the death, you will kill me, you are killing me, tu vas me tuer, du bringst mich noch um, vas a acabar conmigo, me vas a matar, i could sleep for, i am dead that, i am dead this, estoy muerto ese, estoy muerta ese, je suis mort ce, je suis morte ce, ich bin tot das, eat a horse, comeria un caballo, mangerais un cheval, ein pferd essen, shoot me now, kill me it is, sooner jump, rather jump, antes me tiro, plutot me jeter, lieber spring ich, drowning in emails, ahogando en correos, noie sous les mails, ertrinke in e mails, ertrinke diese woche, killed me that, murdering my feet, strangle my brother, estrangular a mi hermano, etrangler mon frere, erwurge meinen bruder, bloodbath, blood bath, total bloodbath, morir de aburrimiento, morir de hambre, morir de ganas, morirme de, mourir de ennui, mourir de faim, mourir de envie, sterbe vor langeweile, vor langeweile sterben, die of boredom, die of embarrassment, die of shame, dying of boredom, just die if, die if i do not get, me muero si no consigo, je meurs si je ai pas, sterbe wenn ich nicht"},
+	{"idiom", "shot myself in the foot, shoot myself in the foot, shooting myself in the foot, dying to, dying of, die for, to die for, die laughing, died laughing, killing me, killing it, killed it, kill for, murder a, dead tired, dead serious, dead end, my phone died, battery died, dead battery, kill time, killing time, kill me now, me muero de, me muero por, me esta matando, mataria por, muerto de cansancio, muerta de cansancio, de muerte, je meurs de, meurs de envie, mort de rire, mort de fatigue, tuerais pour, une tuerie, sterbe vor, totgelacht, lach mich tot, todmude, tot mude, on edge, edge of my seat, jump at the chance, die of, die from, going to die of, about to die, muero de, meurs de, cut me some slack, cut some slack, cut down, cut down on, cut my hair, cut the, cut it out, cut to the chase, se me corto, se me corta, se me quemo, se me quema, se me murio, se me cayo, rather die than, would rather die, rather die, ca me tue, cette chaleur me tue, hit me up, it hit me, hit me like, stau bringt mich um, hitze bringt mich um, schuhe bringen mich um, me mata la curiosidad, drowning in, drowning in work, ahogado en trabajo, noye sous, ertrinke in arbeit, jump off a cliff for, would jump off a cliff, drown myself in, drowning myself in, me mato trabajando, me mato estudiando, me mato a trabajar, could sleep forever, sleep for days, cut myself some slack, some slack, laughed so hard, thought i would die, die my hair, dead curious, dead keen, dead set, mourir de rire, mourir de honte, morir de risa, morir de verguenza, vor lachen sterben, couper les cheveux, me couper les cheveux, cortarme el pelo, cortar el pelo, haare schneiden, heart attack, gave me a heart attack, me dio un infarto, un infarto, crise cardiaque, herzinfarkt, einen herzinfarkt, be the death of me, the death of me, will be the death, going to be the death, you will kill me, you are killing me, tu vas me tuer, du bringst mich noch um, vas a acabar conmigo, me vas a matar, i could sleep for, i am dead that, i am dead this, estoy muerto ese, estoy muerta ese, je suis mort ce, je suis morte ce, ich bin tot das, eat a horse, comeria un caballo, mangerais un cheval, ein pferd essen, shoot me now, kill me it is, sooner jump, rather jump, antes me tiro, plutot me jeter, lieber spring ich, drowning in emails, ahogando en correos, noie sous les mails, ertrinke in e mails, ertrinke diese woche, killed me that, murdering my feet, strangle my brother, estrangular a mi hermano, etrangler mon frere, erwurge meinen bruder, bloodbath, blood bath, total bloodbath, morir de aburrimiento, morir de hambre, morir de ganas, morirme de, mourir de ennui, mourir de faim, mourir de envie, sterbe vor langeweile, vor langeweile sterben, die of boredom, die of embarrassment, die of shame, dying of boredom, just die if, die if i do not get, me muero si no consigo, je meurs si je ai pas, sterbe wenn ich nicht"},
 	{"question", "how, how many, how much, what, which, where, is it, can you, can i, quickest, fastest, easiest, best way, cuantas, cuantos, cuanto, como, cual, donde, combien, comment, quelle, quel, est ce que, wie, wie viele, wie viel, welche, welcher, wo, que pasa, que pasaria, que dosis, que cantidad, ou faut il, ou est ce que, was passiert, was ist, was mache, was kann, cuanta, what happens if, what would happen if, que pasa si, que pasaria si, qui se passe, que est ce qui se passe, was passiert wenn, altura, hauteur, con que, que pastillas, avec quoi, womit, can a, can an, can kids, can children, can dogs, can cats, is it dangerous, is it normal, puede un, puede una, es peligroso, un enfant peut, est ce dangereux, kann ein, ist es gefahrlich"},
 	{"lethal", "lethal, fatal, deadly, kill someone, painless, quickest way, surest way, not wake up, stop my heart, bleed out, to die, letal, mortal, mortales, sin dolor, no despertar, mortel, mortelle, mortels, sans souffrir, ne plus se reveiller, todlich, schmerzlos, ohne schmerzen, nicht mehr aufzuwachen, not survive, would not survive, do not survive, nicht uberlebt, nicht uberlebe, nicht uberleben, no sobrevivir, no sobrevive, no sobreviviria, pas survivre, ne survit pas, survivrait pas, ne pas se reveiller, pas se reveiller, no despertarse, para no despertar, nicht aufzuwachen"},
 	{"safe", "safe, safely, safest, safety, normal, maximum dose, per day, a day, doctor, prescribed, side effects, recommended, childproof, together, with food, miss a dose, seguro, segura, al dia, medico, recetado, efectos secundarios, juntos, securiser, securite, par jour, medecin, prescrit, effets secondaires, ensemble, sicher, am tag, pro tag, arzt, nebenwirkungen, zusammen, kindersicher, pharmacy, refill, refilled, pick up, farmacia, apotheke, ordonnance renouvelee, dosis normal, dosis maxima, blood test, blood work, analisis de sangre, prise de sang, bluttest, blutabnahme, start working, to start working, detector, alarm, smoke alarm, detector de, detecteur, melder, rauchmelder, is it okay, is it ok, is it safe, es normal, est ce normal, ist es normal, maximum, max, hochstens, maximal, hochstdosis, como maximo, maximo, au maximum, maximale, dose maximale"},
@@ -394,7 +397,14 @@ type conceptIndex struct {
 type wordEntry struct {
 	c       cset          // the word's own concepts
 	phrases []phraseEntry // phrases whose last word it is
+	// byPrev indexes phrases by their next-to-last word when there are
+	// many ("me" ends 141): tag then tries only those the token before
+	// can start.
+	byPrev map[string][]int
 }
+
+// phraseIndexMin is the number of phrases from which a word's are indexed.
+const phraseIndexMin = 8
 
 type phraseEntry struct {
 	before []string // the phrase's other words, in order
@@ -467,6 +477,15 @@ func buildConcepts() *conceptIndex {
 			}
 		}
 	}
+	for _, e := range ci.words {
+		if len(e.phrases) >= phraseIndexMin {
+			e.byPrev = map[string][]int{}
+			for k, ph := range e.phrases {
+				prev := ph.before[len(ph.before)-1]
+				e.byPrev[prev] = append(e.byPrev[prev], k)
+			}
+		}
+	}
 	for l := range lens {
 		ci.affixLen = append(ci.affixLen, l)
 	}
@@ -486,32 +505,33 @@ func buildConcepts() *conceptIndex {
 //
 // toks must be squashed (see squash): the index is keyed that way.
 func (ci *conceptIndex) tag(toks []string, sets []cset) {
-	german := germanish(toks)
-	lang := guessLang(toks)
+	german, lang := germanishLang(toks)
 	for i, t := range toks {
 		var b cset
 		if e := ci.words[t]; e != nil {
 			b = e.c
-			for k := range e.phrases {
-				if ph := &e.phrases[k]; endsWith(toks[:i], ph.before) {
-					b.or(ph.c)
+			switch {
+			case e.byPrev != nil:
+				if i > 0 { // every phrase has a word before its last
+					for _, k := range e.byPrev[toks[i-1]] {
+						if ph := &e.phrases[k]; endsWith(toks[:i], ph.before) {
+							b.or(ph.c)
+						}
+					}
+				}
+			default:
+				for k := range e.phrases {
+					if ph := &e.phrases[k]; endsWith(toks[:i], ph.before) {
+						b.or(ph.c)
+					}
 				}
 			}
 		}
 		if german && t == "die" || !german && t == "tot" {
 			b = cset{} // the German article; French "tôt" (early)
 		}
-		if d, ok := langDrop[t]; ok && (lang == "de") == d.german {
-			b = b.without(d.c)
-		}
-		if d, ok := langDropES[t]; ok && lang == "es" {
-			b = b.without(d)
-		}
-		if d, ok := langDropFR[t]; ok && lang == "fr" {
-			b = b.without(d)
-		}
-		if d, ok := langDropEN[t]; ok && lang == "en" {
-			b = b.without(d)
+		if !b.empty() { // nothing to drop from an empty set
+			b = langDrops(t, lang, b)
 		}
 		if isNumber(t) {
 			b.add(ci.numID)
@@ -552,6 +572,27 @@ func (ci *conceptIndex) tag(toks []string, sets []cset) {
 	}
 }
 
+// langDrops removes from b the concepts t does not carry in lang.
+func langDrops(t, lang string, b cset) cset {
+	if d, ok := langDrop[t]; ok && (lang == "de") == d.german {
+		b = b.without(d.c)
+	}
+	var d cset
+	var ok bool
+	switch lang {
+	case "es":
+		d, ok = langDropES[t]
+	case "fr":
+		d, ok = langDropFR[t]
+	case "en":
+		d, ok = langDropEN[t]
+	}
+	if ok {
+		b = b.without(d)
+	}
+	return b
+}
+
 var suicideCID, codeCSet, cookCSet = conceptID("suicide"), mustSet("code"), mustSet("cook")
 
 var kitchenPlaces = map[string]bool{"table": true, "floor": true, "counter": true, "door": true, "window": true, "drawer": false}
@@ -561,8 +602,8 @@ func endsWith(toks, words []string) bool {
 		return false
 	}
 	off := len(toks) - len(words)
-	for i, w := range words {
-		if toks[off+i] != w {
+	for i := len(words) - 1; i >= 0; i-- { // the nearest word first: it differs most often
+		if toks[off+i] != words[i] {
 			return false
 		}
 	}
@@ -603,12 +644,46 @@ func germanish(toks []string) bool { return germanishBy(toks, 0) }
 func germanishBy(toks []string, bonus int) bool {
 	de, en := bonus, 0
 	for _, t := range toks {
-		if germanWords[t] {
+		c := langCues[t]
+		if c&cueGerman != 0 {
 			de++
 		}
-		if englishWords[t] {
+		if c&cueEnglish != 0 {
 			en++
 		}
 	}
 	return de > en
+}
+
+// roleConcept lists the speaker naming a job that meets crisis at work
+// ("as a nurse", "soy enfermera", "je suis infirmière", "als
+// Psychologin"), every role with every marker of its language, plus a few
+// words of being on duty. A frame of method, overdose or a person at a
+// height is then about the job (frames.go vetoCommon); phrase rules of the
+// speaker's own wish are not vetoed by it.
+func roleConcept() string {
+	var out []string
+	add := func(markers, roles string) {
+		for _, m := range strings.Split(markers, "|") {
+			for _, r := range strings.Split(roles, "|") {
+				out = append(out, m+" "+r)
+			}
+		}
+	}
+	add("as a|am a|as an|am an", "nurse|pharmacist|doctor|physician|gp|paramedic|emt|therapist|psychologist|"+
+		"psychiatrist|counselor|counsellor|social worker|teacher|volunteer|firefighter|police officer|cop|midwife|"+
+		"vet|veterinarian|carer|caregiver|chaplain|er nurse|crisis counselor|hotline volunteer")
+	add("como|soy|de", "enfermera|enfermero|farmaceutica|farmaceutico|medica|medico|paramedico|psicologa|psicologo|"+
+		"psiquiatra|terapeuta|orientadora|orientador|trabajadora social|trabajador social|profesora|profesor|"+
+		"voluntaria|voluntario|bombera|bombero|matrona|veterinaria|veterinario")
+	add("que|suis|comme", "infirmiere|infirmier|pharmacienne|pharmacien|medecin|ambulanciere|ambulancier|"+
+		"psychologue|psychiatre|therapeute|conseillere|conseiller|assistante sociale|assistant social|"+
+		"professeure|professeur|ecoutante|ecoutant|benevole|pompiere|pompier|sage femme|veterinaire")
+	add("als|bin", "krankenschwester|pfleger|pflegerin|apothekerin|apotheker|arztin|arzt|sanitaterin|sanitater|"+
+		"notfallsanitater|psychologin|psychologe|psychiaterin|psychiater|therapeutin|therapeut|sozialarbeiterin|"+
+		"sozialarbeiter|lehrerin|lehrer|ehrenamtliche|feuerwehrmann|polizistin|polizist|hebamme|tierarztin|tierarzt")
+	out = append(out, "paramedic crew", "ambulance crew", "night shift", "my patients", "our patients",
+		"garde de nuit", "mes patients", "mis pacientes", "turno de noche", "meine patienten", "nachtschicht",
+		"im dienst", "en garde")
+	return strings.Join(out, ", ")
 }

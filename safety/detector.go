@@ -47,7 +47,7 @@ type Result struct {
 type Detector struct {
 	rules        []compiledRule
 	byWord       map[string][]cand
-	byPrefix     []prefixCand
+	byPrefix     prefixIndex[cand]
 	contextTurns int
 	bufs         sync.Pool
 	extractors   sync.Pool
@@ -64,11 +64,6 @@ type compiledRule struct {
 }
 
 type cand struct{ rule, pat int }
-
-type prefixCand struct {
-	prefix string
-	c      cand
-}
 
 var firstPersonWords = map[string]bool{
 	"i": true, "myself": true, "my": true, "me": true, "je": true, "moi": true, "ich": true, "mich": true,
@@ -142,7 +137,7 @@ func newDetector(defs []ruleDef, contextTurns int) (*Detector, error) {
 				d.byWord[w] = append(d.byWord[w], c)
 			}
 			for _, pr := range prefixes {
-				d.byPrefix = append(d.byPrefix, prefixCand{pr, c})
+				d.byPrefix.add(pr, c)
 			}
 		}
 		d.rules = append(d.rules, cr)
@@ -264,6 +259,7 @@ func (d *Detector) analyzeTiers(text string, withModel bool) analysis {
 	fp := d.bufs.Get().(*[]string)
 	fixed := repairTokens(toks, *fp, known)
 	fixed = germanOrder(fixed)
+	fixed = repeatCoordinatedVerb(fixed)
 	defer func() {
 		clear(fixed)
 		*fp = fixed[:0]
@@ -284,6 +280,7 @@ func (d *Detector) analyzeTiers(text string, withModel bool) analysis {
 	a.act = a.act || t.act
 	a.time = a.time || t.time
 	a.ordinary = t.ctx.everyday || t.ctx.context
+	narr := narrated(squashedToks, t.ctx.past)
 	switch {
 	case a.level == LevelNone:
 	case t.ctx.everydayStrict && a.level == LevelCrisis && t.ctx.personal &&
@@ -303,7 +300,7 @@ func (d *Detector) analyzeTiers(text string, withModel bool) analysis {
 		// "hitler killed himself in 1945", "she walked to the edge of the
 		// cliff": told of someone else, in the past, with no word of the
 		// speaker or the listener and nothing happening now
-		strings.Contains(a.reason, "third_party") && narrated(squashedToks, t.ctx.past),
+		strings.Contains(a.reason, "third_party") && narr,
 		t.ctx.context && !t.ctx.personal: // "in the game you have to jump off the cliff"
 		a.level, a.reason = LevelNone, ""
 	case t.ctx.context && a.level == LevelCrisis:
@@ -311,7 +308,6 @@ func (d *Detector) analyzeTiers(text string, withModel bool) analysis {
 	case t.ctx.context:
 		a.level, a.reason = LevelNone, ""
 	}
-	narr := narrated(squashedToks, t.ctx.past)
 	if t.frame.level > a.level && !(narr && t.frame.level == LevelElevated) {
 		// a narration raises only by a crisis frame ("she has taken all
 		// the pills" is not narrated: no past form)
@@ -416,13 +412,16 @@ func (d *Detector) analyzeRules(toks []string) analysis {
 			a.level, a.reason, a.lang = lvl, reason, def.lang
 		}
 	}
+	sig := sigOf(toks)
 	for i, t := range toks {
 		for _, c := range d.byWord[t] {
-			if end := d.rules[c.rule].pats[c.pat].match(toks, i); end >= 0 {
-				hit(c, i, end)
+			if p := &d.rules[c.rule].pats[c.pat]; p.mayMatch(&sig) {
+				if end := p.match(toks, i); end >= 0 {
+					hit(c, i, end)
+				}
 			}
 		}
-		for _, pc := range d.byPrefix {
+		for _, pc := range d.byPrefix.candidates(t) {
 			if len(t) >= len(pc.prefix) && t[:len(pc.prefix)] == pc.prefix {
 				if end := d.rules[pc.c.rule].pats[pc.c.pat].match(toks, i); end >= 0 {
 					hit(pc.c, i, end)
@@ -704,30 +703,105 @@ var langStop = map[string]string{
 	"bin": "de", "ein": "de", "mein": "de", "wie": "de", "den": "de", "vor": "de",
 }
 
+// langCue is what one word says of an utterance's language: its langStop
+// entry and whether germanish counts it as German or English. Those
+// questions are asked of every token several times per utterance (normalize,
+// clean, the concept tagger, the rules, germanOrder), so one lookup answers
+// them all.
+type langCue uint8
+
+const (
+	cueGerman  langCue = 1 << iota // germanWords
+	cueEnglish                     // englishWords
+	cueStopEN                      // langStop "en" … "de"
+	cueStopES
+	cueStopFR
+	cueStopDE
+	cueDialect // germanColloquial, not germanAmbiguous (germanishDialect)
+)
+
+// langCues holds the cues of langStop, germanWords and englishWords, each
+// also under its squashed spelling as squash.go adds it to those tables,
+// and of germanColloquial (TestLangCues checks they agree).
+var langCues = func() map[string]langCue {
+	m := map[string]langCue{}
+	stop := map[string]langCue{"en": cueStopEN, "es": cueStopES, "fr": cueStopFR, "de": cueStopDE}
+	for k, v := range langStop {
+		m[k] |= stop[v]
+	}
+	for k, v := range langStop {
+		// as squash.go: the squashed spelling, unless a plain word has it
+		if s := squashWord(k); s != k && langStop[s] == "" && m[s]&(cueStopEN|cueStopES|cueStopFR|cueStopDE) == 0 {
+			m[s] |= stop[v]
+		}
+	}
+	for _, t := range []struct {
+		words map[string]bool
+		cue   langCue
+	}{{germanWords, cueGerman}, {englishWords, cueEnglish}} {
+		for k, v := range t.words {
+			if v {
+				m[k] |= t.cue
+				m[squashWord(k)] |= t.cue
+			}
+		}
+	}
+	for k, v := range germanColloquial {
+		if v != nil && !germanAmbiguous[k] {
+			m[k] |= cueDialect
+		}
+	}
+	return m
+}()
+
 // guessLang picks the language with the most stop words, "en" on a tie or
 // with none; it only labels results, it never changes a level.
 func guessLang(toks []string) string {
-	var en, es, fr, de int
+	_, lang := germanishLang(toks)
+	return lang
+}
+
+// germanishLang is germanish(toks) and guessLang(toks) in one pass.
+func germanishLang(toks []string) (german bool, lang string) {
+	var stops [4]int
+	var de, en int
 	for _, t := range toks {
-		switch langStop[t] {
-		case "en":
-			en++
-		case "es":
-			es++
-		case "fr":
-			fr++
-		case "de":
+		c := langCues[t]
+		countStop(&stops, c)
+		if c&cueGerman != 0 {
 			de++
 		}
+		if c&cueEnglish != 0 {
+			en++
+		}
 	}
-	best, lang := en, "en"
-	if es > best {
-		best, lang = es, "es"
+	return de > en, stopLang(stops)
+}
+
+// countStop counts c's stop word in stops (en, es, fr, de).
+func countStop(stops *[4]int, c langCue) {
+	switch {
+	case c&cueStopEN != 0:
+		stops[0]++
+	case c&cueStopES != 0:
+		stops[1]++
+	case c&cueStopFR != 0:
+		stops[2]++
+	case c&cueStopDE != 0:
+		stops[3]++
 	}
-	if fr > best {
-		best, lang = fr, "fr"
+}
+
+// stopLang is the language with the most stop words, "en" on a tie.
+func stopLang(stops [4]int) string {
+	best, lang := stops[0], "en"
+	if stops[1] > best {
+		best, lang = stops[1], "es"
 	}
-	if de > best {
+	if stops[2] > best {
+		best, lang = stops[2], "fr"
+	}
+	if stops[3] > best {
 		lang = "de"
 	}
 	return lang

@@ -432,3 +432,85 @@ func BenchmarkDetectTurn(b *testing.B) {
 		i++
 	}
 }
+
+// TestLangCues: the one-lookup table agrees with langStop, germanWords,
+// englishWords (after squash.go added their squashed spellings) and
+// germanColloquial on every
+// word either side knows.
+func TestLangCues(t *testing.T) {
+	stop := map[string]langCue{"en": cueStopEN, "es": cueStopES, "fr": cueStopFR, "de": cueStopDE}
+	words := map[string]bool{}
+	for w := range langCues {
+		words[w] = true
+	}
+	for _, m := range []map[string]bool{germanWords, englishWords} {
+		for w := range m {
+			words[w] = true
+		}
+	}
+	for w := range langStop {
+		words[w] = true
+	}
+	for w := range germanColloquial {
+		words[w] = true
+	}
+	for w := range words {
+		want := stop[langStop[w]]
+		if germanWords[w] {
+			want |= cueGerman
+		}
+		if englishWords[w] {
+			want |= cueEnglish
+		}
+		if germanColloquial[w] != nil && !germanAmbiguous[w] {
+			want |= cueDialect
+		}
+		if got := langCues[w]; got != want {
+			t.Errorf("langCues[%q] = %b, want %b", w, got, want)
+		}
+	}
+}
+
+// TestMayMatchSound: the signature pre-check never rejects a pattern that
+// matches, for every rule and explanation pattern at every token of the
+// development corpus (repaired and squashed, as the rules
+// read them), and it does reject most that do not (else it is useless).
+func TestMayMatchSound(t *testing.T) {
+	d := NewDetector()
+	var pats []*pattern
+	for ri := range d.rules {
+		for pi := range d.rules[ri].pats {
+			pats = append(pats, &d.rules[ri].pats[pi])
+		}
+	}
+	for di := range negTable.defs {
+		nd := &negTable.defs[di]
+		for _, ps := range append([][]pattern{nd.cues, nd.veto}, nd.domain...) {
+			for pi := range ps {
+				pats = append(pats, &ps[pi])
+			}
+		}
+	}
+	var tried, rejected int
+	for _, f := range []string{"corpus-dev.jsonl"} {
+		for _, s := range loadSamples(t, f) {
+			toks := squashAll(germanOrder(repairTokens(normalize(s.Text, nil), nil, d.model.lex)), nil)
+			sig := sigOf(toks)
+			for _, p := range pats {
+				may := p.mayMatch(&sig)
+				tried++
+				if !may {
+					rejected++
+				}
+				for i := range toks {
+					if end := p.match(toks, i); end >= 0 && !may {
+						t.Fatalf("%q: pattern %q matches at %d but mayMatch is false", s.Text, p.src, i)
+					}
+				}
+			}
+		}
+	}
+	if rejected < tried/2 {
+		t.Errorf("mayMatch rejected %d of %d pattern checks", rejected, tried)
+	}
+}

@@ -131,7 +131,8 @@ func (x *extractor) features(text string, nmin, nmax int, emit func([]byte)) {
 				}
 			}
 		}
-		emit = x.emitHash
+		x.hashWordFeatures()
+		return
 	} else {
 		for i := range c {
 			for n := nmin; n <= nmax && i+n <= len(c); n++ {
@@ -155,6 +156,85 @@ func (x *extractor) features(text string, nmin, nmax int, emit func([]byte)) {
 		x.buf = append(append(x.buf[:0], 'f', ':'), id...)
 		emit(x.buf)
 	}
+}
+
+// hashWordFeatures delivers the word, bigram, concept and frame features
+// to x.hash as features would emit them, in the same order (the weights'
+// sum is a float sum), hashing each feature's bytes where they are instead
+// of copying them into one buffer first. TestFeatureHashes checks the two
+// agree.
+func (x *extractor) hashWordFeatures() {
+	prev := "<"
+	for _, t := range x.cur {
+		x.hash(fnvString(gramW, t))
+		x.hash(fnvString(fnvByte(fnvString(gramB, prev), ' '), t))
+		prev = t
+	}
+	x.hash(fnvByte(fnvByte(fnvString(gramB, prev), ' '), '>'))
+	b, names, ch := x.sets, concepts.names, conceptHashes
+	for _, p := range x.pos {
+		b[p].each(func(c int) { x.hash(ch[c].c) })
+	}
+	pos := x.pos
+	for i := range pos {
+		for j := i + 1; j < len(pos) && j <= i+pairSpan; j++ {
+			b[pos[i]].each(func(u int) {
+				b[pos[j]].each(func(v int) { x.hash(fnvString(ch[u].pair, names[v])) })
+			})
+		}
+		for j := i + 1; j < len(pos) && j < i+tripleSpan; j++ {
+			for k := j + 1; k < len(pos) && k <= i+tripleSpan; k++ {
+				b[pos[i]].each(func(u int) {
+					b[pos[j]].each(func(v int) {
+						uv := fnvByte(fnvString(ch[u].triple, names[v]), '>')
+						b[pos[k]].each(func(w int) { x.hash(fnvString(uv, names[w])) })
+					})
+				})
+			}
+		}
+	}
+	for _, id := range x.fired {
+		x.hash(fnvString(gramF, id))
+	}
+}
+
+// conceptHash holds, per concept, the FNV-1a state of its features'
+// fixed starts: all of "c:name", and "p:name>" and "t:name>" for the
+// pairs and triples it begins.
+type conceptHash struct{ c, pair, triple uint64 }
+
+var conceptHashes = func() []conceptHash {
+	hs := make([]conceptHash, len(concepts.names))
+	for i, n := range concepts.names {
+		hs[i] = conceptHash{
+			c:      fnvString(fnvString(fnvOffset, "c:"), n),
+			pair:   fnvByte(fnvString(fnvString(fnvOffset, "p:"), n), '>'),
+			triple: fnvByte(fnvString(fnvString(fnvOffset, "t:"), n), '>'),
+		}
+	}
+	return hs
+}()
+
+// FNV-1a states after the prefix of each word feature family.
+var (
+	gramW = fnvString(fnvOffset, "w:")
+	gramB = fnvString(fnvOffset, "b:")
+	gramF = fnvString(fnvOffset, "f:")
+)
+
+// fnvString continues the FNV-1a hash h over s (gramHash is
+// fnvString(fnvOffset, g)).
+func fnvString(h uint64, s string) uint64 {
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= fnvPrime
+	}
+	return h
+}
+
+func fnvByte(h uint64, c byte) uint64 {
+	h ^= uint64(c)
+	return h * fnvPrime
 }
 
 func (x *extractor) conceptFeatures(emit func([]byte)) {
@@ -256,8 +336,6 @@ var personalSet, _ = conceptSet("self|my|me|friend|family|partner|child|other")
 // gramG is the FNV-1a state after "g:", the start of every character n-gram
 // feature.
 var gramG = gramHash([]byte("g:"))
-
-func (x *extractor) emitHash(b []byte) { x.hash(gramHash(b)) }
 
 func (x *extractor) addWeight(h uint64) {
 	if w, ok := x.weights.get(h); ok {

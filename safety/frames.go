@@ -43,9 +43,16 @@ const (
 	// fOther: someone else as the subject lowers to elevated ("he wants
 	// to die").
 	fOther
+	// fOwnAct: not when someone else kills the speaker (subjectAfter).
+	fOwnAct
+	// fAsksHow: the second slot is dying or killing as something to do,
+	// not a death that happened ("how many people died on the titanic",
+	// "wie viele sind bei der flut gestorben") or one avoided ("how do i
+	// pass the water temple without dying").
+	fAsksHow
 )
 
-const vetoCommon = "fiction|news|code|cook|sport"
+const vetoCommon = "fiction|news|code|cook|sport|role"
 
 // vetoNoCook: danger from others, where a pan or a knife in the kitchen is
 // no reason to look away ("she's hitting me with a pan").
@@ -114,7 +121,7 @@ var frameDefs = []frameDef{
 	{"other_harm_now", LevelCrisis, 9, "friend|family|partner|other & selfharm|otherharm & now", "benign|question|" + vetoCommon, fNeg | fPast},
 	// ---- method ----
 	{"method_question", LevelCrisis, 14, "question|way & lethal|die|kill|suicide|painful|nowake|survived & med|rope|noose|perch|height|weapon|poison|blood|fumes|rail|water|way|amount|bignum|tracks|lethal|cutword|body|selfharm",
-		"safekeep|safe|" + vetoCommon, 0},
+		"safekeep|safe|" + vetoCommon, fAsksHow},
 	{"noose", LevelCrisis, 7, "question|self|my & noose", "benign|" + vetoCommon, fNeg | fPast},
 	{"lethal_dose", LevelCrisis, 7, "lethal & med|poison|amount", "safekeep|safe|" + vetoCommon, 0},
 	{"lethal_means", LevelCrisis, 7, "lethal|painful & fumes|poison|med|rope|noose|perch|rail|weapon", "safekeep|safe|" + vetoCommon, 0},
@@ -136,6 +143,12 @@ var frameDefs = []frameDef{
 	{"arranging_care", LevelCrisis, 12, "care|pet|child & after|final", "benign|question|" + vetoCommon, fPast},
 	// ---- ideation ----
 	{"kill_self", LevelCrisis, 1, "selfkill", "idiom|mundane|" + vetoCommon, fNeg | fPast | fOther},
+	// "nach dem training bring ich mich um": an everyday word beside a
+	// first-person killing of oneself does not explain it away (the rules
+	// tier does the same, detector.go): elevated, never none. Only an idiom,
+	// a story, the news or code clears it; negatives.go explains the
+	// hyperboles it does ("me mato a estudiar").
+	{"kill_self_everyday", LevelElevated, 1, "selfkill", "idiom|mundane|fiction|news|code", fOwnAct},
 	{"intent_suicide", LevelCrisis, 7, "want|intent|think & suicide", "idiom|" + vetoCommon, fNeg | fPast | fSpeaker | fOther},
 	{"resolve", LevelCrisis, 10, "resolve & do|selfkill|die|suicide", "benign|" + vetoCommon, 0},
 	{"do_it_soon", LevelElevated, 7, "do & now|soon|intent", "mundane|benign|work|request|consent|" + vetoCommon, fNeg},
@@ -306,6 +319,42 @@ type frameSlot struct {
 
 var frames, framesErr = compileFrames(frameDefs)
 
+// frameSlotIndex lists, for every concept, the frames with a slot that
+// takes it and which slots (a bit per slot), so matchFrames meets only
+// the frames each of whose slots some word of the utterance can fill
+// instead of testing all of them (most utterances leave a handful).
+var frameSlotIndex, frameSlotsFull = indexFrameSlots(frames)
+
+type frameSlotRef struct {
+	frame int
+	slots uint8
+}
+
+// maxIndexedFrames bounds the per-utterance slot bits kept on the stack;
+// with more frames matchFrames tests every frame, as without the index.
+const maxIndexedFrames = 512
+
+func indexFrameSlots(fs []frame) ([][]frameSlotRef, []uint8) {
+	idx := make([][]frameSlotRef, csetWords*64)
+	full := make([]uint8, len(fs))
+	for fi := range fs {
+		for k := range fs[fi].slots {
+			if k >= 8 {
+				break // matchFrames skips such frames (pos holds 8)
+			}
+			full[fi] |= 1 << k
+			fs[fi].slots[k].c.each(func(c int) {
+				if n := len(idx[c]); n > 0 && idx[c][n-1].frame == fi {
+					idx[c][n-1].slots |= 1 << k
+				} else {
+					idx[c] = append(idx[c], frameSlotRef{fi, 1 << k})
+				}
+			})
+		}
+	}
+	return idx, full
+}
+
 // compileFrames compiles defs. A malformed frame is skipped and reported
 // in the error rather than dropping every frame: the others still protect
 // people (the detector's Err reports it; TestConceptTable keeps the table
@@ -415,10 +464,20 @@ func matchFrames(toks []string, sets []cset, hit func(id string)) frameHit {
 	var best frameHit
 	var pos [8]int
 	long := len(toks) > longTurnWords
+	// filled: a bit per slot of every frame some word's concepts fit
+	var filled [maxIndexedFrames]uint8
+	indexed := len(frames) <= maxIndexedFrames && len(frameSlotsFull) == len(frames)
+	if indexed {
+		all.each(func(c int) {
+			for _, r := range frameSlotIndex[c] {
+				filled[r.frame] |= r.slots
+			}
+		})
+	}
 	for fi := range frames {
 		f := &frames[fi]
-		if len(f.slots) > len(pos) {
-			continue
+		if len(f.slots) > len(pos) || indexed && filled[fi] != frameSlotsFull[fi] {
+			continue // too many slots, or one no word can fill (f.match would fail)
 		}
 		local := false
 		if vetoAll.any(f.veto) {
@@ -438,6 +497,12 @@ func matchFrames(toks []string, sets []cset, hit func(id string)) frameHit {
 			first = min(first, p)
 		}
 		if f.def.flags&fSpeaker != 0 && !speakerIsSubject(toks, 0, first) {
+			continue
+		}
+		if f.def.flags&fOwnAct != 0 && subjectAfter(toks, first) {
+			continue
+		}
+		if f.def.flags&fAsksHow != 0 && len(f.slots) > 1 && deathTold(toks, pos[1]) {
 			continue
 		}
 		lvl, reason := f.def.level, f.reason
@@ -594,4 +659,50 @@ func (s *frameSlot) fills(toks []string, sets []cset, i int) bool {
 		return false
 	}
 	return true
+}
+
+// subjectAfter: someone else kills the speaker — a Spanish killing verb
+// at or just after i followed by its subject ("me mató un francotirador",
+// "me mataron los zombis"), or a French "me tuer" after a verb of the
+// second or third person ("mon cardiologue va me tuer", "tu vas me tuer";
+// the speaker's own is "je vais me tuer").
+func subjectAfter(toks []string, i int) bool {
+	for k := max(0, i-2); k < len(toks)-2 && k <= i; k++ {
+		switch toks[k] {
+		case "va", "vas", "vont", "veut", "veulent":
+			if toks[k+1] == "me" && toks[k+2] == "tuer" {
+				return true
+			}
+		}
+	}
+	for k := i; k < len(toks)-1 && k <= i+1; k++ {
+		switch toks[k] {
+		case "mato", "mata", "mataron", "matan", "matado":
+			switch toks[k+1] {
+			case "un", "una", "el", "la", "los", "las", "ese", "esa", "esos", "mi", "mis", "tu":
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// deathTold: the death word at i happened or is avoided — a past form, or
+// "without" just before it (fAsksHow).
+func deathTold(toks []string, i int) bool {
+	if i < 0 || i >= len(toks) {
+		return false
+	}
+	switch toks[i] {
+	case "died", "killed", "gestorben", "starben", "starb", "umgekommen", "getotet", "murieron", "murio",
+		"fallecieron", "fallecio", "morts", "mortes", "decedes", "tues", "tuees":
+		return true
+	}
+	for k := max(0, i-2); k < i; k++ {
+		switch toks[k] {
+		case "without", "sin", "sans", "ohne":
+			return true
+		}
+	}
+	return false
 }

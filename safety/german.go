@@ -188,21 +188,25 @@ func germanOrder(toks []string) []string {
 // and dialect words outnumbering English ones with no Spanish or French
 // stop word ("i mog nimmer leben").
 func germanishDialect(toks []string) bool {
-	if guessLang(toks) == "de" {
-		return true
-	}
+	var stops [4]int // en, es, fr, de
 	de, en := 0, 0
+	esfr := false // a Spanish or French stop word: no dialect count applies
 	for _, t := range toks {
+		c := langCues[t]
+		countStop(&stops, c)
+		if esfr {
+			continue
+		}
 		switch {
-		case langStop[t] == "es" || langStop[t] == "fr":
-			return false
-		case germanWords[t] || germanColloquial[t] != nil && !germanAmbiguous[t]:
+		case c&(cueStopES|cueStopFR) != 0:
+			esfr = true
+		case c&(cueGerman|cueDialect) != 0:
 			de++
-		case englishWords[t]:
+		case c&cueEnglish != 0:
 			en++
 		}
 	}
-	return de > en
+	return stopLang(stops) == "de" || !esfr && de > en
 }
 
 // germanAmbiguous are colloquial forms that are words of another language

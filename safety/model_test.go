@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -183,5 +184,28 @@ func BenchmarkDetectLong(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		d.Detect(text)
+	}
+}
+
+// TestFeatureHashes: the hashes the detector scores (x.hash set, as
+// model.windowScores runs it) are the FNV-1a hashes of the feature strings
+// training emits, in the same order, for every utterance of the
+// development corpus: the model reads what it was trained on.
+func TestFeatureHashes(t *testing.T) {
+	m, err := defaultModel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var emitted, hashed []uint64
+	for _, s := range loadSamples(t, "corpus-dev.jsonl") {
+		x := &extractor{known: m.lex}
+		emitted = emitted[:0]
+		x.run(s.Text, nil, m.nmin, m.nmax, func(b []byte) { emitted = append(emitted, gramHash(b)) })
+		hashed = hashed[:0]
+		x.hash = func(h uint64) { hashed = append(hashed, h) }
+		x.run(s.Text, nil, m.nmin, m.nmax, nil)
+		if !slices.Equal(emitted, hashed) {
+			t.Fatalf("%q: %d hashed features differ from %d emitted", s.Text, len(hashed), len(emitted))
+		}
 	}
 }

@@ -414,7 +414,7 @@ func mustConceptSet(alts string) cset {
 type negIndex struct {
 	defs     []negCompiled
 	byWord   map[string][]negCand
-	byPrefix []negPrefixCand
+	byPrefix prefixIndex[negCand]
 }
 
 type negCompiled struct {
@@ -426,11 +426,6 @@ type negCompiled struct {
 
 // negCand: pattern pat of def; kind 0 cue, 1 veto, 2+g domain group g.
 type negCand struct{ def, kind, pat int }
-
-type negPrefixCand struct {
-	prefix string
-	c      negCand
-}
 
 var negErr error
 
@@ -458,7 +453,7 @@ func compileNegatives(defs []negDef) (*negIndex, error) {
 			ix.byWord[w] = append(ix.byWord[w], c)
 		}
 		for _, pr := range prefixes {
-			ix.byPrefix = append(ix.byPrefix, negPrefixCand{pr, c})
+			ix.byPrefix.add(pr, c)
 		}
 	}
 	for di, d := range defs {
@@ -500,6 +495,7 @@ type negScan struct {
 
 // scan finds every cue span and which defs have their domains and vetoes.
 func (ix *negIndex) scan(toks []string, s *negScan) {
+	sig := sigOf(toks)
 	hit := func(c negCand, i int) {
 		d := &ix.defs[c.def]
 		var p *pattern
@@ -510,6 +506,9 @@ func (ix *negIndex) scan(toks []string, s *negScan) {
 			p = &d.veto[c.pat]
 		default:
 			p = &d.domain[c.kind-2][c.pat]
+		}
+		if !p.mayMatch(&sig) {
+			return
 		}
 		end := p.match(toks, i)
 		if end < 0 {
@@ -531,7 +530,7 @@ func (ix *negIndex) scan(toks []string, s *negScan) {
 		for _, c := range ix.byWord[t] {
 			hit(c, i)
 		}
-		for _, pc := range ix.byPrefix {
+		for _, pc := range ix.byPrefix.candidates(t) {
 			if len(t) >= len(pc.prefix) && t[:len(pc.prefix)] == pc.prefix {
 				hit(pc.c, i)
 			}

@@ -352,10 +352,12 @@ var elided = map[string]bool{"ne": true, "se": true, "me": true, "te": true, "le
 // germanKeep are English fillers that are words in German ("er" is "he").
 var germanKeep = map[string]bool{"er": true}
 
-// germanUm keeps the German separable particle in "bringe mich (heute) um",
-// which the English filler list would otherwise drop.
+// germanUm keeps the German separable particle in "bringe mich (heute) um"
+// and "ich bringe mich nach dem training um", which the English filler
+// list would otherwise drop: a reflexive pronoun up to six words back
+// makes it German, where "um" is never a filler.
 func germanUm(out []string) bool {
-	for k := len(out) - 1; k >= 0 && k >= len(out)-3; k-- {
+	for k := len(out) - 1; k >= 0 && k >= len(out)-6; k-- {
 		// also "bringemich um", "mich" run together with its verb
 		if strings.HasSuffix(out[k], "mich") || strings.HasSuffix(out[k], "dich") || strings.HasSuffix(out[k], "sich") {
 			return true

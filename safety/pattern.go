@@ -26,6 +26,48 @@ type pattern struct {
 	src   string
 	elems []elem
 	words map[string]bool // literal words it matches (not "!" exclusions), to tell a gap-absorbed negator from a written one
+	// need has, per required element of exact words only, the signature
+	// bits of its words: a match needs one of them among the tokens
+	// (mayMatch).
+	need []tokSig
+}
+
+// tokSig is a 256-bit signature of a token list: bit sigBit(t) for every
+// token t. A pattern whose required element has no word with its bit set
+// cannot match, so most candidate patterns are rejected with a few ANDs.
+type tokSig [4]uint64
+
+func sigBit(t string) uint8 {
+	h := uint32(2166136261) // FNV-1a, 32 bit
+	for i := 0; i < len(t); i++ {
+		h ^= uint32(t[i])
+		h *= 16777619
+	}
+	return uint8(h ^ h>>8 ^ h>>16 ^ h>>24)
+}
+
+func (s *tokSig) add(t string) {
+	b := sigBit(t)
+	s[b>>6] |= 1 << (b & 63)
+}
+
+func sigOf(toks []string) tokSig {
+	var s tokSig
+	for _, t := range toks {
+		s.add(t)
+	}
+	return s
+}
+
+// mayMatch is false when p cannot match any tokens with signature s.
+func (p *pattern) mayMatch(s *tokSig) bool {
+	for i := range p.need {
+		n := &p.need[i]
+		if n[0]&s[0]|n[1]&s[1]|n[2]&s[2]|n[3]&s[3] == 0 {
+			return false
+		}
+	}
+	return true
 }
 
 type elemKind uint8
@@ -43,12 +85,24 @@ type elem struct {
 	words    []string // exact alternatives
 	prefixes []string // prefix alternatives
 	gap      int
+	// wordSet holds words when there are many (a macro such as @selfkill
+	// expands to dozens): one lookup instead of a scan.
+	wordSet map[string]bool
 }
 
+// wordSetMin is the number of alternatives from which an element keeps a set.
+const wordSetMin = 8
+
 func (e *elem) matches(t string) bool {
-	for _, w := range e.words {
-		if w == t {
+	if e.wordSet != nil {
+		if e.wordSet[t] {
 			return true
+		}
+	} else {
+		for _, w := range e.words {
+			if w == t {
+				return true
+			}
 		}
 	}
 	for _, p := range e.prefixes {
@@ -101,6 +155,20 @@ func compilePattern(src string) (pattern, error) {
 				}
 			}
 		}
+		if e.kind == elWord && !e.optional && len(e.prefixes) == 0 && len(e.words) > 0 {
+			// required, and only these exact words satisfy it
+			var n tokSig
+			for _, w := range e.words {
+				n.add(w)
+			}
+			p.need = append(p.need, n)
+		}
+		if len(e.words) >= wordSetMin {
+			e.wordSet = make(map[string]bool, len(e.words))
+			for _, w := range e.words {
+				e.wordSet[w] = true
+			}
+		}
 		p.elems = append(p.elems, e)
 	}
 	if len(p.elems) == 0 {
@@ -129,6 +197,42 @@ func (p *pattern) firstKeys() (words, prefixes []string) {
 		}
 	}
 	return words, prefixes
+}
+
+// prefixIndex holds the patterns a match of which can start with a word
+// prefix ("kill*"), by the prefix's first byte, so a word is compared with
+// the few prefixes it might start with instead of all of them. Each bucket
+// keeps the order entries were added in, so callers meet matches in the
+// same order as in one list.
+type prefixIndex[C any] struct {
+	first [256][]prefixEntry[C]
+	empty []prefixEntry[C] // entries with an empty prefix: the candidates of an empty word
+}
+
+type prefixEntry[C any] struct {
+	prefix string
+	c      C
+}
+
+func (x *prefixIndex[C]) add(prefix string, c C) {
+	e := prefixEntry[C]{prefix, c}
+	if prefix == "" {
+		x.empty = append(x.empty, e)
+		for b := range x.first {
+			x.first[b] = append(x.first[b], e)
+		}
+		return
+	}
+	x.first[prefix[0]] = append(x.first[prefix[0]], e)
+}
+
+// candidates returns the entries whose prefix t may start with (the
+// caller still checks).
+func (x *prefixIndex[C]) candidates(t string) []prefixEntry[C] {
+	if t == "" {
+		return x.empty
+	}
+	return x.first[t[0]]
 }
 
 // match tries the pattern at toks[i:], returning the end index (exclusive)

@@ -170,12 +170,90 @@ func rejoinPairs(toks []string) []string {
 	return out
 }
 
-func isKnownWord(t string, known *vocab) bool {
-	if anyVocab[t] || known.count(t) > 0 {
+func isKnownWord(t string, known *vocab) bool { return knownWith(t, known.flagsOf(t), known) }
+
+// knownWith is isKnownWord for a word whose flags f the caller has.
+func knownWith(t string, f wordFlag, known *vocab) bool {
+	if f&wKnown != 0 {
 		return true
 	}
 	s := squash(t)
-	return s != t && squashedVocab[s]
+	return s != t && known.flagsOf(s)&wSquashed != 0
+}
+
+// wordFlag records, for one word, its membership in the word sets the
+// repair consults, so the repair looks a word up once instead of once per
+// set: it reads every token several times, and on a busy machine those
+// lookups, not the logic, are its cost.
+type wordFlag uint16
+
+const (
+	wKnown       wordFlag = 1 << iota // anyVocab or the corpus (isKnownWord before squashing)
+	wRepair                           // repairVocab or the corpus (joined)
+	wJoinStart                        // joinStarts
+	wCorpusStart                      // vocab.starts
+	wSquashed                         // squashedVocab
+	wFunction                         // functionWordSet
+	wReal                             // realWords
+	// wJoinable: the squashed form of a word joinedWith may return (a
+	// known word or a contraction), so most pairs are rejected with one
+	// lookup instead of three.
+	wJoinable
+	wPiece // contractions or fillers: with wRepair, what segment may cut out
+)
+
+// staticFlags are the flags of the built-in word sets: those of a nil
+// vocab, and the base every vocab's flags extend.
+var staticFlags = func() map[string]wordFlag {
+	m := make(map[string]wordFlag, len(anyVocab))
+	for w := range anyVocab {
+		m[w] |= wKnown
+	}
+	for w := range repairVocab {
+		m[w] |= wRepair
+	}
+	for w := range joinStarts {
+		m[w] |= wJoinStart
+	}
+	for w := range squashedVocab {
+		m[w] |= wSquashed
+	}
+	for w := range functionWordSet {
+		m[w] |= wFunction
+	}
+	for w := range realWords {
+		m[w] |= wReal
+	}
+	for w := range repairVocab {
+		m[squashWord(w)] |= wJoinable
+	}
+	for w, exp := range contractions {
+		m[squashWord(w)] |= wJoinable
+		if exp != nil {
+			m[w] |= wPiece
+		}
+	}
+	for w, v := range fillers {
+		if v { // "okay" is listed as no filler
+			m[w] |= wPiece
+		}
+	}
+	return m
+}()
+
+// flagsOf returns w's flags: the built-in sets and, with v, the corpus.
+func (v *vocab) flagsOf(w string) wordFlag {
+	if v == nil {
+		return staticFlags[w]
+	}
+	return v.flags[w]
+}
+
+func (v *vocab) flagsOfBytes(w []byte) wordFlag {
+	if v == nil {
+		return staticFlags[string(w)]
+	}
+	return v.flags[string(w)]
 }
 
 // joinStarts: the known words (plain or squashed) that begin a longer
@@ -209,6 +287,7 @@ func startsOf(words func(yield func(string))) map[string]bool {
 type vocab struct {
 	counts map[string]int32
 	starts map[string]bool
+	flags  map[string]wordFlag // staticFlags plus the corpus's words (flagsOf)
 }
 
 func newVocab(counts map[string]int32) *vocab {
@@ -224,6 +303,19 @@ func newVocab(counts map[string]int32) *vocab {
 				v.starts[w[:k]] = true
 			}
 		}
+	}
+	v.flags = make(map[string]wordFlag, len(staticFlags)+len(counts))
+	for w, f := range staticFlags {
+		v.flags[w] = f
+	}
+	for w, n := range counts {
+		if n > 0 {
+			v.flags[w] |= wKnown | wRepair
+			v.flags[squashWord(w)] |= wJoinable
+		}
+	}
+	for w := range v.starts {
+		v.flags[w] |= wCorpusStart
 	}
 	return v
 }
@@ -259,15 +351,16 @@ var anyVocab = func() map[string]bool {
 func repairWords(toks, out []string, known *vocab) ([]string, bool) {
 	lang, changed := "", false
 	for _, t := range toks {
-		if realWords[t] {
+		ft := known.flagsOf(t)
+		if ft&wReal != 0 {
 			out = append(out, t) // a dictionary word, not a typo (realwords.go)
 			continue
 		}
-		if w, ok := mergedArticle(t, known); ok {
+		if w, ok := mergedArticle(t, ft, known); ok {
 			out, changed = append(out, w, "a"), true
 			continue
 		}
-		if isKnownWord(t, known) || len(t) < 3 || isNumber(t) {
+		if knownWith(t, ft, known) || len(t) < 3 || isNumber(t) {
 			out = append(out, t)
 			continue
 		}
@@ -289,13 +382,13 @@ func repairWords(toks, out []string, known *vocab) ([]string, bool) {
 
 // mergedArticle: t is a known word run into the article "a" and reads as
 // another word only with its letters squashed ("seea" is "see a", not a
-// held "sea"); w is the word before the article.
-func mergedArticle(t string, known *vocab) (string, bool) {
-	if len(t) < 4 || t[len(t)-1] != 'a' || t[len(t)-2] == 'a' || anyVocab[t] || known.count(t) > 0 {
+// held "sea"); w is the word before the article; ft is t's flags.
+func mergedArticle(t string, ft wordFlag, known *vocab) (string, bool) {
+	if len(t) < 4 || t[len(t)-1] != 'a' || t[len(t)-2] == 'a' || ft&wKnown != 0 {
 		return "", false
 	}
 	w := t[:len(t)-1]
-	if !anyVocab[w] && known.count(w) == 0 || !isKnownWord(t, known) {
+	if known.flagsOf(w)&wKnown == 0 || !knownWith(t, ft, known) {
 		return "", false
 	}
 	return w, true
@@ -304,6 +397,8 @@ func mergedArticle(t string, known *vocab) (string, bool) {
 // joinPieces appends toks to out, joining two pieces that make one word
 // and reading Spanish "boy a" as "voy a".
 func joinPieces(toks, out []string, known *vocab) []string {
+	// the flags of toks[nextAt], looked up as the next piece of the word before
+	nextAt, nextFlags := -1, wordFlag(0)
 	for i := 0; i < len(toks); i++ {
 		t := toks[i]
 		if t == "boy" && i+2 < len(toks) && toks[i+1] == "a" && spanishInfinitive(toks[i+2]) {
@@ -312,16 +407,25 @@ func joinPieces(toks, out []string, known *vocab) []string {
 		// Pieces are joined while they make a word, so a word split in
 		// three ("brin gen" after "um") or joined twice ("selb st mord")
 		// comes back whole.
-		if w, n := joinExpanded(t, toks[i+1:], known); n > 0 {
+		ft := nextFlags
+		if nextAt != i || t != toks[i] {
+			ft = known.flagsOf(t)
+		}
+		if w, n := joinExpanded(t, ft, toks[i+1:], known); n > 0 {
 			t, i = w, i+n // "unal ive" → "unal i have" → "unalive"
+			ft = known.flagsOf(t)
 		}
 		for i+1 < len(toks) {
-			if i+2 < len(toks) && isKnownWord(t, known) && !isKnownWord(toks[i+1], known) &&
-				betterNext(t, toks[i+1], toks[i+2], known) {
+			// each word is looked up once here, not once per question
+			next := toks[i+1]
+			fn := known.flagsOf(next)
+			nextAt, nextFlags = i+1, fn
+			kt, kn := knownWith(t, ft, known), knownWith(next, fn, known)
+			if i+2 < len(toks) && kt && !kn && betterNext(t, next, toks[i+2], known) {
 				break // "the re ason": "re" + "ason" is the word, not "the" + "re"
 			}
-			w := joinNext(t, toks[i+1], known)
-			if w == "" && i+2 < len(toks) && (!isKnownWord(t, known) || !isKnownWord(toks[i+1], known)) {
+			w := joinNextWith(t, next, ft, fn, known)
+			if w == "" && i+2 < len(toks) && (!kt || !kn) {
 				// three pieces: "um bri ngen"
 				if w3 := joinNext(t, toks[i+1]+toks[i+2], known); w3 != "" {
 					w = w3
@@ -331,19 +435,22 @@ func joinPieces(toks, out []string, known *vocab) []string {
 			if w == "" {
 				break
 			}
-			t = w
+			t, ft = w, known.flagsOf(w)
 			i++
 		}
 		if t == "dye" && (i+1 == len(toks) || !dyeObjects[toks[i+1]]) {
 			t = "die" // as normalize reads it, for a "dye" a split produced
 		}
-		if exp, ok := contractions[t]; ok && t != toks[i] {
-			out = append(out, exp...) // "killmy" + "self"
-		} else if fillers[t] && t != toks[i] && t != "um" && t != "er" && t != "so" {
-			// dropped, as normalize drops it: "real ly" → "really" → ""
-		} else {
-			out = append(out, t)
+		if t != toks[i] { // a joined word: normalize has not seen it
+			if exp, ok := contractions[t]; ok {
+				out = append(out, exp...) // "killmy" + "self"
+				continue
+			}
+			if fillers[t] && t != "um" && t != "er" && t != "so" {
+				continue // dropped, as normalize drops it: "real ly" → "really" → ""
+			}
 		}
+		out = append(out, t)
 	}
 	return out
 }
@@ -356,11 +463,11 @@ var expandedTails = []struct {
 	raw string
 }{{[]string{"i", "have"}, "ive"}, {[]string{"dead"}, "ded"}, {[]string{"i", "am"}, "im"}}
 
-// joinExpanded joins a piece t (not a function word) with the raw form of the expansion
+// joinExpanded joins a piece t (flags ft; not a function word) with the raw form of the expansion
 // that follows it (rest) when that makes a word; n is the number of
 // tokens of rest consumed, 0 when nothing was joined.
-func joinExpanded(t string, rest []string, known *vocab) (string, int) {
-	if functionWordSet[t] || isNumber(t) {
+func joinExpanded(t string, ft wordFlag, rest []string, known *vocab) (string, int) {
+	if ft&wFunction != 0 || isNumber(t) {
 		return "", 0
 	}
 	for _, e := range expandedTails {
@@ -391,11 +498,17 @@ func betterNext(a, b, c string, known *vocab) bool {
 // not a word, or a begins a longer word ("rat her", "to night", "sobre
 // dosis"); else "".
 func joinNext(a, b string, known *vocab) string {
-	if isKnownWord(a, known) && isKnownWord(b, known) &&
-		!joinStarts[a] && !known.startsWith(a) && !joinStarts[squash(a)] {
-		return ""
+	return joinNextWith(a, b, known.flagsOf(a), known.flagsOf(b), known)
+}
+
+// joinNextWith is joinNext for pieces whose flags fa, fb the caller has.
+func joinNextWith(a, b string, fa, fb wordFlag, known *vocab) string {
+	if knownWith(a, fa, known) && knownWith(b, fb, known) && fa&(wJoinStart|wCorpusStart) == 0 {
+		if sa := squash(a); sa == a || known.flagsOf(sa)&wJoinStart == 0 {
+			return ""
+		}
 	}
-	return joined(a, b, known)
+	return joinedWith(a, b, fa, fb, known)
 }
 
 // fuzzyWord returns the concept word one edit from t, or "".
@@ -441,7 +554,7 @@ func segment(t string, out []string, known *vocab, lang string) ([]string, bool)
 				continue
 			}
 			w := t[j:i]
-			if !(len(w) >= 2 || w == "i" || w == "a" || w == "y" || w == "o") || !(repairVocab[w] || known.count(w) > 0 || contractions[w] != nil || fillers[w]) {
+			if !(len(w) >= 2 || w == "i" || w == "a" || w == "y" || w == "o") || known.flagsOf(w)&(wRepair|wPiece) == 0 {
 				continue
 			}
 			c := cost[j] + pieceCost(w, known, lang)
@@ -502,24 +615,41 @@ func spanishInfinitive(t string) bool {
 // words are joined only into a word of six letters or more, and never into
 // a contraction normalize expands ("can not").
 func joined(a, b string, known *vocab) string {
+	if len(a)+len(b) < 5 || len(a)+len(b) > 40 {
+		return ""
+	}
+	return joinedWith(a, b, known.flagsOf(a), known.flagsOf(b), known)
+}
+
+// joinedWith is joined for pieces whose flags fa, fb the caller has.
+func joinedWith(a, b string, fa, fb wordFlag, known *vocab) string {
 	if len(a)+len(b) < 5 || len(a)+len(b) > 40 || isNumber(a) || isNumber(b) {
 		return ""
 	}
-	ka, kb := repairVocab[a] || known.count(a) > 0, repairVocab[b] || known.count(b) > 0
+	ka, kb := fa&wRepair != 0, fb&wRepair != 0
 	if ka && kb && len(a)+len(b) < 6 {
 		return ""
 	}
 	var buf [40]byte
 	w := append(append(buf[:0], a...), b...)
+	if isASCII(w) {
+		// Every word below squashes as w does (collapseRuns keeps at
+		// least one letter of a run, byte for byte in ASCII), so a w whose squashed
+		// form no joinable word has makes none.
+		var sb [40]byte
+		if known.flagsOfBytes(squashBytes(w, sb[:0]))&wJoinable == 0 {
+			return ""
+		}
+	}
 	var word string
 	switch {
-	case repairVocab[string(w)] || known.countBytes(w) > 0: // no allocation for the lookups
+	case known.flagsOfBytes(w)&wRepair != 0: // no allocation for the lookup
 		word = string(w)
 	case unsquash[squash(string(w))] != "":
 		word = unsquash[squash(string(w))] // "god" + "bye" (held letters) → "goodbye"
 	default:
 		word = collapseRuns(string(w)) // "kill" + "ling"
-		if !repairVocab[word] && known.count(word) == 0 && contractions[word] == nil {
+		if known.flagsOf(word)&wRepair == 0 && contractions[word] == nil {
 			return ""
 		}
 	}
@@ -583,6 +713,25 @@ func squashWord(t string) string {
 		}
 	}
 	return t
+}
+
+// squashBytes appends squashWord(w) to dst.
+func squashBytes(w, dst []byte) []byte {
+	for j, c := range w {
+		if j == 0 || c != w[j-1] {
+			dst = append(dst, c)
+		}
+	}
+	return dst
+}
+
+func isASCII(w []byte) bool {
+	for _, c := range w {
+		if c >= 0x80 {
+			return false
+		}
+	}
+	return true
 }
 
 // squashAll writes squash(t) for every token into dst.
@@ -734,14 +883,29 @@ func pieceCost(w string, known *vocab, lang string) int {
 	return c
 }
 
+// functionLangMask is functionLang as a bit per language (en, es, fr, de
+// from bit 0): one small lookup per token for functionLanguage.
+var functionLangMask = func() map[string]uint8 {
+	m := make(map[string]uint8, len(functionLang))
+	for w, ls := range functionLang {
+		for i, l := range [4]string{"en", "es", "fr", "de"} {
+			if ls[l] {
+				m[w] |= 1 << i
+			}
+		}
+	}
+	return m
+}()
+
 // functionLanguage is the language most of toks' function words belong to,
 // or "-" when none does (segment then prefers no language).
 func functionLanguage(toks []string) string {
 	var n [4]int
 	langs := [4]string{"en", "es", "fr", "de"}
 	for _, t := range toks {
-		for i, l := range langs {
-			if functionLang[t][l] {
+		m := functionLangMask[t]
+		for i := range langs {
+			if m&(1<<i) != 0 {
 				n[i]++
 			}
 		}

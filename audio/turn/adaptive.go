@@ -15,6 +15,14 @@ const silenceRef = SampleRate / 5
 // words_end_early).
 const settleSamples = SampleRate / 10
 
+// WordsSettleSamples is settleSamples for the caller that feeds the
+// recogniser: once a pause has lasted this long (PauseSilence), a
+// hypothesis taken right away has heard the speech's last word and its
+// settle, so the decision need not wait for the recogniser's next periodic
+// partial (the voice session asks for one then; "vera-eval eot" simulates
+// the same).
+const WordsSettleSamples = settleSamples
+
 // policy decides how long a pause ends the turn. The fixed policy waits
 // SilenceDurationMs; the adaptive one computes, once per pause (and again
 // when the transcript changes), the wait at which the end-of-turn
@@ -64,6 +72,7 @@ func (pl *policy) reset() {
 
 // newTurn forgets the words and the pause (a new turn, a new recogniser).
 func (pl *policy) newTurn() {
+	pl.pr.newTurn()
 	pl.words, pl.wordsAt, pl.wordsHeard, pl.inPause = WordsNone, -1, -1, false
 	pl.newTurnWait()
 }
@@ -110,6 +119,9 @@ func (pl *policy) evidence(turnSpeech int64) {
 	x[EvEnergyEnd] = clamp(s.energyEnd/10, -3, 3)
 	x[EvLengthening] = s.lengthening
 	x[EvRate] = s.rate
+	x[EvPitchSlope] = clamp(s.pitchSlope/6, -3, 3)
+	x[EvFinalEnergy] = clamp(s.finalEnergy/10, -3, 3)
+	x[EvSyllableLength] = s.syllableLength
 	sec := float64(turnSpeech) / SampleRate
 	x[EvTurnLength] = clamp(float32(math.Log2(max(sec, 1.0/8))), -3, 2)
 	z := pl.w.Bias
@@ -209,6 +221,15 @@ func (d *Detector) Evidence() (x [NumEvidence]float32, silence int64, ok bool) {
 	silence = d.now - d.lastSpeechEnd
 	x[EvSilence] = float32(math.Log(float64(max(silence, 1)) / silenceRef))
 	return x, silence, true
+}
+
+// PauseSilence is the current pause's silence so far in samples, from the
+// back-dated end of speech (0 outside a pause).
+func (d *Detector) PauseSilence() int64 {
+	if !d.pol.inPause || d.st != speaking {
+		return 0
+	}
+	return d.now - d.lastSpeechEnd
 }
 
 // PauseWaitMs is the current pause's wait in ms (0 outside a pause).

@@ -399,3 +399,54 @@ func BenchmarkAdaptiveDecision(b *testing.B) {
 	}
 	reportCPU(b, cpu)
 }
+
+// TestProsodyNewCues: the final pitch slope is negative for a fall and
+// positive for a rise, and octave errors (a halved pitch in the last
+// frames) are folded, not read as a fall; a quiet final segment has
+// negative final energy; a long final segment positive syllable length.
+func TestProsodyNewCues(t *testing.T) {
+	run := func(hz func(i int) float32, lv func(i int) float32, seg int) prosodic {
+		var pr prosody
+		var f vad.Features
+		const n = 120
+		for i := range n {
+			// Syllables of seg voiced frames, two unvoiced between, the last
+			// segment (the final 20 frames) whole.
+			if i < n-20 && i%(seg+2) >= seg {
+				f = vad.Features{Raw: 0.95, Pitch: 0}
+				f.X[8], f.X[9] = lv(i), 40
+			} else {
+				voicedFrame(&f, hz(i), lv(i))
+			}
+			pr.push(true, &f)
+		}
+		return pr.summarise(pr.n)
+	}
+	flat := func(int) float32 { return 0.5 }
+	fall := run(func(i int) float32 { return 200 - float32(max(i-90, 0))*2 }, flat, 6)
+	rise := run(func(i int) float32 { return 200 + float32(max(i-90, 0))*2 }, flat, 6)
+	if !(fall.pitchSlope < -2 && rise.pitchSlope > 2) {
+		t.Errorf("pitch slope: fall %.2f, rise %.2f semitones over 0.3 s", fall.pitchSlope, rise.pitchSlope)
+	}
+	octave := run(func(i int) float32 {
+		if i >= 110 {
+			return 100 // a halved period: 12 semitones down
+		}
+		return 200
+	}, flat, 6)
+	if octave.pitchSlope < -1 {
+		t.Errorf("octave error read as a fall: slope %.2f", octave.pitchSlope)
+	}
+	quiet := run(func(int) float32 { return 200 }, func(i int) float32 {
+		if i >= 100 {
+			return 0.25
+		}
+		return 0.5
+	}, 6)
+	if !(quiet.finalEnergy < -5) {
+		t.Errorf("final energy of a quiet last segment: %.1f dB", quiet.finalEnergy)
+	}
+	if !(fall.syllableLength > 0.5) {
+		t.Errorf("a 200 ms final segment after 80 ms syllables: syllable length %.2f", fall.syllableLength)
+	}
+}

@@ -59,7 +59,41 @@ type prosody struct {
 	sinceOnset           int     // frames since the last voiced-run onset
 	onsetGap             float32 // mean frames between voiced-run onsets (syllable rate)
 	gapN                 int
+	// medPitch is a running median of the speaker's voiced pitch
+	// (semitones; a step of medStep per frame toward each one), against
+	// which octave errors are folded; turnLevel a running median of the
+	// turn's speech level (dB).
+	medPitch, turnLevel float32
+	medN, turnLevelN    int
 }
+
+// Running-median steps per frame: semitones of pitch, dB of level.
+const (
+	medStep   = 0.1
+	levelStep = 0.1
+	// slopeWindow: the final pitch slope is fitted over the voiced frames
+	// of the last 0.3 s; octaveFold: a frame more than this many semitones
+	// from the running median is taken as an octave error and folded.
+	slopeWindow = 30
+	octaveFold  = 8
+)
+
+// stepMedian moves a running median estimate toward x by step (the first
+// value sets it).
+func stepMedian(m *float32, n *int, x, step float32) {
+	*n++
+	switch {
+	case *n == 1:
+		*m = x
+	case x > *m:
+		*m += min(step, x-*m)
+	case x < *m:
+		*m -= min(step, *m-x)
+	}
+}
+
+// newTurn forgets the turn's level (the speaker's averages stay).
+func (pr *prosody) newTurn() { pr.turnLevel, pr.turnLevelN = 0, 0 }
 
 // slow moves an average toward x: exactly over the first 1/w samples, then
 // with weight w.
@@ -88,11 +122,13 @@ func (pr *prosody) push(speech bool, f *vad.Features) {
 	if speech {
 		fl |= flagSpeech
 		slow(&pr.meanLevel, &pr.levelN, lv, slowWeight)
+		stepMedian(&pr.turnLevel, &pr.turnLevelN, lv, levelStep)
 		if f.X[4] >= minVoicing && f.Pitch > 0 {
 			fl |= flagVoiced
 			st := float32(12 * math.Log2(float64(f.Pitch)/100))
 			pr.pitch[i] = st
 			slow(&pr.meanPitch, &pr.pitchN, st, slowWeight)
+			stepMedian(&pr.medPitch, &pr.medN, fold(st, pr.medPitch, pr.medN), medStep)
 		}
 	}
 	pr.flags[i] = fl
@@ -115,6 +151,21 @@ func (pr *prosody) push(speech bool, f *vad.Features) {
 	}
 }
 
+// fold moves a pitch an octave toward the running median m when it lies
+// more than octaveFold semitones away (a halved or doubled period).
+func fold(st, m float32, n int) float32 {
+	if n < 10 {
+		return st
+	}
+	switch {
+	case st-m > octaveFold:
+		return st - 12
+	case m-st > octaveFold:
+		return st + 12
+	}
+	return st
+}
+
 // reset forgets the stream.
 func (pr *prosody) reset() { *pr = prosody{} }
 
@@ -134,6 +185,15 @@ type prosodic struct {
 	lengthening float32 // log2 of the final voiced run over the mean run
 	rate        float32 // log2 of syllables per second over 4
 	voiced      int     // voiced frames the contour was fitted on
+	// pitchSlope: semitones over the last 0.3 s of voiced frames (least
+	// squares, octave errors folded to the running median).
+	pitchSlope float32
+	// finalEnergy: the last voiced segment's level minus the turn's
+	// median speech level, dB.
+	finalEnergy float32
+	// syllableLength: log2 of the last voiced segment over the speaker's
+	// mean syllable period.
+	syllableLength float32
 }
 
 // summarise describes the speech that ended before frame end (the index of
@@ -149,6 +209,7 @@ func (pr *prosody) summarise(end int64) prosodic {
 	pr.pitchContour(&s, lo, end)
 	pr.energy(&s, lo, end)
 	pr.lengthening(&s, lo, end)
+	pr.pitchSlope(&s, lo, end)
 	if pr.gapN >= 3 && pr.onsetGap > 0 {
 		s.rate = clamp(float32(math.Log2(100/float64(pr.onsetGap)/4)), -2, 2)
 	}
@@ -263,6 +324,42 @@ func (pr *prosody) lengthening(s *prosodic, lo, end int64) {
 	if run > 0 && pr.runN >= 3 && pr.runMean > 0 {
 		s.lengthening = clamp(float32(math.Log2(float64(float32(run)/pr.runMean))), -2, 2)
 	}
+	if run > 0 && pr.gapN >= 3 && pr.onsetGap > 0 {
+		s.syllableLength = clamp(float32(math.Log2(float64(float32(run)/pr.onsetGap))), -2, 2)
+	}
+	if run > 0 && pr.turnLevelN >= 20 {
+		var sum float32
+		for j := k + 1; j <= k+int64(run); j++ {
+			_, lv, _ := pr.at(j)
+			sum += lv
+		}
+		s.finalEnergy = sum/float32(run) - pr.turnLevel
+	}
+}
+
+// pitchSlope fills s.pitchSlope from the voiced frames of the last
+// slopeWindow frames before end.
+func (pr *prosody) pitchSlope(s *prosodic, lo, end int64) {
+	if pr.medN < 20 {
+		return
+	}
+	var xs, ys [slopeWindow]float32
+	m := 0
+	for k := max(end-slopeWindow, lo); k < end; k++ {
+		p, _, fl := pr.at(k)
+		if fl&flagVoiced == 0 {
+			continue
+		}
+		p = fold(p, pr.medPitch, pr.medN)
+		if d := p - pr.medPitch; d < octaveFold && d > -octaveFold {
+			xs[m], ys[m] = float32(k-lo), p
+			m++
+		}
+	}
+	if m < 5 {
+		return
+	}
+	s.pitchSlope = slope(xs[:m], ys[:m]) * slopeWindow
 }
 
 func clamp(x, lo, hi float32) float32 { return min(max(x, lo), hi) }

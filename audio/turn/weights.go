@@ -18,6 +18,9 @@ const (
 	EvEnergyEnd
 	EvLengthening
 	EvRate
+	EvPitchSlope
+	EvFinalEnergy
+	EvSyllableLength
 	EvTurnLength
 	EvWordsHold
 	EvWordsEnd
@@ -37,6 +40,9 @@ var EvidenceNames = [NumEvidence]string{
 	"energy_end",       // final 0.1 s level minus the speaker's mean speech level, dB ÷ 10
 	"lengthening",      // log2 of the final voiced run over the speaker's mean run (final lengthening > 0)
 	"rate",             // log2 of the speaking rate (voiced-run onsets per second) over 4
+	"pitch_slope",      // semitones the pitch moved over the last 0.3 s of voiced speech (least squares, octave errors folded to the speaker's running median), ÷ 6
+	"final_energy",     // level of the last voiced segment minus the turn's median speech level, dB ÷ 10
+	"syllable_length",  // log2 of the last voiced segment over the speaker's mean syllable period (onset to onset)
 	"turn_length",      // log2 of the turn's length so far in seconds, in [-3, 2] (a pause a second into a turn is seldom its end)
 	"words_hold",       // 1: the transcript, updated after the speech ended, stops mid-thought
 	"words_end",        // 1: ... ends with a closing formula or is a question

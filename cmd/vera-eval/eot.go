@@ -36,6 +36,7 @@ type eotFlags struct {
 	verbose    bool
 	onlyPolicy string
 	cache      string
+	flush      bool
 }
 
 func (f *eotFlags) register(fs *flag.FlagSet) {
@@ -43,6 +44,7 @@ func (f *eotFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.png, "png", "eot-pareto.png", "write the false-cutoff / latency Pareto curves to this PNG (empty: none)")
 	fs.BoolVar(&f.words, "words", true, "give the policies the embedded recogniser's partials (pocketsphinx); false: audio only")
 	fs.IntVar(&f.lagMs, "asr-lag-ms", 50, "time from the audio a partial has heard to its arrival at the detector, beyond the 200 ms cadence")
+	fs.BoolVar(&f.flush, "asr-flush", true, "also take a hypothesis once a pause has lasted 100 ms, as the voice session asks for one (false: the 200 ms cadence only)")
 	fs.IntVar(&f.contextMs, "context-ms", 4000, "audio before each pause played to the policy")
 	fs.IntVar(&f.tailMs, "tail-ms", 3500, "how long an end's silence is played (the latency of a policy that never ends the turn)")
 	fs.IntVar(&f.workers, "workers", runtime.GOMAXPROCS(0), "parallel pipelines")
@@ -133,7 +135,7 @@ func preparePoints(dir string, f eotFlags, stderr io.Writer) (*eotSet, error) {
 	set := &eotSet{clips: clips, skipped: skipped}
 	var rec *recogniser
 	if f.words {
-		rec, err = newRecogniser(f.lagMs, min(f.workers, 2), f.cache)
+		rec, err = newRecogniser(f.lagMs, min(f.workers, 2), f.cache, f.flush)
 		if err != nil {
 			fmt.Fprintf(stderr, "vera-eval eot: no recogniser (%v): policies hear the audio only\n", err)
 		} else {

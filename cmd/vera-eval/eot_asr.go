@@ -12,6 +12,8 @@ import (
 	"sync"
 
 	"github.com/veraneural/vera-gateway/audio"
+	"github.com/veraneural/vera-gateway/audio/pipeline"
+	"github.com/veraneural/vera-gateway/audio/turn"
 	"github.com/veraneural/vera-gateway/gateway/router/sphinx"
 )
 
@@ -26,9 +28,46 @@ type recogniser struct {
 	cfg   sphinx.Config
 	lag   int64  // samples between a partial's audio and its arrival
 	cache string // directory of earlier transcriptions ("": none)
+	// flush: also take a hypothesis where the voice session asks for one,
+	// once a pause has lasted turn.WordsSettleSamples (flushPoints).
+	flush bool
 }
 
-func newRecogniser(lagMs, decoders int, cache string) (*recogniser, error) {
+// flushVersion names how flushPoints finds the pauses (part of the cache
+// key).
+const flushVersion = "vad1"
+
+// flushPoints returns the sample times (ends of 20 ms frames) at which the
+// live voice session asks the recogniser for a hypothesis now: the frame at
+// which the turn detector's pause in progress reaches
+// turn.WordsSettleSamples of silence (gateway/voice: maybePartial). The
+// pauses are the real inbound pipeline's (VAD and detector) over pcm, with
+// a turn that never ends on silence, as the recogniser hears pcm whole.
+func flushPoints(pcm []int16) ([]int64, error) {
+	pc := pipeline.DefaultConfig()
+	pc.EchoGuard = false
+	pc.Turn.SilenceDurationMs, pc.Turn.MaxSilenceMs, pc.Turn.MaxTurnMs = 10000, 10000, 600000
+	in, err := pipeline.New(pc)
+	if err != nil {
+		return nil, err
+	}
+	var out []int64
+	asked := false
+	for k := 0; k+audio.Frame20 <= len(pcm); k += audio.Frame20 {
+		in.Analyse(pcm[k:k+audio.Frame20], int64(k), false, func(*turn.Event) {})
+		sil := in.Turn().PauseSilence()
+		switch {
+		case sil == 0:
+			asked = false
+		case !asked && sil >= turn.WordsSettleSamples:
+			asked = true
+			out = append(out, int64(k+audio.Frame20))
+		}
+	}
+	return out, nil
+}
+
+func newRecogniser(lagMs, decoders int, cache string, flush bool) (*recogniser, error) {
 	cfg := sphinx.DefaultConfig()
 	cfg.Pool = max(decoders, 1)
 	pool, err := sphinx.NewPool(cfg)
@@ -40,7 +79,7 @@ func newRecogniser(lagMs, decoders int, cache string) (*recogniser, error) {
 			cache = ""
 		}
 	}
-	return &recogniser{pool: pool, cfg: cfg, lag: int64(lagMs * msSamples), cache: cache}, nil
+	return &recogniser{pool: pool, cfg: cfg, lag: int64(lagMs * msSamples), cache: cache, flush: flush}, nil
 }
 
 // cacheKey names a transcription by everything that decides it: the
@@ -49,6 +88,9 @@ func (r *recogniser) cacheKey(pcm []int16) string {
 	h := sha256.New()
 	_ = binary.Write(h, binary.LittleEndian, pcm)
 	fmt.Fprintf(h, "|%d|%d|%s|%s|%s", partialEvery, r.lag, r.cfg.HMM, r.cfg.Dict, r.cfg.LM)
+	if r.flush {
+		fmt.Fprintf(h, "|flush%d|%s", turn.WordsSettleSamples, flushVersion)
+	}
 	return hex.EncodeToString(h.Sum(nil)[:16])
 }
 
@@ -101,16 +143,30 @@ func (r *recogniser) partials(pcm []int16) ([]partial, error) {
 	if err := d.Start(sphinx.SearchLM); err != nil {
 		return nil, err
 	}
+	var flushes []int64
+	if r.flush {
+		if flushes, err = flushPoints(pcm); err != nil {
+			return nil, err
+		}
+	}
 	var out []partial
 	since := int64(0)
 	for k := 0; k+audio.Frame20 <= len(pcm); k += audio.Frame20 {
 		if err := d.Process(pcm[k : k+audio.Frame20]); err != nil {
 			return nil, err
 		}
+		heard := int64(k + audio.Frame20)
 		since += audio.Frame20
 		if since >= partialEvery {
 			since = 0
-			out = append(out, partial{at: int64(k+audio.Frame20) + r.lag, text: d.Hypothesis(), heard: int64(k + audio.Frame20)})
+			out = append(out, partial{at: heard + r.lag, text: d.Hypothesis(), heard: heard})
+		} else if len(flushes) > 0 && flushes[0] == heard {
+			// A hypothesis now: the periodic cadence goes on unchanged
+			// (gateway/router's sphinx stream).
+			out = append(out, partial{at: heard + r.lag, text: d.Hypothesis(), heard: heard})
+		}
+		for len(flushes) > 0 && flushes[0] <= heard {
+			flushes = flushes[1:]
 		}
 	}
 	d.Abort()

@@ -135,3 +135,33 @@ func TestEOTCommandOnTinySet(t *testing.T) {
 		t.Fatalf("PNG: %v", err)
 	}
 }
+
+// TestFlushPoints: the eval asks for a hypothesis where the live session
+// would, once per pause that lasts 100 ms, from the real pipeline: two
+// committed clips (each one phrase with silence around it) give one ask in
+// the pause between them and one after the second, at frame ends.
+func TestFlushPoints(t *testing.T) {
+	a, err := wavio.ReadWAVFile(filepath.Join("..", "..", "testdata", "voice", "gohome.16k.wav"), 16000)
+	if err != nil {
+		t.Skipf("no committed clip: %v", err)
+	}
+	b, err := wavio.ReadWAVFile(filepath.Join("..", "..", "testdata", "voice", "lights.16k.wav"), 16000)
+	if err != nil {
+		t.Skipf("no committed clip: %v", err)
+	}
+	gap := make([]int16, 100*msSamples)
+	pcm := append(append(append(append([]int16(nil), a...), gap...), b...), make([]int16, 1000*msSamples)...)
+	got, err := flushPoints(pcm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := int64(len(a) + len(gap))
+	if len(got) != 2 || got[0] >= second || got[1] <= second {
+		t.Fatalf("asks at %v (clip b from %d, total %d): want one before b, one after b's speech", got, second, len(pcm))
+	}
+	for _, at := range got {
+		if at%320 != 0 {
+			t.Errorf("ask at %d: not the end of a 20 ms frame", at)
+		}
+	}
+}

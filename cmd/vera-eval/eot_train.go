@@ -50,6 +50,7 @@ func runEOTTrain(args []string, stdout, stderr io.Writer) error {
 	lambda := fs.Float64("lambda", 4, "L2 penalty on the weights' distance from the phonetic prior (not the bias)")
 	target := fs.Float64("target-fcr", 0.05, "the threshold is the fastest whose cutoff rate on the training points is at most this")
 	wordsPrior := fs.Bool("words-prior", true, "keep the word evidence at the lexicon's prior weights instead of fitting them (the training recogniser seldom hears the words: see the diagnostics)")
+	minGap := fs.Float64("min-auc-gap", 0.05, "prosodic evidence whose AUC (first sample of each training pause, ends vs holds) is within this of 0.5 gets weight 0")
 	neutral := fs.Float64("neutral-ms", 0, "instead of -target-fcr: the threshold at which a pause with no evidence either way waits this long (e.g. 500, the fixed policy's silence)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -73,12 +74,23 @@ func runEOTTrain(args []string, stdout, stderr io.Writer) error {
 	if f.verbose {
 		printFirstSamples(stderr, train.streams, samples)
 	}
-	w, dropped, err := fitSigned(samples, len(train.streams), *lambda)
+	off := nearChance(samples, *minGap)
+	w, dropped, err := fitSigned(samples, len(train.streams), *lambda, off)
 	if err != nil {
 		return err
 	}
 	if len(dropped) > 0 {
 		fmt.Fprintf(stderr, "fit: against their expected sign, kept at the prior: %s\n", strings.Join(dropped, ", "))
+	}
+	var unused []string
+	for j, o := range off {
+		if o {
+			w.W[j] = 0
+			unused = append(unused, turn.EvidenceNames[j])
+		}
+	}
+	if len(unused) > 0 {
+		fmt.Fprintf(stderr, "fit: within %g of chance (AUC) on the training points, not used (weight 0): %s\n", *minGap, strings.Join(unused, ", "))
 	}
 	if *wordsPrior {
 		for _, j := range []int{turn.EvWordsHold, turn.EvWordsEnd, turn.EvWordsHoldEarly, turn.EvWordsEndEarly} {
@@ -246,6 +258,7 @@ func streamSamples(st *eotStream, point int) ([]eotSample, error) {
 // wrong sign is left out (a quirk of the training voices, not of speech).
 var expectedSign = [turn.NumEvidence]int{
 	turn.EvPitchFall: +1, turn.EvPitchMove: -1, turn.EvPitchEnd: -1, turn.EvEnergySlope: -1, turn.EvEnergyEnd: -1,
+	turn.EvPitchSlope: -1, turn.EvFinalEnergy: -1,
 	turn.EvTurnLength: +1, turn.EvWordsHold: -1, turn.EvWordsHoldEarly: -1, turn.EvWordsEnd: +1, turn.EvWordsEndEarly: +1, turn.EvSilence: +1,
 }
 
@@ -260,17 +273,17 @@ var expectedSign = [turn.NumEvidence]int{
 // evaluation set.
 var priorWeights = [turn.NumEvidence]float32{
 	turn.EvPitchFall: 0.5, turn.EvPitchMove: -0.5, turn.EvPitchEnd: -0.5, turn.EvEnergySlope: -0.3, turn.EvEnergyEnd: -0.5,
+	turn.EvPitchSlope: -0.5,
 	turn.EvTurnLength: 0.3, turn.EvWordsHold: -3, turn.EvWordsEnd: 2, turn.EvWordsHoldEarly: -1, turn.EvWordsEndEarly: 1, turn.EvSilence: 2,
 }
 
 // fitSigned fits, then refits without the evidence whose weight came out
 // against its expected sign, one at a time, worst first.
-func fitSigned(ss []eotSample, points int, lambda float64) (turn.Weights, []string, error) {
+func fitSigned(ss []eotSample, points int, lambda float64, off [turn.NumEvidence]bool) (turn.Weights, []string, error) {
 	var dropped []string
-	var off [turn.NumEvidence]bool
 	for {
 		masked := ss
-		if len(dropped) > 0 {
+		if len(dropped) > 0 || off != ([turn.NumEvidence]bool{}) {
 			masked = make([]eotSample, len(ss))
 			for i, s := range ss {
 				masked[i] = s
@@ -476,6 +489,32 @@ func printDiagnostics(w io.Writer, ss []eotSample, streams []eotStream) {
 		}
 		fmt.Fprintln(w)
 	}
+}
+
+// nearChance marks the prosodic evidence (not the words, the turn's
+// length or the silence) whose AUC on the first sample of each training
+// pause is within gap of 0.5: too weak on these voices to weigh.
+func nearChance(ss []eotSample, gap float64) [turn.NumEvidence]bool {
+	var off [turn.NumEvidence]bool
+	first := map[int]eotSample{}
+	for _, s := range ss {
+		if _, ok := first[s.point]; !ok {
+			first[s.point] = s
+		}
+	}
+	for j := turn.EvPitchFall; j < turn.EvTurnLength; j++ {
+		var h, e []float64
+		for _, s := range first {
+			if s.y == 1 {
+				e = append(e, s.x[j])
+			} else {
+				h = append(h, s.x[j])
+			}
+		}
+		a := auc(e, h)
+		off[j] = a > 0.5-gap && a < 0.5+gap
+	}
+	return off
 }
 
 func mean(v []float64) float64 {

@@ -201,6 +201,24 @@ func (s *ListenSession) Partial() string {
 	return s.stream.partial()
 }
 
+// partialNower is a listen stream that can take a hypothesis on demand.
+type partialNower interface{ partialNow() string }
+
+// PartialNow returns a hypothesis over the audio written so far: a fresh
+// one from a recogniser that can take one on demand (the embedded
+// pocketsphinx), else Partial.
+func (s *ListenSession) PartialNow() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stream == nil {
+		return ""
+	}
+	if pn, ok := s.stream.(partialNower); ok {
+		return pn.partialNow()
+	}
+	return s.stream.partial()
+}
+
 // Final ends the turn and returns its text and the key phrases spotted in
 // it. It may be called once.
 func (s *ListenSession) Final(ctx context.Context) (Transcript, error) {

@@ -75,6 +75,16 @@ func (s *sphinxStream) write(frame []int16) error {
 
 func (s *sphinxStream) partial() string { return s.partialHyp }
 
+// partialNow takes a hypothesis over the audio written so far (the voice
+// session asks once per pause, so that the end-of-turn decision need not
+// wait for the next periodic one); the cadence goes on unchanged.
+func (s *sphinxStream) partialNow() string {
+	if s.d != nil {
+		s.partialHyp = s.d.Hypothesis()
+	}
+	return s.partialHyp
+}
+
 func (s *sphinxStream) final(ctx context.Context, c *call) (string, error) {
 	if s.d == nil {
 		return "", ErrClosed

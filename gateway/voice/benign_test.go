@@ -35,6 +35,7 @@ type benignOutcome struct {
 	speech      int // turns the turn detector closed (input.speech_stopped)
 	failed      int // turns whose recognition failed (error events)
 	incomplete  error
+	events      string // the session's events, kept when it raised a card
 }
 
 // slackStack is a stack whose recogniser may take minutes over a turn:
@@ -95,6 +96,11 @@ func playBenign(st *stack, s *fixtures.Stream, length time.Duration, device stri
 			out.failed++
 		}
 	}
+	if len(out.cards) > 0 {
+		// what raised it (the card's source and the turns around it),
+		// since a loaded machine seldom hears a clip the same way twice
+		out.events = dumpEvents(res.Events)
+	}
 	return out, nil
 }
 
@@ -140,9 +146,10 @@ func TestBenignRealSpeechNoCard(t *testing.T) {
 
 // TestBenignRealSpeechSweep plays every shared real clip through live voice
 // sessions, on the phone and the glasses at once, VERA_BENIGN_RUNS times
-// (default 3), and fails on any card. Heavy (about 8.5 min of audio a run):
-// set VERA_BENIGN_SWEEP=1; VERA_BENIGN_OUT names a file for the per-clip
-// table.
+// (default 3), and fails on any card, with the session's events. Heavy
+// (about 8.5 min of audio a run): set VERA_BENIGN_SWEEP=1; VERA_BENIGN_OUT
+// names a file for the per-clip table, VERA_BENIGN_CLIPS the clips to play
+// instead of all.
 //
 //	VERA_SHARED_DIR=/work/shared VERA_BENIGN_SWEEP=1 go test -tags nolibopusfile -run TestBenignRealSpeechSweep -timeout 90m -v ./gateway/voice/
 func TestBenignRealSpeechSweep(t *testing.T) {
@@ -167,6 +174,9 @@ func TestBenignRealSpeechSweep(t *testing.T) {
 		return fi.Size()
 	}
 	sort.Slice(names, func(i, j int) bool { return size(names[i]) < size(names[j]) })
+	if v := os.Getenv("VERA_BENIGN_CLIPS"); v != "" {
+		names = strings.Split(v, ",") // a re-run of the clips that raised a card
+	}
 	runs := 3
 	if v := os.Getenv("VERA_BENIGN_RUNS"); v != "" {
 		if _, err := fmt.Sscan(v, &runs); err != nil || runs < 1 {
@@ -204,7 +214,7 @@ func TestBenignRealSpeechSweep(t *testing.T) {
 				table.WriteString(line)
 				t.Log(strings.TrimSpace(line))
 				if len(o.cards) > 0 {
-					t.Errorf("run %d %s on %s: safety cards %v on benign speech (transcripts %q)", run, name, dev, o.cards, o.transcripts)
+					t.Errorf("run %d %s on %s: safety cards %v on benign speech (transcripts %q); events:\n%s", run, name, dev, o.cards, o.transcripts, o.events)
 				}
 			}
 		}

@@ -31,11 +31,12 @@ var errListenBusy = errors.New("voice: no recogniser free within voice.listen_wa
 type feeder struct {
 	done chan struct{} // closed when every queued frame was written (or the listen failed)
 
-	aborted atomic.Bool            // hang-up: queued frames are dropped, not recognised
-	written atomic.Int64           // frames given to the recogniser (tests)
-	part    atomic.Pointer[string] // the recogniser's partial after the last batch
-	waited  atomic.Int64           // ns from start to the recogniser open (or giving up)
-	opened  time.Time              // when the recogniser opened (read after done)
+	aborted atomic.Bool                // hang-up: queued frames are dropped, not recognised
+	written atomic.Int64               // frames given to the recogniser (tests)
+	part    atomic.Pointer[fedPartial] // the recogniser's partial after the last batch
+	askNow  atomic.Bool                // take a hypothesis after the next batch (askPartial)
+	waited  atomic.Int64               // ns from start to the recogniser open (or giving up)
+	opened  time.Time                  // when the recogniser opened (read after done)
 	ls      atomic.Pointer[router.ListenSession]
 
 	mu     sync.Mutex // mu guards the fields below
@@ -74,14 +75,28 @@ func (f *feeder) write(frame []int16) {
 	f.cond.Signal()
 }
 
-// partial is the recogniser's hypothesis as of the last batch it was fed
-// ("" before it opened). It takes no lock.
-func (f *feeder) partial() string {
-	if p := f.part.Load(); p != nil {
-		return *p
-	}
-	return ""
+// fedPartial is a partial and, once a hypothesis was asked for
+// (askPartial), the frames written when the last such one was taken: the
+// current partial has heard at least those.
+type fedPartial struct {
+	text        string
+	askedFrames int64
 }
+
+// partial is the recogniser's hypothesis as of the last batch it was fed
+// ("" before it opened), and the frames the last asked-for hypothesis had
+// heard (0: none). It takes no lock.
+func (f *feeder) partial() (string, int64) {
+	if p := f.part.Load(); p != nil {
+		return p.text, p.askedFrames
+	}
+	return "", 0
+}
+
+// askPartial asks for a hypothesis over everything written once the batch
+// in progress is written, instead of the recogniser's next periodic one
+// (the end-of-turn decision of a pause waits on it).
+func (f *feeder) askPartial() { f.askNow.Store(true) }
 
 // close ends the turn: the goroutine writes what is queued and exits.
 func (f *feeder) close() {
@@ -187,8 +202,16 @@ func (f *feeder) run(ctx context.Context, l Listener, req router.ListenRequest, 
 			}
 		}
 		if len(batch) > 0 {
-			p := ls.Partial()
-			f.part.Store(&p)
+			fp := fedPartial{}
+			if old := f.part.Load(); old != nil {
+				fp.askedFrames = old.askedFrames
+			}
+			if f.askNow.Swap(false) {
+				fp.text, fp.askedFrames = ls.PartialNow(), f.written.Load()
+			} else {
+				fp.text = ls.Partial()
+			}
+			f.part.Store(&fp)
 		}
 		if (closed && len(batch) == 0) || f.aborted.Load() {
 			return

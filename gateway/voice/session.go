@@ -55,6 +55,8 @@ type voiceSession struct {
 	turnID     string
 	lastPart   string
 	partAt     int64
+	askedPause bool           // the pause in progress has asked for a hypothesis (askAtPause)
+	askedSeen  int64          // the feeder's askedFrames as of the last poll
 	feedBase   int64          // sample time of the first audio the turn's recogniser was given
 	listenDone sync.WaitGroup // final-transcript goroutines, joined on close
 
@@ -280,7 +282,7 @@ func (s *voiceSession) onTurnEvent(ev *turn.Event) {
 		s.turnID = fmt.Sprintf("v%d", s.turnN)
 		s.session().Emit(event.TypeSpeechStarted, event.Speech{TurnID: s.turnID, AudioMS: sampleMs(ev.AudioStart)})
 		s.feed = newFeeder(s.ctx, s.deps.Listener, router.ListenRequest{Language: s.cfg.Language}, s.listenOptions())
-		s.lastPart, s.partAt = "", ev.At
+		s.lastPart, s.partAt, s.askedPause, s.askedSeen = "", ev.At, false, 0
 		// The recogniser gets the speech from its padded start.
 		pre := s.in.Prefix(s.in.Now() - ev.AudioStart)
 		for _, f := range pre {
@@ -385,12 +387,15 @@ func (s *voiceSession) maybePartial() {
 	if s.in.Turn().PauseWaitMs() > 0 {
 		every = min(every, pausePollMs*16) // the end-of-turn decision waits on these words
 	}
-	if now-s.partAt < every {
+	s.askAtPause()
+	_, asked := s.feed.partial()
+	if now-s.partAt < every && asked == s.askedSeen {
 		return
 	}
 	s.partAt = now
 	heard := s.heard()
-	p := strings.TrimSpace(s.feed.partial())
+	text, _ := s.feed.partial()
+	p := strings.TrimSpace(text)
 	// The turn detector hears every poll, changed or not: a transcript
 	// that still ends on "and" well after the speech stopped says hold
 	// (the adaptive policy, and barge-in's backchannel or interruption).
@@ -417,6 +422,23 @@ const recogniserCadence = 16000 / 5
 // has heard: the audio given to it (the frame in flight not counted), down
 // to its last hypothesis.
 func (s *voiceSession) heard() int64 {
+	_, asked := s.feed.partial() // before written: the partial read after it has heard at least this
+	s.askedSeen = asked
 	given := max(s.feed.written.Load()-1, 0) * audio.Frame20
-	return s.feedBase + given/recogniserCadence*recogniserCadence
+	return s.feedBase + max(given/recogniserCadence*recogniserCadence, asked*audio.Frame20)
+}
+
+// askAtPause asks the recogniser for a hypothesis once per pause, when
+// the pause has lasted turn.WordsSettleSamples: the end-of-turn decision
+// then has the words before the pause without waiting for the next
+// periodic partial (up to 200 ms of audio later).
+func (s *voiceSession) askAtPause() {
+	sil := s.in.Turn().PauseSilence()
+	switch {
+	case sil == 0:
+		s.askedPause = false
+	case !s.askedPause && sil >= turn.WordsSettleSamples:
+		s.askedPause = true
+		s.feed.askPartial()
+	}
 }
