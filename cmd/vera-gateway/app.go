@@ -149,7 +149,7 @@ func (a *app) build(cfg fileConfig, getenv func(string) string) (err error) {
 	}
 	voices, err := voice.NewFactory(cfg.Voice, voice.Deps{
 		Listener: a.router, Speaker: a.router, Sessions: a.sessions, Logger: log.With("pkg", "voice"),
-		Metrics: voice.NewMetrics(reg), Counters: a.counters,
+		Metrics: voice.NewMetrics(reg), Counters: a.counters, Recognisers: listenPool(cfg.Router),
 	})
 	if err != nil {
 		return err
@@ -399,4 +399,21 @@ func (a *app) close() {
 	if err := errors.Join(errs...); err != nil {
 		a.log.Warn("close", "err", err)
 	}
+}
+
+// listenPool is how many turns the listen slot recognises at once when its
+// first model is the embedded recogniser (router.sphinx.pool), for voice
+// admission; 0 for a remote one, which is not a bounded pool here.
+func listenPool(rc router.Config) int {
+	r := rc.Resolved()
+	names := r.Slots[router.SlotListen]
+	if len(names) == 0 {
+		return 0
+	}
+	for _, m := range r.Models {
+		if m.Name == names[0] && m.Provider == router.ProviderPocketsphinx {
+			return r.Sphinx.Pool
+		}
+	}
+	return 0
 }

@@ -382,3 +382,25 @@ func TestTurnRecords(t *testing.T) {
 		t.Fatalf("nothing-heard line %+v", line)
 	}
 }
+
+// A source that follows another without a silent frame (a busy answer that
+// stopped the disclosure) has no marker: its first packet is the one at the
+// event, not the next talk spurt seconds later.
+func TestReplyPacketWithoutSpurt(t *testing.T) {
+	t0 := time.Unix(1_700_000_000, 0)
+	var audio []fixtures.ReceivedPacket
+	for i := 0; i < 300; i++ { // 6 s of the disclosure, then the busy answer, back to back
+		audio = append(audio, fixtures.ReceivedPacket{At: t0.Add(time.Duration(i) * 20 * time.Millisecond), Marker: i == 0})
+	}
+	later := t0.Add(12 * time.Second)
+	audio = append(audio, fixtures.ReceivedPacket{At: later, Marker: true})
+	stopped, started := t0.Add(3*time.Second), t0.Add(3*time.Second+30*time.Millisecond)
+	if got, want := replyPacket(audio, stopped, started), t0.Add(3020*time.Millisecond); !got.Equal(want) {
+		t.Fatalf("first packet at %v after the turn's end, want %v (the one at the event)", got.Sub(stopped), want.Sub(stopped))
+	}
+	// A spurt that starts at the event is still preferred.
+	audio = append(audio[:150:150], fixtures.ReceivedPacket{At: started.Add(40 * time.Millisecond), Marker: true}, fixtures.ReceivedPacket{At: later, Marker: true})
+	if got := replyPacket(audio, stopped, started); !got.Equal(started.Add(40 * time.Millisecond)) {
+		t.Fatalf("first packet %v, want the spurt at the event", got.Sub(stopped))
+	}
+}

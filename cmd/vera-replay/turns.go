@@ -81,8 +81,11 @@ type turnFields struct {
 // turnRecords follows every input.speech_stopped to its outcome. The
 // reply's first packet is the first one that starts a talk spurt (RTP
 // marker) after the turn ended, at most 200 ms before reply.audio_started
-// arrived (the event and the packet race each other), or failing that the
-// first packet from 20 ms before the event on.
+// arrived (the event and the packet race each other) and at most
+// spurtAfter after it, or failing that the first packet from 20 ms before
+// the event on: a source that follows another without a silent frame (a
+// busy answer that stopped the disclosure) starts no new spurt, and the
+// next marker belongs to a later source.
 func turnRecords(events []fixtures.Event, audio []fixtures.ReceivedPacket) []turnRecord {
 	var out []turnRecord
 	idx := map[string]int{}
@@ -129,17 +132,26 @@ func turnRecords(events []fixtures.Event, audio []fixtures.ReceivedPacket) []tur
 	return out
 }
 
+// spurtAfter bounds how long after reply.audio_started arrived its first
+// packet may come: the event is emitted as the sender reads the source's
+// first frame, one tick before the packet.
+const spurtAfter = 500 * time.Millisecond
+
 func replyPacket(audio []fixtures.ReceivedPacket, stopped, started time.Time) time.Time {
 	from := started.Add(-200 * time.Millisecond)
 	if from.Before(stopped) {
 		from = stopped
 	}
+	until := started.Add(spurtAfter)
 	var fallback time.Time
 	for _, p := range audio {
 		if p.At.Before(from) {
 			continue
 		}
-		if p.Marker {
+		if p.At.After(until) && !fallback.IsZero() {
+			break
+		}
+		if p.Marker && !p.At.After(until) {
 			return p.At
 		}
 		if fallback.IsZero() && !p.At.Before(started.Add(-20*time.Millisecond)) {

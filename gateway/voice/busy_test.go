@@ -12,6 +12,7 @@ import (
 	"github.com/veraneural/vera-gateway/gateway/clock/clocktest"
 	"github.com/veraneural/vera-gateway/gateway/router"
 	"github.com/veraneural/vera-gateway/gateway/router/sphinx"
+	"github.com/veraneural/vera-gateway/gateway/session"
 	"github.com/veraneural/vera-gateway/safety"
 )
 
@@ -228,5 +229,43 @@ func TestPressureHold(t *testing.T) {
 	}
 	if newPressure(0).saturated(clk.Now()) {
 		t.Fatal("admit_listen_wait_ms 0 refuses")
+	}
+}
+
+// The busy answer is heard next, not after what the session was already
+// playing: a turn that ends busy while the long spoken disclosure still
+// plays (no barge-in pauses it here) stops the disclosure — on a display
+// that shows it, it counts as given — and the busy answer follows at once.
+func TestBusyAnswerPreemptsDisclosure(t *testing.T) {
+	r := onePoolRouter(t)
+	cfg := testConfig()
+	cfg.ListenWaitMs, cfg.AdmitListenWaitMs = 300, 0
+	cfg.Turn.BargeInMs, cfg.Turn.BackchannelMs = 10000, 10000 // the disclosure is never paused
+	scfg := session.DefaultConfig()
+	scfg.Disclosure = safety.DisclosureScreen // ~12 s spoken: still playing when the turn ends
+	st := newStack(t, stackOptions{router: r, cfg: &cfg, sessCfg: &scfg})
+	release := holdRecogniser(t, r)
+	defer release()
+	a := concat(t, fixtures.Silence(16000, time.Second), fixture(t, "gohome.16k.wav"), fixtures.Silence(16000, 1500*time.Millisecond))
+	res := runScenario(t, st, encode(t, a), busyEnded, 90*time.Second)
+	evs := res.Events
+	stopped, busy, cut, started := indexOf(evs, "input.speech_stopped"), -1, -1, -1
+	for i, e := range evs {
+		p := decode(t, e)
+		switch {
+		case e.Type == "notice" && p.Kind == "busy" && busy < 0:
+			busy = i
+		case e.Type == "reply.audio_stopped" && p.TurnID == noticeTurn && cut < 0:
+			cut = i
+		case e.Type == "reply.audio_started" && busy >= 0 && p.TurnID == decode(t, evs[busy]).TurnID && started < 0:
+			started = i
+		}
+	}
+	if stopped < 0 || busy < 0 || cut < stopped || started < max(busy, cut) {
+		t.Fatalf("want the disclosure's audio stopped at the turn's end and the busy answer's audio next (stopped %d, busy %d, cut %d, started %d)\n%s",
+			stopped, busy, cut, started, dumpEvents(evs))
+	}
+	if n := st.bargeIns("disclosure_shown"); n != 1 {
+		t.Fatalf("disclosure cut short %v times, want 1: the busy answer queued behind it\n%s", n, dumpEvents(evs))
 	}
 }

@@ -160,10 +160,11 @@ var ErrRecogniserSaturated = errors.New("the speech recogniser is at capacity; r
 
 // Admit is the rtc handler's admission hook for new voice sessions: it
 // refuses one while the recogniser is saturated (a turn has waited
-// voice.admit_listen_wait_ms for one, now or within the last 10 s). Chat is
-// not affected.
+// voice.admit_listen_wait_ms for one, now or within the last 10 s), or when
+// one more talking session would make turns wait that long on average
+// (admit.go). Chat is not affected.
 func (f *Factory) Admit() error {
-	if f.pressure.saturated(f.clock.Now()) {
+	if now := f.clock.Now(); f.pressure.saturated(now) || !f.load.admit(now) {
 		f.deps.Metrics.AdmissionRefused.Inc()
 		return ErrRecogniserSaturated
 	}
@@ -184,7 +185,9 @@ const noticeBusy = "busy"
 func (s *voiceSession) answerBusy(id string) {
 	s.m.ListenBusy.Inc()
 	s.turnWithoutWords(id)
+	s.factory.load.ended(s.talk, s.factory.clock.Now(), 0)
 	s.log.Debug("voice: no recogniser free; turn answered busy", "turn", id)
+	s.takeFloor(id) // the busy answer is heard next, not behind earlier speech (floor.go)
 	s.session().Emit(event.TypeNotice, event.Notice{Kind: noticeBusy, Text: busyText, TurnID: id})
 	s.session().NothingHeard(id)
 }
@@ -209,7 +212,9 @@ func (s *voiceSession) listenOptions() listenOptions {
 	if s.raised.Load() {
 		prio = sphinx.PriorityRaised
 	}
-	return s.factory.turnOptions(prio)
+	o := s.factory.turnOptions(prio)
+	o.load, o.talker = s.factory.load, s.talk
+	return o
 }
 
 // turnOptions are a turn's listen options at priority prio.

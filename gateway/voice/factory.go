@@ -48,6 +48,12 @@ type Deps struct {
 	// Clock times the wait for a recogniser and admission (nil: the wall
 	// clock).
 	Clock clock.Clock
+	// Recognisers is how many turns the listen slot recognises at once for
+	// sessions whose safety level is not raised (router.sphinx.pool when it
+	// is the embedded recogniser); admission sizes the talking sessions to
+	// it (admit.go). 0: not a bounded pool, admission only reacts to turns
+	// that waited.
+	Recognisers int
 }
 
 // ErrMissingDeps: a required collaborator is missing.
@@ -65,6 +71,7 @@ type Factory struct {
 
 	clock     clock.Clock
 	pressure  *pressure   // the recogniser's queueing, for admission
+	load      *talkLoad   // the recogniser's capacity against the talking sessions, for admission
 	busyReady atomic.Bool // the busy answer is in the phrase cache
 }
 
@@ -98,7 +105,8 @@ func NewFactory(cfg Config, deps Deps) (*Factory, error) {
 		deps.Clock = clock.Real{}
 	}
 	f := &Factory{cfg: cfg, deps: deps, live: map[string]*voiceSession{}, clock: deps.Clock,
-		pressure: newPressure(time.Duration(cfg.AdmitListenWaitMs) * time.Millisecond)}
+		pressure: newPressure(time.Duration(cfg.AdmitListenWaitMs) * time.Millisecond),
+		load:     newTalkLoad(deps.Recognisers, time.Duration(cfg.AdmitListenWaitMs)*time.Millisecond, deps.Metrics)}
 	if cfg.PhraseCache > 0 {
 		f.phrases = newPhraseCache(deps.Speaker, cfg.PhraseCache, deps.Metrics)
 	}
@@ -148,6 +156,7 @@ func (f *Factory) New(ctx context.Context, info rtc.SessionInfo, c *rtc.Conn) (r
 		c.Sender().SetTap(s.echo.reference)
 	}
 	s.factory = f
+	s.talk = f.load.join(f.clock.Now())
 	f.mu.Lock()
 	f.live[sess.ID()] = s
 	f.mu.Unlock()

@@ -36,6 +36,7 @@ type feeder struct {
 	part    atomic.Pointer[fedPartial] // the recogniser's partial after the last batch
 	askNow  atomic.Bool                // take a hypothesis after the next batch (askPartial)
 	waited  atomic.Int64               // ns from start to the recogniser open (or giving up)
+	opened  time.Time                  // when the recogniser opened (read after done)
 	ls      atomic.Pointer[router.ListenSession]
 
 	mu     sync.Mutex // mu guards the fields below
@@ -51,6 +52,8 @@ type listenOptions struct {
 	priority sphinx.Priority
 	clock    clock.Clock // nil: the wall clock
 	pressure *pressure   // told when the wait starts and ends; nil: nobody
+	load     *talkLoad   // told when the turn starts; nil: nobody
+	talker   *talker     // the session's talk in load
 }
 
 // newFeeder opens the listen session with l and starts feeding it.
@@ -137,8 +140,10 @@ func (f *feeder) open(ctx context.Context, l Listener, req router.ListenRequest,
 	}
 	start := o.clock.Now()
 	o.pressure.begin(f, start)
+	o.load.started(o.talker, start)
 	ls, err := l.Listen(lctx, req)
-	f.waited.Store(int64(o.clock.Since(start)))
+	f.opened = o.clock.Now()
+	f.waited.Store(int64(f.opened.Sub(start)))
 	if err != nil && ctx.Err() == nil && (errors.Is(context.Cause(lctx), errListenBusy) || allTTFT(err)) {
 		err = errListenBusy
 	}

@@ -96,6 +96,8 @@ type stackOptions struct {
 	// wires the factory's admission hook into the rtc handler.
 	router *router.Router
 	admit  bool
+	// recognisers sizes admission to that many decoders (Deps.Recognisers).
+	recognisers int
 }
 
 // newStack is gatewaytest's stack with this package's voice factory: the
@@ -121,7 +123,7 @@ func newStack(t testing.TB, o stackOptions) *stack {
 		},
 		Voice: func(gs *gatewaytest.Stack) (gatewaytest.Voice, error) {
 			f, err := NewFactory(cfg, Deps{Listener: gs.Router, Speaker: gs.Router, Sessions: gs.Sessions, Metrics: st.metrics,
-				Logger: log, Counters: st.counters,
+				Logger: log, Counters: st.counters, Recognisers: o.recognisers,
 				Owner: func(gateway.Principal) session.Owner { return session.Owner{PartnerID: gatewaytest.TestPartner} }})
 			if err != nil {
 				return gatewaytest.Voice{}, err

@@ -27,7 +27,10 @@ import "github.com/prometheus/client_golang/prometheus"
 // (a turn's wait to open a recogniser, mostly for a pooled decoder),
 // listen_busy_total (turns no recogniser was free for within
 // voice.listen_wait_ms, answered busy) and admission_refused_total (new
-// voice sessions refused while the recogniser was saturated).
+// voice sessions refused while the recogniser was saturated, or would be
+// with one more). Admission's estimate (admit.go): talking_sessions,
+// recogniser_hold_seconds, talk_duty, recogniser_turns_per_second,
+// offered_turns_per_second and expected_listen_wait_seconds.
 type Metrics struct {
 	Frame              prometheus.Histogram
 	FrameOverruns      prometheus.Counter
@@ -49,6 +52,8 @@ type Metrics struct {
 	ListenWait         prometheus.Histogram
 	ListenBusy         prometheus.Counter
 	AdmissionRefused   prometheus.Counter
+
+	LoadTalking, LoadHold, LoadDuty, LoadCapacity, LoadOffered, LoadWait prometheus.Gauge // admit.go
 
 	framesEncoded, framesCached prometheus.Counter               // PlayoutFrames' children, resolved once
 	segments                    [numSegments]prometheus.Observer // TurnSegment's children, in segmentNames order
@@ -86,7 +91,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		Sessions: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: "vera", Subsystem: "voice", Name: "sessions",
 			Help: "Live voice sessions."}),
 		BargeIns: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "vera", Subsystem: "voice", Name: "barge_ins_total",
-			Help: "Speech over playout, by outcome: interrupted, resumed (false interruption), ducked (a backchannel: the reply was ducked under it and went on), echo (stretches suppressed as our own voice), protected (over spoken safety resources, not paused), disclosure_shown and disclosure_owed (the spoken AI disclosure cut short: shown on the display, or to be spoken again)."},
+			Help: "Speech over playout, by outcome: interrupted, resumed (false interruption), ducked (a backchannel: the reply was ducked under it and went on), echo (stretches suppressed as our own voice), protected (over spoken safety resources, not paused), disclosure_shown and disclosure_owed (the spoken AI disclosure cut short: shown on the display, or to be spoken again), busy (a reply cut short or dropped for a busy answer to a later turn)."},
 			[]string{"outcome"}),
 		RecordDropped: prometheus.NewCounter(prometheus.CounterOpts{Namespace: "vera", Subsystem: "voice", Name: "record_dropped_total",
 			Help: "Packets and events record mode dropped because its writer fell behind (audio never waits for it)."}),
@@ -106,8 +111,9 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		ListenBusy: prometheus.NewCounter(prometheus.CounterOpts{Namespace: "vera", Subsystem: "voice", Name: "listen_busy_total",
 			Help: "Voice turns no recogniser was free for within voice.listen_wait_ms; answered busy (notice kind busy, spoken)."}),
 		AdmissionRefused: prometheus.NewCounter(prometheus.CounterOpts{Namespace: "vera", Subsystem: "voice", Name: "admission_refused_total",
-			Help: "New voice sessions refused (503) while turns queued for a recogniser (voice.admit_listen_wait_ms)."}),
+			Help: "New voice sessions refused (503) while turns queued for a recogniser, or when one more session would make them (voice.admit_listen_wait_ms)."}),
 	}
+	m.LoadTalking, m.LoadHold, m.LoadDuty, m.LoadCapacity, m.LoadOffered, m.LoadWait = loadGauges()
 	m.framesEncoded = m.PlayoutFrames.WithLabelValues("encoded")
 	m.framesCached = m.PlayoutFrames.WithLabelValues("cached")
 	for i, name := range segmentNames {
@@ -116,7 +122,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	if reg != nil {
 		reg.MustRegister(m.Frame, m.FrameOverruns, m.TurnSegment, m.EndOfTurnDelay, m.TranscriptionDelay, m.LLMTTFT, m.TTSTTFB, m.E2ELatency, m.Sessions, m.BargeIns, m.RecordDropped,
 			m.SessionSetup, m.SessionSetupFailed, m.PlayoutFrames, m.PhraseCache, m.PhraseSynthesis, m.ListenWait,
-			m.ListenBusy, m.AdmissionRefused)
+			m.ListenBusy, m.AdmissionRefused, m.LoadTalking, m.LoadHold, m.LoadDuty, m.LoadCapacity, m.LoadOffered, m.LoadWait)
 	}
 	return m
 }

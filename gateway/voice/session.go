@@ -34,6 +34,7 @@ type voiceSession struct {
 	resumeMu sync.Mutex           // serialises resume hellos
 	turns0   atomic.Bool          // a turn has started on this connection
 	raised   atomic.Bool          // the session's safety level was raised: its turns listen first
+	talk     *talker              // the session's talk, for admission (admit.go)
 	log      *slog.Logger
 	m        *Metrics
 	ctx      context.Context
@@ -86,6 +87,10 @@ type voiceSession struct {
 	// cancelled are turns whose reply was interrupted: the speaker drops
 	// their sentences.
 	cancelled map[string]bool
+	// floorTo: speak items numbered up to this yield to a busy answer;
+	// synth is the item being synthesised (floor.go).
+	floorTo uint64
+	synth   synthItem
 }
 
 // OnRTP implements rtc.AudioSink.
@@ -173,6 +178,7 @@ func (s *voiceSession) Closed(reason error) {
 		delete(s.factory.live, sess.ID())
 	}
 	s.factory.mu.Unlock()
+	s.factory.load.leave(s.talk)
 	s.cancel()
 	s.wg.Wait()
 	if s.feed != nil {
@@ -350,6 +356,7 @@ func (s *voiceSession) finishTurn(id string, fd *feeder, stopped time.Time) {
 	if err == nil {
 		tr, err = ls.Final(s.ctx)
 		_ = ls.Close()
+		s.recogniserClosed(fd)
 	}
 	if err != nil {
 		if s.ctx.Err() == nil {

@@ -1,6 +1,7 @@
 package voice
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -54,44 +55,56 @@ func (s *voiceSession) speaker() {
 		if skip || s.disclosureDropped(it) {
 			continue
 		}
-		if it.phrase && it.last && s.playPhrase(it) {
+		ctx, stop, yield := s.synthesising(it)
+		if yield { // a busy answer took the floor (floor.go)
+			s.yieldTurn(it.turnID, "")
 			continue
 		}
-		src := s.sourceFor(it.turnID, nil, false)
-		if it.text != "" {
-			if it.phrase {
-				src.beginNotice(it.text)
-			} else {
-				src.beginSentence(it.text, it.protected)
-			}
-			asked := time.Now()
-			first := true
-			tt := s.timing(it.turnID)
-			_, err := s.deps.Speaker.Speak(s.ctx, router.SpeakRequest{Text: it.text, SampleRate: rtc.PCMRate, PCMOnly: true},
-				func(c router.AudioChunk) error {
-					if c.Codec != router.CodecPCM || c.SampleRate != rtc.PCMRate {
-						return fmt.Errorf("voice: speak returned %s at %d Hz, want PCM at %d", c.Codec, c.SampleRate, rtc.PCMRate)
-					}
-					if first {
-						first = false
-						now := time.Now()
-						s.m.TTSTTFB.Observe(now.Sub(asked).Seconds())
-						if tt != nil {
-							tt.markFirstAudio(now)
-						}
-					}
-					src.write(c.PCM)
-					return nil
-				})
-			if err != nil && s.ctx.Err() == nil {
-				s.log.Warn("voice: speak", "turn", it.turnID, "err", err)
-			}
+		s.speak(ctx, it)
+		stop()
+	}
+}
+
+// speak plays it: from the phrase cache, or synthesised into its turn's
+// source. ctx ends when a busy answer takes the floor (floor.go).
+func (s *voiceSession) speak(ctx context.Context, it speakItem) {
+	if it.phrase && it.last && s.playPhrase(it) {
+		return
+	}
+	src := s.sourceFor(it.turnID, nil, false)
+	if it.text != "" {
+		if it.phrase {
+			src.beginNotice(it.text)
+		} else {
+			src.beginSentence(it.text, it.protected)
 		}
-		if it.last {
-			// The source stays current until it has played out (a barge-in
-			// may still pause it); the sender's onDone releases it.
-			src.finish()
+		asked := time.Now()
+		first := true
+		tt := s.timing(it.turnID)
+		_, err := s.deps.Speaker.Speak(ctx, router.SpeakRequest{Text: it.text, SampleRate: rtc.PCMRate, PCMOnly: true},
+			func(c router.AudioChunk) error {
+				if c.Codec != router.CodecPCM || c.SampleRate != rtc.PCMRate {
+					return fmt.Errorf("voice: speak returned %s at %d Hz, want PCM at %d", c.Codec, c.SampleRate, rtc.PCMRate)
+				}
+				if first {
+					first = false
+					now := time.Now()
+					s.m.TTSTTFB.Observe(now.Sub(asked).Seconds())
+					if tt != nil {
+						tt.markFirstAudio(now)
+					}
+				}
+				src.write(c.PCM)
+				return nil
+			})
+		if err != nil && ctx.Err() == nil {
+			s.log.Warn("voice: speak", "turn", it.turnID, "err", err)
 		}
+	}
+	if it.last {
+		// The source stays current until it has played out (a barge-in
+		// may still pause it); the sender's onDone releases it.
+		src.finish()
 	}
 }
 
