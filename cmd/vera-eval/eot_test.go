@@ -43,14 +43,7 @@ func TestWordPointsAndRTTMPoints(t *testing.T) {
 // JSON has exactly the shape, the rates are fractions, the Pareto
 // PNG decodes. The figures are recomputed, only checked for sanity.
 func TestEOTCommandOnTinySet(t *testing.T) {
-	a, err := wavio.ReadWAVFile(filepath.Join("..", "..", "testdata", "voice", "gohome.16k.wav"), 16000)
-	if err != nil {
-		t.Skipf("no committed clip: %v", err)
-	}
-	b, err := wavio.ReadWAVFile(filepath.Join("..", "..", "testdata", "voice", "lights.16k.wav"), 16000)
-	if err != nil {
-		t.Skipf("no committed clip: %v", err)
-	}
+	a, b := twoCommittedClips(t)
 	// Each clip has 300 ms of silence either side: the pause is 300 + 100
 	// + 300 ms, the end's silence 300 + 2000 ms.
 	pcm := append(append(append(append([]int16(nil), a...), make([]int16, 100*msSamples)...), b...), make([]int16, 2000*msSamples)...)
@@ -141,14 +134,7 @@ func TestEOTCommandOnTinySet(t *testing.T) {
 // committed clips (each one phrase with silence around it) give one ask in
 // the pause between them and one after the second, at frame ends.
 func TestFlushPoints(t *testing.T) {
-	a, err := wavio.ReadWAVFile(filepath.Join("..", "..", "testdata", "voice", "gohome.16k.wav"), 16000)
-	if err != nil {
-		t.Skipf("no committed clip: %v", err)
-	}
-	b, err := wavio.ReadWAVFile(filepath.Join("..", "..", "testdata", "voice", "lights.16k.wav"), 16000)
-	if err != nil {
-		t.Skipf("no committed clip: %v", err)
-	}
+	a, b := twoCommittedClips(t)
 	gap := make([]int16, 100*msSamples)
 	pcm := append(append(append(append([]int16(nil), a...), gap...), b...), make([]int16, 1000*msSamples)...)
 	got, err := flushPoints(pcm)
@@ -164,4 +150,19 @@ func TestFlushPoints(t *testing.T) {
 			t.Errorf("ask at %d: not the end of a 20 ms frame", at)
 		}
 	}
+}
+
+// twoCommittedClips reads the committed "go home" and "lights" phrases
+// (each with 300 ms of silence either side), skipping without them.
+func twoCommittedClips(t *testing.T) (a, b []int16) {
+	t.Helper()
+	var clips [2][]int16
+	for i, name := range []string{"gohome", "lights"} {
+		c, err := wavio.ReadWAVFile(filepath.Join("..", "..", "testdata", "voice", name+".16k.wav"), 16000)
+		if err != nil {
+			t.Skipf("no committed clip: %v", err)
+		}
+		clips[i] = c
+	}
+	return clips[0], clips[1]
 }

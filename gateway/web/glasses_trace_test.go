@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -81,23 +82,11 @@ func (pr *cpuProfile) scriptSplit(w traceWindow) string {
 			ms[name[id]] += float64(pr.TimeDeltas[i+1]) / 1000
 		}
 	}
-	type part struct {
-		name string
-		ms   float64
-	}
 	var parts []part
 	for n, v := range ms {
 		parts = append(parts, part{n, v})
 	}
-	slices.SortFunc(parts, func(a, b part) int {
-		if a.ms != b.ms {
-			if a.ms > b.ms {
-				return -1
-			}
-			return 1
-		}
-		return strings.Compare(a.name, b.name)
-	})
+	costliestFirst(parts)
 	var b strings.Builder
 	for i, p := range parts {
 		if i == 12 {
@@ -294,24 +283,12 @@ func splitSummary(events []traceEvent, w traceWindow) string {
 			continue
 		}
 		total := 0.0
-		type part struct {
-			name string
-			ms   float64
-		}
 		var parts []part
 		for n, ms := range m {
 			total += ms
 			parts = append(parts, part{n, ms})
 		}
-		slices.SortFunc(parts, func(a, b part) int {
-			if a.ms > b.ms {
-				return -1
-			}
-			if a.ms < b.ms {
-				return 1
-			}
-			return strings.Compare(a.name, b.name)
-		})
+		costliestFirst(parts)
 		fmt.Fprintf(&b, "\n  %s %.1f ms busy:", cls, total)
 		for i, p := range parts {
 			if i == 8 || p.ms < 0.05 {
@@ -369,25 +346,13 @@ func meanSplit(events []traceEvent, ws []traceWindow) string {
 			sum[n] += ms
 		}
 	}
-	type part struct {
-		name string
-		ms   float64
-	}
 	var parts []part
 	total := 0.0
 	for n, ms := range sum {
 		parts = append(parts, part{n, ms / float64(len(ws))})
 		total += ms / float64(len(ws))
 	}
-	slices.SortFunc(parts, func(a, b part) int {
-		if a.ms != b.ms {
-			if a.ms > b.ms {
-				return -1
-			}
-			return 1
-		}
-		return strings.Compare(a.name, b.name)
-	})
+	costliestFirst(parts)
 	var b strings.Builder
 	fmt.Fprintf(&b, "main %.1f ms busy over %d windows:", total, len(ws))
 	for i, p := range parts {
@@ -397,4 +362,20 @@ func meanSplit(events []traceEvent, ws []traceWindow) string {
 		fmt.Fprintf(&b, " %s %.1f;", p.name, p.ms)
 	}
 	return b.String()
+}
+
+// part is one trace event name's time, in ms.
+type part struct {
+	name string
+	ms   float64
+}
+
+// costliestFirst sorts parts by time, longest first, then by name.
+func costliestFirst(parts []part) {
+	slices.SortFunc(parts, func(a, b part) int {
+		if c := cmp.Compare(b.ms, a.ms); c != 0 {
+			return c
+		}
+		return strings.Compare(a.name, b.name)
+	})
 }
