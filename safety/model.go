@@ -44,10 +44,25 @@ type model struct {
 // key and its weights share one slot, so a probe that hits reads one cache
 // line, not two: the table (1 MiB) does not stay in cache between
 // utterances.
+//
+// Most probes are of features the model does not have (a concept pair, a
+// rare n-gram), so a 64 KiB filter in front of it answers those: two bits
+// of one word per feature, set for every key, so an absent feature almost
+// never touches the table.
 type weightTable struct {
-	slots []weightSlot // key 0 marks an empty slot (a zero hash is remapped to 1)
-	mask  uint64
-	n     int
+	slots  []weightSlot // key 0 marks an empty slot (a zero hash is remapped to 1)
+	mask   uint64
+	n      int
+	filter []uint64 // filterWords words; see filterBits
+}
+
+// filterWords is the size of weightTable.filter in 64-bit words (64 KiB).
+const filterWords = 1 << 13
+
+// filterBits are the word of filter and the two bits in it that stand for
+// hash h: bits of h the slot index (its low bits) does not use.
+func filterBits(h uint64) (word int, bits uint64) {
+	return int(h>>40) & (filterWords - 1), 1<<(h>>53&63) | 1<<(h>>59&31+(h>>34&1)*32)
 }
 
 type weightSlot struct {
@@ -60,6 +75,9 @@ func (t *weightTable) get(h uint64) ([2]float32, bool) {
 		h = 1
 	}
 	if t.mask == 0 {
+		return [2]float32{}, false
+	}
+	if w, b := filterBits(h); t.filter[w]&b != b {
 		return [2]float32{}, false
 	}
 	for i := h & t.mask; ; i = (i + 1) & t.mask {
@@ -79,6 +97,11 @@ func (t *weightTable) put(h uint64, w [2]float32) {
 	if 4*(t.n+1) > 3*len(t.slots) { // load factor 3/4
 		t.grow()
 	}
+	if t.filter == nil {
+		t.filter = make([]uint64, filterWords)
+	}
+	fw, fb := filterBits(h)
+	t.filter[fw] |= fb
 	for i := h & t.mask; ; i = (i + 1) & t.mask {
 		switch s := &t.slots[i]; s.key {
 		case h:
