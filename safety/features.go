@@ -26,9 +26,13 @@ const (
 type extractor struct {
 	canon []byte
 	toks  []string
-	fixed []string // toks after repairTokens
-	sq    []string // fixed, squashed
-	cur   []string // the tokens of this run: what every feature reads
+	fixed []string  // toks after repairTokens
+	sq    []string  // fixed, squashed
+	cur   []string  // the tokens of this run: what every feature reads
+	infos []tokInfo // cur's word-table entries (lookupWords)
+	// given, when set, holds the entries of the toks the next prepare is
+	// called with (Detector.otherTiers has them already)
+	given []tokInfo
 	hash  func(uint64)
 	known *vocab // the model's vocabulary (repair.go)
 	// scoring state for model.windowScores
@@ -74,7 +78,10 @@ func (x *extractor) run(text string, toks []string, nmin, nmax int, emit func([]
 // context flags and matches the frames: everything but the model's
 // features.
 func (x *extractor) prepare(text string, toks []string) {
+	given := x.given
+	x.given = nil // they were for the caller's toks, this call's
 	if toks == nil {
+		given = nil
 		toks = normalize(text, x.toks[:0])
 		x.toks = toks
 		x.fixed = repairTokens(toks, x.fixed, x.known)
@@ -88,7 +95,12 @@ func (x *extractor) prepare(text string, toks []string) {
 	}
 	b := x.sets[:len(toks)]
 	x.sets = b
-	concepts.tag(toks, b)
+	infos := given
+	if len(infos) != len(toks) {
+		x.infos = lookupWords(toks, x.infos)
+		infos = x.infos
+	}
+	tagWords(toks, infos, b)
 	x.pos = x.pos[:0]
 	for i, v := range b {
 		if !v.empty() {
