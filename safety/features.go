@@ -33,11 +33,11 @@ type extractor struct {
 	// given, when set, holds the entries of the toks the next prepare is
 	// called with (Detector.otherTiers has them already)
 	given []tokInfo
-	hash  func(uint64)
+	hash  func(family int, h uint64) // see run
 	known *vocab // the model's vocabulary (repair.go)
 	// scoring state for model.windowScores
 	sum     [2]float32
-	weights *weightTable
+	weights *[numFamilies]weightTable
 	sets    []cset
 	pos     []int // indices of tokens with concepts
 	buf     []byte
@@ -139,7 +139,7 @@ func (x *extractor) features(text string, nmin, nmax int, emit func([]byte)) {
 				h ^= uint64(c[i+n-1])
 				h *= fnvPrime
 				if n >= nmin {
-					x.hash(h)
+					x.hash(famGram, h)
 				}
 			}
 		}
@@ -178,20 +178,20 @@ func (x *extractor) features(text string, nmin, nmax int, emit func([]byte)) {
 func (x *extractor) hashWordFeatures() {
 	prev := "<"
 	for _, t := range x.cur {
-		x.hash(fnvString(gramW, t))
-		x.hash(fnvString(fnvByte(fnvString(gramB, prev), ' '), t))
+		x.hash(famWord, fnvString(gramW, t))
+		x.hash(famWord, fnvString(fnvByte(fnvString(gramB, prev), ' '), t))
 		prev = t
 	}
-	x.hash(fnvByte(fnvByte(fnvString(gramB, prev), ' '), '>'))
+	x.hash(famWord, fnvByte(fnvByte(fnvString(gramB, prev), ' '), '>'))
 	b, names, ch := x.sets, concepts.names, conceptHashes
 	for _, p := range x.pos {
-		b[p].each(func(c int) { x.hash(ch[c].c) })
+		b[p].each(func(c int) { x.hash(famConcept, ch[c].c) })
 	}
 	pos := x.pos
 	for i := range pos {
 		for j := i + 1; j < len(pos) && j <= i+pairSpan; j++ {
 			b[pos[i]].each(func(u int) {
-				b[pos[j]].each(func(v int) { x.hash(fnvString(ch[u].pair, names[v])) })
+				b[pos[j]].each(func(v int) { x.hash(famConcept, fnvString(ch[u].pair, names[v])) })
 			})
 		}
 		for j := i + 1; j < len(pos) && j < i+tripleSpan; j++ {
@@ -199,14 +199,14 @@ func (x *extractor) hashWordFeatures() {
 				b[pos[i]].each(func(u int) {
 					b[pos[j]].each(func(v int) {
 						uv := fnvByte(fnvString(ch[u].triple, names[v]), '>')
-						b[pos[k]].each(func(w int) { x.hash(fnvString(uv, names[w])) })
+						b[pos[k]].each(func(w int) { x.hash(famConcept, fnvString(uv, names[w])) })
 					})
 				})
 			}
 		}
 	}
 	for _, id := range x.fired {
-		x.hash(fnvString(gramF, id))
+		x.hash(famWord, fnvString(gramF, id))
 	}
 }
 
@@ -349,8 +349,8 @@ var personalSet, _ = conceptSet("self|my|me|friend|family|partner|child|other")
 // feature.
 var gramG = gramHash([]byte("g:"))
 
-func (x *extractor) addWeight(h uint64) {
-	if w, ok := x.weights.get(h); ok {
+func (x *extractor) addWeight(family int, h uint64) {
+	if w, ok := x.weights[family].get(h); ok {
 		x.sum[0] += w[0]
 		x.sum[1] += w[1]
 	}
