@@ -34,7 +34,7 @@ type extractor struct {
 	// called with (Detector.otherTiers has them already)
 	given []tokInfo
 	hash  func(family int, h uint64) // see run
-	known *vocab // the model's vocabulary (repair.go)
+	known *vocab                     // the model's vocabulary (repair.go)
 	// scoring state for model.windowScores
 	sum     [2]float32
 	weights *[numFamilies]weightTable
@@ -132,14 +132,14 @@ func (x *extractor) prepare(text string, toks []string) {
 func (x *extractor) features(text string, nmin, nmax int, emit func([]byte)) {
 	x.canon = modelCanon(text, x.canon)
 	c := x.canon
-	if x.hash != nil {
+	if x.hash != nil || x.weights != nil {
 		for i := range c {
 			h := uint64(gramG)
 			for n := 1; n <= nmax && i+n <= len(c); n++ {
 				h ^= uint64(c[i+n-1])
 				h *= fnvPrime
 				if n >= nmin {
-					x.hash(famGram, h)
+					x.emitHash(famGram, h)
 				}
 			}
 		}
@@ -178,20 +178,20 @@ func (x *extractor) features(text string, nmin, nmax int, emit func([]byte)) {
 func (x *extractor) hashWordFeatures() {
 	prev := "<"
 	for _, t := range x.cur {
-		x.hash(famWord, fnvString(gramW, t))
-		x.hash(famWord, fnvString(fnvByte(fnvString(gramB, prev), ' '), t))
+		x.emitHash(famWord, fnvString(gramW, t))
+		x.emitHash(famWord, fnvString(fnvByte(fnvString(gramB, prev), ' '), t))
 		prev = t
 	}
-	x.hash(famWord, fnvByte(fnvByte(fnvString(gramB, prev), ' '), '>'))
+	x.emitHash(famWord, fnvByte(fnvByte(fnvString(gramB, prev), ' '), '>'))
 	b, names, ch := x.sets, concepts.names, conceptHashes
 	for _, p := range x.pos {
-		b[p].each(func(c int) { x.hash(famConcept, ch[c].c) })
+		b[p].each(func(c int) { x.emitHash(famConcept, ch[c].c) })
 	}
 	pos := x.pos
 	for i := range pos {
 		for j := i + 1; j < len(pos) && j <= i+pairSpan; j++ {
 			b[pos[i]].each(func(u int) {
-				b[pos[j]].each(func(v int) { x.hash(famConcept, fnvString(ch[u].pair, names[v])) })
+				b[pos[j]].each(func(v int) { x.emitHash(famConcept, fnvString(ch[u].pair, names[v])) })
 			})
 		}
 		for j := i + 1; j < len(pos) && j < i+tripleSpan; j++ {
@@ -199,14 +199,14 @@ func (x *extractor) hashWordFeatures() {
 				b[pos[i]].each(func(u int) {
 					b[pos[j]].each(func(v int) {
 						uv := fnvByte(fnvString(ch[u].triple, names[v]), '>')
-						b[pos[k]].each(func(w int) { x.hash(famConcept, fnvString(uv, names[w])) })
+						b[pos[k]].each(func(w int) { x.emitHash(famConcept, fnvString(uv, names[w])) })
 					})
 				})
 			}
 		}
 	}
 	for _, id := range x.fired {
-		x.hash(famWord, fnvString(gramF, id))
+		x.emitHash(famWord, fnvString(gramF, id))
 	}
 }
 
@@ -349,7 +349,14 @@ var personalSet, _ = conceptSet("self|my|me|friend|family|partner|child|other")
 // feature.
 var gramG = gramHash([]byte("g:"))
 
-func (x *extractor) addWeight(family int, h uint64) {
+// emitHash delivers one feature's hash: while scoring (x.weights set) it
+// adds the feature's weights to x.sum, else it calls x.hash. (A direct
+// call: a method value in x.hash would be allocated per window.)
+func (x *extractor) emitHash(family int, h uint64) {
+	if x.weights == nil {
+		x.hash(family, h)
+		return
+	}
 	if w, ok := x.weights[family].get(h); ok {
 		x.sum[0] += w[0]
 		x.sum[1] += w[1]

@@ -364,9 +364,8 @@ func wordStarts(s string, dst []int) []int {
 func (m *model) windowScores(text string, x *extractor) [2]float32 {
 	x.sum = m.bias
 	x.weights = &m.weights
-	x.hash = x.addWeight
 	x.features(text, m.nmin, m.nmax, nil)
-	x.hash, x.weights = nil, nil
+	x.weights = nil
 	return x.sum
 }
 
