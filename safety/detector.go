@@ -474,7 +474,19 @@ func (d *Detector) analyzeRulesWith(toks []string, infos []tokInfo) analysis {
 			a.level, a.reason, a.lang = lvl, reason, def.lang
 		}
 	}
-	sig := sigOf(toks)
+	var sig tokSig
+	if d.builtin {
+		for i, ti := range infos {
+			if ti.w != nil {
+				b := ti.w.sig
+				sig[b>>6] |= 1 << (b & 63)
+			} else {
+				sig.add(toks[i])
+			}
+		}
+	} else {
+		sig = sigOf(toks)
+	}
 	for i, t := range toks {
 		var cs []cand
 		switch {
@@ -489,6 +501,15 @@ func (d *Detector) analyzeRulesWith(toks []string, infos []tokInfo) analysis {
 					hit(c, i, end)
 				}
 			}
+		}
+		if d.builtin && infos[i].w != nil {
+			// the word's prefix candidates, found when the table was built
+			for _, c := range infos[i].w.prefixed {
+				if end := d.rules[c.rule].pats[c.pat].match(toks, i); end >= 0 {
+					hit(c, i, end)
+				}
+			}
+			continue
 		}
 		for _, pc := range d.byPrefix.candidates(t) {
 			if len(t) >= len(pc.prefix) && t[:len(pc.prefix)] == pc.prefix {

@@ -43,6 +43,16 @@ type wordInfo struct {
 	concept *wordEntry // concepts.words
 	affix   cset       // the concepts of the token alone that tag adds after langDrops (affixConcepts)
 	rules   []cand     // the built-in rules' byWord entry (builtinRules)
+	// prefixed: the built-in rules' byPrefix entries whose prefix the
+	// word starts with, in index order (what the rules' loop keeps of
+	// byPrefix.candidates)
+	prefixed []cand
+	sig      uint8 // sigBit of the word
+	// before holds, per phrase of concept (in its order), the entries of
+	// the phrase's other words: a phrase ends at a token when the tokens
+	// before it have those entries (pointer comparisons, no string
+	// compares; every phrase word has an entry)
+	before [][]*wordInfo
 }
 
 // tokInfo is one token's entry (w, nil when the token is in no table) and
@@ -124,11 +134,48 @@ func buildWordTable() map[string]*wordInfo {
 			get(squashWord(w))
 		}
 	}
+	for _, e := range concepts.words {
+		for _, ph := range e.phrases {
+			for _, w := range ph.before {
+				get(w)
+			}
+		}
+	}
+	rs := builtinRules()
 	for w, e := range m {
 		e.affix = affixConcepts(w)
 		e.bits |= prefixBits(w)
+		e.sig = sigBit(w)
+		for _, pc := range rs.byPrefix.candidates(w) {
+			if len(w) >= len(pc.prefix) && w[:len(pc.prefix)] == pc.prefix {
+				e.prefixed = append(e.prefixed, pc.c)
+			}
+		}
+		if e.concept != nil && len(e.concept.phrases) > 0 {
+			e.before = make([][]*wordInfo, len(e.concept.phrases))
+			for k, ph := range e.concept.phrases {
+				for _, w := range ph.before {
+					e.before[k] = append(e.before[k], m[w])
+				}
+			}
+		}
 	}
 	return m
+}
+
+// endsWithInfos is endsWith(toks[:i], phrase words) for the phrase whose
+// words' entries are before: the entries of the tokens before i.
+func endsWithInfos(infos []tokInfo, i int, before []*wordInfo) bool {
+	if len(before) > i {
+		return false
+	}
+	off := i - len(before)
+	for k := len(before) - 1; k >= 0; k-- { // the nearest word first: it differs most often
+		if infos[off+k].w != before[k] {
+			return false
+		}
+	}
+	return true
 }
 
 // prefixBits are the bits a word has by a prefix, whether or not the
@@ -203,15 +250,15 @@ func tagWords(toks []string, infos []tokInfo, sets []cset) {
 			case e.byPrev != nil:
 				if i > 0 { // every phrase has a word before its last
 					for _, k := range e.byPrev[toks[i-1]] {
-						if ph := &e.phrases[k]; endsWith(toks[:i], ph.before) {
-							b.or(ph.c)
+						if endsWithInfos(infos, i, w.before[k]) {
+							b.or(e.phrases[k].c)
 						}
 					}
 				}
 			default:
 				for k := range e.phrases {
-					if ph := &e.phrases[k]; endsWith(toks[:i], ph.before) {
-						b.or(ph.c)
+					if endsWithInfos(infos, i, w.before[k]) {
+						b.or(e.phrases[k].c)
 					}
 				}
 			}

@@ -37,6 +37,17 @@ func TestWordTable(t *testing.T) {
 			if !slices.Equal(cs, rs.byWord[tok]) {
 				t.Fatalf("%q: rule candidates of %q differ", text, tok)
 			}
+			if w := infos[i].w; w != nil {
+				var pre []cand
+				for _, pc := range rs.byPrefix.candidates(tok) {
+					if len(tok) >= len(pc.prefix) && tok[:len(pc.prefix)] == pc.prefix {
+						pre = append(pre, pc.c)
+					}
+				}
+				if !slices.Equal(pre, w.prefixed) || w.sig != sigBit(tok) {
+					t.Fatalf("%q: prefix candidates or signature of %q differ", text, tok)
+				}
+			}
 		}
 		l1, r1 := lexicon(toks)
 		l2, r2 := lexiconWith(toks, infos)
