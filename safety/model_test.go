@@ -257,3 +257,29 @@ func TestWeightFamilies(t *testing.T) {
 		})
 	}
 }
+
+// TestWindowScores: the detector's scores (features hashed in place,
+// each looked up in its family's table) equal the sum, in emission order,
+// of the weights of the feature strings training emits, looked up by
+// string.
+func TestWindowScores(t *testing.T) {
+	m, err := defaultModel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range loadSamples(t, "corpus-dev.jsonl") {
+		x := &extractor{known: m.lex}
+		want := m.bias
+		x.run(s.Text, nil, m.nmin, m.nmax, func(b []byte) {
+			if w, ok := m.weights[weightFamily(b)].get(gramHash(b)); ok {
+				want[0] += w[0]
+				want[1] += w[1]
+			}
+		})
+		y := &extractor{known: m.lex}
+		y.prepare(s.Text, nil)
+		if got := m.windowScores(s.Text, y); got != want {
+			t.Fatalf("%q: scores %v, want %v", s.Text, got, want)
+		}
+	}
+}
