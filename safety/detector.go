@@ -492,7 +492,7 @@ func (d *Detector) analyzeRulesWith(toks []string, infos []tokInfo) analysis {
 		switch {
 		case !d.builtin:
 			cs = d.byWord[t]
-		case infos[i].w != nil:
+		case infos[i].bits&bHasRules != 0:
 			cs = infos[i].w.rules
 		}
 		for _, c := range cs {
@@ -504,6 +504,9 @@ func (d *Detector) analyzeRulesWith(toks []string, infos []tokInfo) analysis {
 		}
 		if d.builtin && infos[i].w != nil {
 			// the word's prefix candidates, found when the table was built
+			if infos[i].bits&bHasPrefixed == 0 {
+				continue
+			}
 			for _, c := range infos[i].w.prefixed {
 				if end := d.rules[c.rule].pats[c.pat].match(toks, i); end >= 0 {
 					hit(c, i, end)

@@ -33,21 +33,28 @@ const (
 	bLaterTime    // the second word of a recentCue pair: night, morning, matin, soir
 	bRecentFirst  // the first word of one: last, this, ce, hier
 	bPossessive3P // "his", "their" (narrated)
+	bHasRules     // wordInfo.rules is not empty
+	bHasPrefixed  // wordInfo.prefixed is not empty
 )
 
 // wordInfo is everything the table knows of one token.
+//
+// The fields every token reads (the bits, the concept entry and affix
+// concepts, the signature bit) come first, in the entry's first cache line;
+// the rule candidates and phrase words after, read only when the bits say
+// the word has them.
 type wordInfo struct {
 	bits    wordBits
 	cue     langCue
 	dropped bool       // a key of langDrop, langDropES, langDropFR or langDropEN
+	sig     uint8      // sigBit of the word
 	concept *wordEntry // concepts.words
 	affix   cset       // the concepts of the token alone that tag adds after langDrops (affixConcepts)
-	rules   []cand     // the built-in rules' byWord entry (builtinRules)
+	rules   []cand     // the built-in rules' byWord entry (builtinRules); bHasRules
 	// prefixed: the built-in rules' byPrefix entries whose prefix the
 	// word starts with, in index order (what the rules' loop keeps of
-	// byPrefix.candidates)
+	// byPrefix.candidates); bHasPrefixed
 	prefixed []cand
-	sig      uint8 // sigBit of the word
 	// before holds, per phrase of concept (in its order), the entries of
 	// the phrase's other words: a phrase ends at a token when the tokens
 	// before it have those entries (pointer comparisons, no string
@@ -150,6 +157,12 @@ func buildWordTable() map[string]*wordInfo {
 			if len(w) >= len(pc.prefix) && w[:len(pc.prefix)] == pc.prefix {
 				e.prefixed = append(e.prefixed, pc.c)
 			}
+		}
+		if len(e.rules) > 0 {
+			e.bits |= bHasRules
+		}
+		if len(e.prefixed) > 0 {
+			e.bits |= bHasPrefixed
 		}
 		if e.concept != nil && len(e.concept.phrases) > 0 {
 			e.before = make([][]*wordInfo, len(e.concept.phrases))
