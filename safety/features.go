@@ -36,6 +36,7 @@ type extractor struct {
 	hash  func(family int, h uint64) // see run
 	known *vocab                     // the model's vocabulary (repair.go)
 	// scoring state for model.windowScores
+	feats   []featHash
 	sum     [2]float32
 	weights *[numFamilies]weightTable
 	sets    []cset
@@ -357,10 +358,15 @@ func (x *extractor) emitHash(family int, h uint64) {
 		x.hash(family, h)
 		return
 	}
-	if w, ok := x.weights[family].get(h); ok {
-		x.sum[0] += w[0]
-		x.sum[1] += w[1]
+	if x.weights[family].mayHave(h) {
+		x.feats = append(x.feats, featHash{h, uint8(family)})
 	}
+}
+
+// featHash is a feature the filter let through, to look up.
+type featHash struct {
+	h   uint64
+	fam uint8
 }
 
 // actSet and timeSet: concept cues DetectTurn combines with earlier turns

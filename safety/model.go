@@ -92,14 +92,28 @@ type weightSlot struct {
 }
 
 func (t *weightTable) get(h uint64) ([2]float32, bool) {
+	if !t.mayHave(h) {
+		return [2]float32{}, false
+	}
+	return t.probe(h)
+}
+
+// mayHave is false when the filter rules h out.
+func (t *weightTable) mayHave(h uint64) bool {
 	if h == 0 {
 		h = 1
 	}
 	if t.mask == 0 {
-		return [2]float32{}, false
+		return false
 	}
-	if w, b := filterBits(h, t.fmask); t.filter[w]&b != b {
-		return [2]float32{}, false
+	w, b := filterBits(h, t.fmask)
+	return t.filter[w]&b == b
+}
+
+// probe looks h up in the slots (the table is not empty: mayHave passed).
+func (t *weightTable) probe(h uint64) ([2]float32, bool) {
+	if h == 0 {
+		h = 1
 	}
 	for i := h & t.mask; ; i = (i + 1) & t.mask {
 		switch s := &t.slots[i]; s.key {
@@ -362,11 +376,20 @@ func wordStarts(s string, dst []int) []int {
 
 // windowScores scores the text x was prepared for.
 func (m *model) windowScores(text string, x *extractor) [2]float32 {
-	x.sum = m.bias
-	x.weights = &m.weights
+	x.weights, x.feats = &m.weights, x.feats[:0]
 	x.features(text, m.nmin, m.nmax, nil)
 	x.weights = nil
-	return x.sum
+	// The features the filters let through are looked up in one tight
+	// loop after: the lookups are independent, so the processor overlaps
+	// their cache misses. The weights are added in feature order.
+	sum := m.bias
+	for _, f := range x.feats {
+		if w, ok := m.weights[f.fam].probe(f.h); ok {
+			sum[0] += w[0]
+			sum[1] += w[1]
+		}
+	}
+	return sum
 }
 
 // level maps the two logits to a level and a reason id.
