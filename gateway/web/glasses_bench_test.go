@@ -391,7 +391,8 @@ func (p *benchPage) card() cardMetrics {
 	var detail any
 	p.eval(`({events: __bench.detail, draws: __bench.draws, first: __bench.firstDraw, loaf: __bench.loaf,
   eventBytes: JSON.stringify(__glasses.cards[__glasses.cards.length - 1].ev).length,
-  fit: [...document.querySelectorAll('#sheet .lines')].map((b) => b.dataset.fit)})`, &detail)
+  fit: [...document.querySelectorAll('#sheet .lines')].map((b) => b.dataset.fit),
+  warmedBeforeCard: (__glasses.t.warm || Infinity) - __glasses.t.cardRx})`, &detail)
 	p.b.Logf("paging: event timing [name, duration, input delay, processing], page draw ms, LoAF: %v", detail)
 	if err := p.cdp.Press(p.ctx, "Enter"); err != nil { // Done
 		p.b.Fatal(err)
