@@ -476,7 +476,10 @@
     (into || $('sheet')).append(el);
     // What a page turn needs, found once: no query or layout read per key.
     const focusable = ctls.filter((c) => c.classList.contains('focusable'));
-    el.m = { titleId: title.id, box, row: focusable, scrollable: fit(el, box),
+    const sp = S.t.split, built = performance.now();
+    const scrollable = fit(el, box);
+    if (sp && !sp.built) { sp.built = built; sp.fitted = performance.now(); }
+    el.m = { titleId: title.id, box, row: focusable, scrollable,
       focus: focusable.find((c) => c.dataset.ctl === (p.focus || '')) || focusable[0] || null };
     view.els[n - 1] = el;
     return el;
@@ -672,6 +675,9 @@
 
   // ---- safety cards ---------------------------------------------------------
   function safetyCard(ev, rx) {
+    // Where the card's time goes, from its arrival (read by the benchmark):
+    // handed over, its first page built, laid out, the task done.
+    S.t.split = { rx, parsed: performance.now(), built: 0, fitted: 0, done: 0 };
     const surfaces = ev.surfaces || [];
     const surf = surfaces.find((s) => s.surface === SURFACE && (s.pages || []).length)
       || surfaces.find((s) => (s.pages || []).length) || { surface: SURFACE, pages: fallbackPages(ev) };
@@ -693,6 +699,7 @@
     S.t.cardShown = 0;
     S.t.focused = 0;
     showCard(card);
+    S.t.split.done = performance.now();
   }
 
   // fallbackPages shows every resource when no page was laid out for this
