@@ -21,6 +21,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"encoding/json"
@@ -93,23 +94,49 @@ var eotTurns = []string{
 	"I was at the store and, | I saw my old teacher and, | um, | she didn't recognise me.",
 }
 
-// eotVoice is one espeak-ng voice and its split.
+// eotVoice is one synthesiser voice and its split. engine is "espeak"
+// (espeak-ng: speed in words per minute, pitch 0–99), "flite" (Flite's
+// built-in CMU voices: speed in percent of the voice's own rate, pitch
+// unused) or "festival" (Festival's voice_NAME: speed in percent).
 type eotVoice struct {
 	name         string
 	speed, pitch int
 	split        string
+	engine       string
 }
 
+// eotVoices: espeak-ng's formant voices (rule prosody), then voices built
+// from human recordings, whose pitch and timing come from people: Flite's
+// CMU ARCTIC voices (awb, rms, slt: statistical parametric, trained on one
+// speaker each; kal16: diphones) and Festival's (kal and ked diphones with
+// Festival's intonation model trained on read speech; slt as an HTS
+// voice). The first eight keep their order and seeds, so the espeak-ng
+// clips and their held-out split are the same as before the others came.
+// Of the recorded voices, two speakers (rms, ked) are held out
+// ("test-natural"); slt and kal train in both engines.
 var eotVoices = []eotVoice{
-	{"en-us", 130, 40, "train"}, {"en-gb", 150, 50, "train"}, {"en-us+f3", 140, 60, "train"},
-	{"en-gb-x-rp", 160, 45, "train"}, {"en-us+m3", 120, 35, "train"},
-	{"en-gb-scotland", 140, 50, "test"}, {"en-us+f4", 150, 55, "test"}, {"en-029", 125, 40, "test"},
+	{"en-us", 130, 40, "train", "espeak"}, {"en-gb", 150, 50, "train", "espeak"}, {"en-us+f3", 140, 60, "train", "espeak"},
+	{"en-gb-x-rp", 160, 45, "train", "espeak"}, {"en-us+m3", 120, 35, "train", "espeak"},
+	{"en-gb-scotland", 140, 50, "test", "espeak"}, {"en-us+f4", 150, 55, "test", "espeak"}, {"en-029", 125, 40, "test", "espeak"},
+	{"awb", 100, 0, "train", "flite"}, {"slt", 105, 0, "train", "flite"}, {"kal16", 95, 0, "train", "flite"},
+	{"kal_diphone", 100, 0, "train", "festival"}, {"cmu_us_slt_arctic_hts", 100, 0, "train", "festival"},
+	{"rms", 100, 0, "test-natural", "flite"}, {"ked_diphone", 100, 0, "test-natural", "festival"},
+}
+
+// engineTool is the program an engine runs.
+var engineTool = map[string]string{"espeak": "espeak-ng", "flite": "flite", "festival": "text2wave"}
+
+// clipName names a voice's k-th clip; espeak-ng's keep their old names.
+func clipName(v eotVoice, k int) string {
+	return fmt.Sprintf("%s_%s_%02d", v.engine, strings.NewReplacer("+", "_", "-", "_").Replace(v.name), k)
 }
 
 func runEOTMake(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("eot-make", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	perVoice := fs.Int("turns", 12, "turns per voice")
+	only := fs.String("voices", "", "only these voices (comma-separated names as in eotVoices, e.g. slt,en-us); default all")
+	engines := fs.String("engines", "espeak,flite,festival", "synthesisers to use (comma-separated: espeak, flite, festival); a missing flite or festival is skipped with a note")
 	seed := fs.Uint64("seed", 1, "random seed (pauses, levels, noise, the turns each voice says)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -122,6 +149,21 @@ func runEOTMake(args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("%s is needed: %w", tool, err)
 		}
 	}
+	use := map[string]bool{}
+	for _, e := range strings.Split(*engines, ",") {
+		e = strings.TrimSpace(e)
+		if _, ok := engineTool[e]; !ok {
+			return fmt.Errorf("-engines: unknown engine %q (espeak, flite, festival)", e)
+		}
+		if _, err := exec.LookPath(engineTool[e]); err != nil {
+			if e == "espeak" {
+				return fmt.Errorf("espeak-ng is needed: %w", err)
+			}
+			fmt.Fprintf(stderr, "eot-make: %s not installed (%s): its voices are left out\n", engineTool[e], err)
+			continue
+		}
+		use[e] = true
+	}
 	dir := fs.Arg(0)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -133,6 +175,9 @@ func runEOTMake(args []string, stdout, stderr io.Writer) error {
 	defer os.RemoveAll(tmp)
 	n := 0
 	for vi, v := range eotVoices {
+		if !use[v.engine] || (*only != "" && !slices.Contains(strings.Split(*only, ","), v.name)) {
+			continue
+		}
 		rng := rand.New(rand.NewPCG(*seed, uint64(vi)))
 		order := rng.Perm(len(eotTurns))
 		next := 0
@@ -150,7 +195,7 @@ func runEOTMake(args []string, stdout, stderr io.Writer) error {
 				parts[j] = eotTurns[order[next%len(order)]]
 				next++
 			}
-			name := fmt.Sprintf("espeak_%s_%02d", strings.NewReplacer("+", "_", "-", "_").Replace(v.name), k)
+			name := clipName(v, k)
 			if err := makeTurn(filepath.Join(dir, name), tmp, v, strings.Join(parts, " || "), rng); err != nil {
 				return fmt.Errorf("%s: %w", name, err)
 			}
@@ -176,14 +221,18 @@ func makeTurn(base, tmp string, v eotVoice, text string, rng *rand.Rand) error {
 		}
 	}
 	pcm := make([]int16, lead)
-	lab := eotLabels{Language: "en", Split: v.split, Text: strings.NewReplacer(" || ", " … ", " | ", " … ").Replace(text), Voice: v.name}
+	voice := v.name
+	if v.engine != "espeak" {
+		voice = v.engine + ":" + v.name
+	}
+	lab := eotLabels{Language: "en", Split: v.split, Text: strings.NewReplacer(" || ", " … ", " | ", " … ").Replace(text), Voice: voice}
 	add := func(s, e int64, label, after, kind string) {
 		lab.Points = append(lab.Points, eotLabelPoint{s / msSamples, e / msSamples, label, after, kind})
 	}
 	for i, ph := range phrases {
 		speed := v.speed + rng.IntN(21) - 10
 		pitch := v.pitch + rng.IntN(17) - 8
-		sp, err := speakPhrase(tmp, v.name, speed, pitch, ph)
+		sp, err := speakVoice(tmp, v, speed, pitch, ph)
 		if err != nil {
 			return err
 		}
@@ -245,15 +294,42 @@ func lastWord(ph string) string {
 	return strings.ToLower(f[len(f)-1])
 }
 
-// speakPhrase synthesises text at 16 kHz and trims it to its first and last
-// sample within 40 dB of its peak (espeak-ng's own silence and breath tail
-// go, so the phrase ends where its speech does).
-func speakPhrase(tmp, voice string, speed, pitch int, text string) ([]int16, error) {
-	raw, out := filepath.Join(tmp, "p.wav"), filepath.Join(tmp, "p16.wav")
-	if b, err := exec.Command("espeak-ng", "-v", voice, "-s", fmt.Sprint(speed), "-p", fmt.Sprint(pitch), "-w", raw, text).CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("espeak-ng: %w: %s", err, b)
+// synthCommand is the command that speaks text with voice v into raw.
+// espeak-ng takes speed (words per minute) and pitch; Flite and Festival
+// take speed as a percentage of the voice's rate (a duration stretch).
+func synthCommand(tmp string, v eotVoice, speed, pitch int, text, raw string) (*exec.Cmd, error) {
+	stretch := fmt.Sprintf("%.3f", 100/float64(max(speed, 50)))
+	switch v.engine {
+	case "flite":
+		return exec.Command("flite", "-voice", v.name, "--setf", "duration_stretch="+stretch, "-t", text, "-o", raw), nil
+	case "festival":
+		txt := filepath.Join(tmp, "p.txt")
+		if err := os.WriteFile(txt, []byte(text+"\n"), 0o644); err != nil {
+			return nil, err
+		}
+		return exec.Command("text2wave", "-eval", "(voice_"+v.name+")", "-eval", "(Parameter.set 'Duration_Stretch "+stretch+")", txt, "-o", raw), nil
 	}
-	if b, err := exec.Command("sox", raw, "-r", "16000", "-c", "1", "-b", "16", out).CombinedOutput(); err != nil {
+	return exec.Command("espeak-ng", "-v", v.name, "-s", fmt.Sprint(speed), "-p", fmt.Sprint(pitch), "-w", raw, text), nil
+}
+
+// speakPhrase synthesises text at 16 kHz and trims it to its first and last
+// sample within 40 dB of its peak (the synthesiser's own silence and breath
+// tail go, so the phrase ends where its speech does).
+func speakPhrase(tmp, voice string, speed, pitch int, text string) ([]int16, error) {
+	return speakVoice(tmp, eotVoice{name: voice, engine: "espeak"}, speed, pitch, text)
+}
+
+// speakVoice is speakPhrase with any engine's voice.
+func speakVoice(tmp string, v eotVoice, speed, pitch int, text string) ([]int16, error) {
+	raw, out := filepath.Join(tmp, "p.wav"), filepath.Join(tmp, "p16.wav")
+	cmd, err := synthCommand(tmp, v, speed, pitch, text, raw)
+	if err != nil {
+		return nil, err
+	}
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("%s: %w: %s", v.engine, err, b)
+	}
+	if b, err := exec.Command("sox", "-D", raw, "-r", "16000", "-c", "1", "-b", "16", out).CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("sox: %w: %s", err, b)
 	}
 	pcm, err := wavio.ReadWAVFile(out, audio.SampleRate)
@@ -262,7 +338,7 @@ func speakPhrase(tmp, voice string, speed, pitch int, text string) ([]int16, err
 	}
 	peak := peakAbs(pcm)
 	if peak == 0 {
-		return nil, fmt.Errorf("espeak-ng %q: no audio", text)
+		return nil, fmt.Errorf("%s %s %q: no audio", v.engine, v.name, text)
 	}
 	first, last := -1, -1
 	for i, s := range pcm {
