@@ -22,6 +22,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"sort"
 	"strings"
 
 	"encoding/json"
@@ -229,29 +230,80 @@ func makeTurn(base, tmp string, v eotVoice, text string, rng *rand.Rand) error {
 	add := func(s, e int64, label, after, kind string) {
 		lab.Points = append(lab.Points, eotLabelPoint{s / msSamples, e / msSamples, label, after, kind})
 	}
-	for i, ph := range phrases {
+	// Units are synthesised whole: Festival says each sentence at once
+	// (its intonation at a comma inside an utterance is a continuation,
+	// which a fragment said alone does not get) and the pauses are put in
+	// at its word boundaries; espeak-ng and Flite say each phrase alone.
+	var units [][]int // phrase indices
+	for i := range phrases {
+		if v.engine == "festival" && i > 0 && kinds[i-1] == "continuation" {
+			units[len(units)-1] = append(units[len(units)-1], i)
+			continue
+		}
+		units = append(units, []int{i})
+	}
+	pause := func() int64 {
+		// Hold pauses: log-uniform 150 ms – 1.8 s.
+		return int64(math.Exp(math.Log(150)+rng.Float64()*(math.Log(1800)-math.Log(150)))) * msSamples
+	}
+	for ui, u := range units {
 		speed := v.speed + rng.IntN(21) - 10
 		pitch := v.pitch + rng.IntN(17) - 8
-		sp, err := speakVoice(tmp, v, speed, pitch, ph)
+		var sp []int16
+		var cuts []eotPoint // the unit's own pauses at its inner boundaries
+		var err error
+		if len(u) == 1 {
+			sp, err = speakVoice(tmp, v, speed, pitch, phrases[u[0]])
+		} else {
+			sp, cuts, err = festivalSentence(tmp, v, speed, phrases[u[0]:u[len(u)-1]+1])
+		}
 		if err != nil {
 			return err
 		}
-		off := int64(len(pcm))
-		for _, q := range innerSilences(sp) {
-			add(off+q.S, off+q.E, "hold", "", "comma")
+		base := int64(len(pcm))
+		extras := make([]int64, len(cuts))
+		for k, c := range cuts {
+			extras[k] = max(pause()-(c.E-c.S), 0)
 		}
-		pcm = append(pcm, sp...)
-		if i < len(phrases)-1 {
-			// Hold pauses: log-uniform 150 ms – 1.8 s.
-			ms := int(math.Exp(math.Log(150) + rng.Float64()*(math.Log(1800)-math.Log(150))))
+		shiftAt := func(x int64) int64 {
+			var d int64
+			for k, c := range cuts {
+				if (c.S+c.E)/2 <= x {
+					d += extras[k]
+				}
+			}
+			return d
+		}
+		for _, q := range innerSilences(sp) {
+			inCut := false
+			for _, c := range cuts {
+				inCut = inCut || (q.S < c.E && q.E > c.S)
+			}
+			if !inCut {
+				add(base+q.S+shiftAt(q.S), base+q.E+shiftAt(q.S), "hold", "", "comma")
+			}
+		}
+		var prev, shift int64
+		for k, c := range cuts {
+			mid := (c.S + c.E) / 2
+			pcm = append(pcm, sp[prev:mid]...)
+			pcm = append(pcm, make([]int16, extras[k])...)
+			add(base+c.S+shift, base+c.E+shift+extras[k], "hold", lastWord(phrases[u[k]]), kinds[u[k]])
+			shift += extras[k]
+			prev = mid
+		}
+		pcm = append(pcm, sp[prev:]...)
+		if ui < len(units)-1 {
 			s := int64(len(pcm))
-			pcm = append(pcm, make([]int16, ms*msSamples)...)
-			add(s, int64(len(pcm)), "hold", lastWord(ph), kinds[i])
+			pcm = append(pcm, make([]int16, pause())...)
+			last := u[len(u)-1]
+			add(s, int64(len(pcm)), "hold", lastWord(phrases[last]), kinds[last])
 		}
 	}
 	s := int64(len(pcm))
 	pcm = append(pcm, make([]int16, trail)...)
 	add(s, int64(len(pcm)), "end", lastWord(phrases[len(phrases)-1]), endKind(phrases[len(phrases)-1]))
+	sort.SliceStable(lab.Points, func(i, j int) bool { return lab.Points[i].StartMs < lab.Points[j].StartMs })
 	// Level (peak −4 … −14 dBFS) and noise (none, or pink at 35, 25, 15 dB SNR).
 	gain := math.Pow(10, (-4-10*rng.Float64())/20) * 32767 / float64(peakAbs(pcm))
 	snrs := []float64{-1, 35, 25, 15}
@@ -264,6 +316,95 @@ func makeTurn(base, tmp string, v eotVoice, text string, rng *rand.Rand) error {
 		return err
 	}
 	return os.WriteFile(base+".eot.json", append(b, '\n'), 0o644)
+}
+
+// festivalSentence says phrases as one utterance with Festival and
+// returns it (16 kHz, trimmed as speakVoice trims) and, for each boundary
+// between two phrases, the pause Festival made there ([S, E): the frames
+// 45 dB under the peak from the boundary word's end on; S = E at the
+// word's end when it made none).
+func festivalSentence(tmp string, v eotVoice, speed int, phrases []string) ([]int16, []eotPoint, error) {
+	text := strings.Join(phrases, " ")
+	raw, out, scm := filepath.Join(tmp, "s.wav"), filepath.Join(tmp, "s16.wav"), filepath.Join(tmp, "s.scm")
+	q := strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(text)
+	script := fmt.Sprintf("(voice_%s)\n(Parameter.set 'Duration_Stretch %.3f)\n(set! u (utt.synth (Utterance Text \"%s\")))\n(utt.save.wave u \"%s\" 'riff)\n"+
+		"(mapcar (lambda (w) (format t \"W %%s %%f\\n\" (item.name w) (item.feat w \"word_end\"))) (utt.relation.items u 'Word))\n",
+		v.name, 100/float64(max(speed, 50)), q, raw)
+	if err := os.WriteFile(scm, []byte(script), 0o644); err != nil {
+		return nil, nil, err
+	}
+	b, err := exec.Command("festival", "--batch", scm).CombinedOutput()
+	if err != nil {
+		return nil, nil, fmt.Errorf("festival: %w: %s", err, b)
+	}
+	var ends []float64
+	for _, line := range strings.Split(string(b), "\n") {
+		var w string
+		var t float64
+		if n, _ := fmt.Sscanf(line, "W %s %f", &w, &t); n == 2 {
+			ends = append(ends, t)
+		}
+	}
+	var bounds []int // index of each boundary's last word
+	n := 0
+	for _, ph := range phrases[:len(phrases)-1] {
+		n += len(strings.Fields(strings.Map(func(r rune) rune {
+			if strings.ContainsRune(",.?!", r) {
+				return ' '
+			}
+			return r
+		}, ph)))
+		bounds = append(bounds, n-1)
+	}
+	if total := n + len(strings.Fields(strings.NewReplacer(",", " ", ".", " ", "?", " ", "!", " ").Replace(phrases[len(phrases)-1]))); total != len(ends) {
+		return nil, nil, fmt.Errorf("festival %q: %d words, want %d", text, len(ends), total)
+	}
+	if b, err := exec.Command("sox", "-D", raw, "-r", "16000", "-c", "1", "-b", "16", out).CombinedOutput(); err != nil {
+		return nil, nil, fmt.Errorf("sox: %w: %s", err, b)
+	}
+	pcm, err := wavio.ReadWAVFile(out, audio.SampleRate)
+	if err != nil {
+		return nil, nil, err
+	}
+	peak := peakAbs(pcm)
+	if peak == 0 {
+		return nil, nil, fmt.Errorf("festival %s %q: no audio", v.name, text)
+	}
+	first, last := -1, -1
+	for i, s := range pcm {
+		if absI(int(s))*100 > peak {
+			if first < 0 {
+				first = i
+			}
+			last = i
+		}
+	}
+	pcm = pcm[first : last+1]
+	const f = audio.Frame10
+	nf := len(pcm) / f
+	db := make([]float32, nf)
+	var top float32 = -200
+	for k := range nf {
+		db[k] = audio.PowerDBFS(pcm[k*f : (k+1)*f])
+		top = max(top, db[k])
+	}
+	cuts := make([]eotPoint, len(bounds))
+	for i, wi := range bounds {
+		at := min(max(int64(ends[wi]*audio.SampleRate)-int64(first), 0), int64(len(pcm)))
+		cuts[i] = eotPoint{S: at, E: at}
+		k0 := int(at) / f
+		for k := max(k0-3, 0); k < min(k0+15, nf); k++ {
+			if db[k] < top-45 {
+				j := k
+				for j < nf && db[j] < top-45 {
+					j++
+				}
+				cuts[i] = eotPoint{S: int64(k * f), E: int64(j * f)}
+				break
+			}
+		}
+	}
+	return pcm, cuts, nil
 }
 
 // endKind names how a turn ends: a question, a closing formula, a

@@ -77,6 +77,7 @@ func runEOTTrain(args []string, stdout, stderr io.Writer) error {
 		printFirstSamples(stderr, train.streams, samples)
 	}
 	off := nearChance(samples, *minGap)
+	chance := off
 	if *agree {
 		var split []string
 		for j, o := range disagree(samples, train.streams, *minGap) {
@@ -100,6 +101,8 @@ func runEOTTrain(args []string, stdout, stderr io.Writer) error {
 	for j, o := range off {
 		if o {
 			w.W[j] = 0
+		}
+		if chance[j] {
 			unused = append(unused, turn.EvidenceNames[j])
 		}
 	}
@@ -128,6 +131,9 @@ func runEOTTrain(args []string, stdout, stderr io.Writer) error {
 	holds, ends := countPoints(train.streams)
 	if *wordsPrior {
 		pick += " -words-prior"
+	}
+	if !*agree {
+		pick += " -engines-agree=false"
 	}
 	w.About = fmt.Sprintf("vera-eval eot-train -split %s -lambda %g %s on %s (%d clips, %d holds, %d ends, %d samples; words %v; %s)",
 		f.split, *lambda, pick, describeSet(dir), len(train.clips), holds, ends, len(samples), train.words, enginesOf(train.streams))
@@ -272,7 +278,7 @@ func streamSamples(st *eotStream, point int) ([]eotSample, error) {
 // wrong sign is left out (a quirk of the training voices, not of speech).
 var expectedSign = [turn.NumEvidence]int{
 	turn.EvPitchFall: +1, turn.EvPitchMove: -1, turn.EvPitchEnd: -1, turn.EvEnergySlope: -1, turn.EvEnergyEnd: -1,
-	turn.EvPitchSlope: -1, turn.EvFinalEnergy: -1,
+	turn.EvPitchSlope: -1, turn.EvFinalEnergy: -1, turn.EvPitchFloor: -1, turn.EvFinalFlat: -1,
 	turn.EvTurnLength: +1, turn.EvWordsHold: -1, turn.EvWordsHoldEarly: -1, turn.EvWordsEnd: +1, turn.EvWordsEndEarly: +1, turn.EvSilence: +1,
 }
 
@@ -287,7 +293,7 @@ var expectedSign = [turn.NumEvidence]int{
 // evaluation set.
 var priorWeights = [turn.NumEvidence]float32{
 	turn.EvPitchFall: 0.5, turn.EvPitchMove: -0.5, turn.EvPitchEnd: -0.5, turn.EvEnergySlope: -0.3, turn.EvEnergyEnd: -0.5,
-	turn.EvPitchSlope: -0.5,
+	turn.EvPitchSlope: -0.5, turn.EvPitchFloor: -0.3,
 	turn.EvTurnLength: 0.3, turn.EvWordsHold: -3, turn.EvWordsEnd: 2, turn.EvWordsHoldEarly: -1, turn.EvWordsEndEarly: 1, turn.EvSilence: 2,
 }
 
