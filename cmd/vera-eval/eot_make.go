@@ -137,7 +137,7 @@ func runEOTMake(args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	perVoice := fs.Int("turns", 12, "turns per voice")
 	only := fs.String("voices", "", "only these voices (comma-separated names as in eotVoices, e.g. slt,en-us); default all")
-	engines := fs.String("engines", "espeak,flite,festival", "synthesisers to use (comma-separated: espeak, flite, festival); a missing flite or festival is skipped with a note")
+	engines := fs.String("engines", "espeak", "synthesisers to use (comma-separated: espeak, flite, festival; the committed weights are fitted on espeak's training voices, the recorded voices make a second held-out split, test-natural, and more training clips); a missing flite or festival is skipped with a note")
 	seed := fs.Uint64("seed", 1, "random seed (pauses, levels, noise, the turns each voice says)")
 	if err := fs.Parse(args); err != nil {
 		return err
