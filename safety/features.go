@@ -56,12 +56,13 @@ type extractor struct {
 	request         bool // see requestSet
 	past            bool // a past-time phrase or a year
 	riskStrong      bool // a risk concept outside weakRiskSet
+	riskNotEat      bool // a risk concept other than plain food words (eatSet)
 	everydayStrict  bool // see strictEverydaySet
 	short           bool // at most shortFragment tokens
 }
 
 func (x *extractor) flags() ctxFlags {
-	return ctxFlags{x.context, x.everyday, x.personal, x.risk, x.past, x.riskNotDo, x.request, x.riskStrong, x.everydayStrict, x.short}
+	return ctxFlags{x.context, x.everyday, x.personal, x.risk, x.past, x.riskNotDo, x.request, x.riskStrong, x.everydayStrict, x.short, x.riskNotEat}
 }
 
 // run calls emit once per feature occurrence of text (repeats are counted).
@@ -109,7 +110,7 @@ func (x *extractor) prepare(text string, toks []string) {
 		}
 	}
 	x.context, x.everyday, x.personal, x.actCue, x.timeCue, x.risk = false, false, false, false, false, false
-	x.riskNotDo, x.request, x.riskStrong, x.everydayStrict = false, false, false, false
+	x.riskNotDo, x.request, x.riskStrong, x.everydayStrict, x.riskNotEat = false, false, false, false, false
 	x.short = len(toks) <= shortFragment
 	x.past = false
 	for _, c := range b {
@@ -124,6 +125,7 @@ func (x *extractor) prepare(text string, toks []string) {
 		x.riskNotDo = x.riskNotDo || c.any(riskNotDoSet)
 		x.request = x.request || c.any(requestSet)
 		x.riskStrong = x.riskStrong || c.any(riskStrongSet)
+		x.riskNotEat = x.riskNotEat || c.any(riskNotEatSet)
 	}
 	x.fired = x.fired[:0]
 	x.frame = matchFrames(x.cur, x.sets, func(id string) { x.fired = append(x.fired, id) })
@@ -333,6 +335,16 @@ var doSet, _ = conceptSet("do")
 var weakRiskSet, _ = conceptSet("gather|body|way|over|stored|into|outside|help|symptom|neck|water|tracks|platform|enough")
 
 var riskStrongSet = riskSet.without(weakRiskSet)
+
+// eatSet: plain words of food and eating. They are danger words only when
+// the utterance is about the speaker or someone they know ("i haven't eaten
+// in days", "my sister throws up after meals"); a recogniser's "if it
+// doesn't want you to steve's people food" from a meeting is about no one,
+// and the model alone may not raise it on them. Eating-disorder behaviour
+// (edbehav) stays a danger word on its own.
+var eatSet, _ = conceptSet("eat")
+
+var riskNotEatSet = riskSet.without(eatSet)
 
 // shortFragment is the length (in tokens) up to which an utterance needs a
 // strong word of danger for the model alone to raise it.

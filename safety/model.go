@@ -343,22 +343,23 @@ func (m *model) scores(text string, toks []string, x *extractor) ([2]float32, fr
 
 // ctxFlags: the context and everyday words of an utterance (features.go).
 type ctxFlags struct {
-	context, everyday, personal, risk, past, riskNotDo, request, riskStrong, everydayStrict, short bool
+	context, everyday, personal, risk, past, riskNotDo, request, riskStrong, everydayStrict, short, riskNotEat bool
 }
 
 // modelMayRaise: the model alone may raise an utterance only beside a word
 // of danger, not when "do it" is its only one and it is a request to the
 // listener ("please do it for me"), and not when it is a short fragment
-// whose only words of danger are weak ones ("and i got my eye").
+// whose only words of danger are weak ones ("and i got my eye"), and not
+// when food words are its only ones and it is about no one (eatSet).
 func (c ctxFlags) modelMayRaise() bool {
-	return c.risk && (c.riskNotDo || !c.request) && (c.riskStrong || !c.short)
+	return c.risk && (c.riskNotDo || !c.request) && (c.riskStrong || !c.short) && (c.riskNotEat || c.personal)
 }
 
 // or merges the flags of another window.
 func (c ctxFlags) or(d ctxFlags) ctxFlags {
 	return ctxFlags{c.context || d.context, c.everyday || d.everyday, c.personal || d.personal, c.risk || d.risk,
 		c.past || d.past, c.riskNotDo || d.riskNotDo, c.request || d.request, c.riskStrong || d.riskStrong,
-		c.everydayStrict || d.everydayStrict, c.short && d.short}
+		c.everydayStrict || d.everydayStrict, c.short && d.short, c.riskNotEat || d.riskNotEat}
 }
 
 // wordStarts appends the byte offset of every whitespace-separated word.
