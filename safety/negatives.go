@@ -121,11 +121,27 @@ const (
 		"curiosite|rigoler|flemme|impatience|stress|gene"
 	nwHyperDe = "hunger|durst|scham|lachen|langeweile|neugier|hitze|kalte|angst|mudigkeit|peinlichkeit|" +
 		"sehnsucht|aufregung|ungeduld|lust|heimweh"
-	nwDie   = "die|dies|died|dying|dead"
-	nwDieEs = "morir|morirme|muero|mori|moria|muriendo|moriria|muerto|muerta|muertos|muertas|muere"
-	nwDieFr = "mort|morte|morts|mortes|mourir|meurs|meurt|mourais|mourrai|mourrais|mouru|creve|crever|crevee|crevais"
-	nwDieDe = "sterbe|sterben|stirbt|starb|gestorben|sterb|sterbst"
-	nwLaugh = "lol|lmao|lmfao|rofl|haha*|hehe*|jaja*|jeje*|jiji*|mdr|ptdr|xd|hihi*|kek|lel"
+	// nwRole: a professional speaking of their work ("as a nurse", "als
+	// psychologin", "en tant qu'infirmière", "como enfermera")
+	nwRoleEn = "nurse|pharmacist|doctor|physician|gp|paramedic|therapist|psychologist|psychiatrist|counselor|" +
+		"counsellor|teacher|midwife|carer|caregiver|volunteer|clinician|chaplain"
+	nwRoleEs = "enfermera|enfermero|farmaceutica|farmaceutico|medica|medico|paramedico|psicologa|psicologo|" +
+		"psiquiatra|terapeuta|orientadora|orientador|profesora|profesor|voluntaria|voluntario|matrona"
+	nwRoleFr = "infirmiere|infirmier|pharmacienne|pharmacien|medecin|psychologue|psychiatre|therapeute|" +
+		"conseillere|conseiller|professeure|professeur|benevole|ecoutante|ecoutant|sage"
+	nwRoleDe = "krankenschwester|pfleger|pflegerin|apothekerin|apotheker|arztin|arzt|psychologin|psychologe|" +
+		"psychiaterin|psychiater|therapeutin|therapeut|sozialarbeiterin|sozialarbeiter|lehrerin|lehrer|hebamme"
+	// nwRiskTopic: what such a professional asks about
+	nwRiskTopic = "suicid*|suizid*|selbstmord*|overdose*|sobredosis|surdose*|uberdosis|selfharm|self|autolesion*|" +
+		"scarification*|selbstverletz*|ideation|ideas|idees|gedanken|pensamientos|pensees|thoughts|risk|riesgo|" +
+		"risque|risiko [suicid*|suizid*|de|of|harm|noires|negras|dark] [suicid*|suizid*|thoughts|ideation]"
+	// nwProVeto: the speaker's own danger beside the role
+	nwProVeto = "myself|matarme|suicidarme|umbringen|mich|my|mi|ma|mes|mein|meine|meinen"
+	nwDie     = "die|dies|died|dying|dead"
+	nwDieEs   = "morir|morirme|muero|mori|moria|muriendo|moriria|muerto|muerta|muertos|muertas|muere"
+	nwDieFr   = "mort|morte|morts|mortes|mourir|meurs|meurt|mourais|mourrai|mourrais|mouru|creve|crever|crevee|crevais"
+	nwDieDe   = "sterbe|sterben|stirbt|starb|gestorben|sterb|sterbst"
+	nwLaugh   = "lol|lmao|lmfao|rofl|haha*|hehe*|jaja*|jeje*|jiji*|mdr|ptdr|xd|hihi*|kek|lel"
 )
 
 // moveDomain: leaving a job or a flat, as a phrase; no single word
@@ -385,6 +401,15 @@ var negDefs = []negDef{
 			"netflix|memes|tiktok|cuteness|matcha|redbull|energy",
 		"coffee|caffeine|espresso*|cafe|cafeina|kaffee|koffein|sugar|azucar|sucre|zucker|chocolate|" +
 			"chocolat|schokolade|koffein|netflix ~2 overdose|overdosed|od|sobredosis|surdose|uberdosis|ueberdosis",
+	}},
+	{id: "neg.professional", domain: [][]string{{"as|am a|an " + nwRoleEn, "social worker", "como|soy " + nwRoleEs,
+		"que|comme|suis " + nwRoleFr, "als|bin " + nwRoleDe}}, veto: []string{nwProVeto}, cues: []string{
+		// "as a nurse, how do I ask a patient about suicidal thoughts": a
+		// professional asking how to ask or answer about someone else's risk
+		"ask|asking|tell|answer|respond|screen|talk|bring|raise|explain ~6 ~3 " + nwRiskTopic,
+		"pregunto|preguntar|preguntarle|pregunte|digo|decir|decirle|hablar|hablarle|abordar|explicar ~6 ~3 " + nwRiskTopic,
+		"demander|demande|dire|parler|aborder|poser|expliquer|repondre ~6 ~3 " + nwRiskTopic,
+		"frag|frage|fragen|sage|sagen|spreche|sprechen|ansprechen|erklare|antworte ~6 ~3 " + nwRiskTopic,
 	}},
 	{id: "neg.dead_inside", domain: [][]string{{"@laugh"}, {nwMundane}}, cues: []string{
 		// "dead inside lol, third meeting about the same slide"
