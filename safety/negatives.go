@@ -153,12 +153,14 @@ var moveDomain = []string{
 	"ultimo dia", "me jubilo", "jubilacion", "demenage*", "nouvel appart|appartement|emploi", "nouveau travail|job|poste",
 	"dernier jour", "pot de depart", "retraite", "umzug", "ziehe|ziehen um", "umziehen", "neue wohnung|stelle",
 	"neuen job", "letzter tag|arbeitstag", "abschiedsfeier", "ruhestand", "rente",
+	"partir vivre", "irme|nos|me vamos|voy a vivir", "move|moving abroad|overseas", "auswandern|auswandere|wandere aus",
 }
 
 // saleDomain: an offer to whoever wants it.
 var saleDomain = []string{nwSale, "anyone|anybody|who want|wants|need|needs|interested", "free to a|any good home",
 	"alguien lo|la|los|las quiere|quieres|necesita", "quien lo|la quiere", "qui veut|veux|en veut|est interesse",
-	"wer will|mochte|braucht", "zu verschenken", "for free", "pick up|collection"}
+	"wer will|mochte|braucht", "zu verschenken", "for free", "pick up|collection", "ca|cela interesse",
+	"interesse qqn|quelquun|quelqu", "interessiert jemand|wen", "le interesa a alguien", "alguien interesado|interesada"}
 
 // giveVeto: words that make a giveaway or a goodbye a warning sign.
 var giveVeto = []string{
@@ -202,6 +204,12 @@ var negDefs = []negDef{
 			"kaputtgelacht|schlappgelacht",
 		nwDieDe + " [ja|fast|gleich|noch|echt|gerade] vor [lauter] " + nwHyperDe,
 		"hitze|spannung|larm|fuse|rucken|schuhe|kalte|neugier|warterei ~3 bringt|bringen mich [noch|gleich|echt] um",
+		// "ces bouchons vont me tuer un jour", "los atascos me van a matar": a
+		// nuisance that will be the death of one
+		"bouchons|embouteillages|trafic|circulation|travaux|voisins|impots|factures|reunions ~4 vont|va [finir] [par] me tuer",
+		"atascos|trafico|obras|vecinos|impuestos|facturas|reuniones ~3 me van|va a matar",
+		"traffic|commute|roadworks|neighbours|neighbors|taxes|bills|meetings ~3 will|are going|is going [to] kill me",
+		"stau|baustelle|nachbarn|steuern|rechnungen|meetings ~3 bringt|bringen mich [noch|eines tages] um",
 	}},
 	{id: "neg.drill", veto: []string{"myself|matarme|suicidarme|umbringen", "me tuer|suicider"}, cues: []string{
 		// suicides as a sprint drill: plural, after a verb of doing or running
@@ -230,11 +238,16 @@ var negDefs = []negDef{
 		"le|c pire|passe ~3 derriere moi|nous",
 		"lo peor ~3 atras|detras",
 		"das schlimmste ~3 hinter mir|uns",
+		// "c'est derrière moi", "das liegt lange hinter mir": told as over
+		"ce|cela|ca est|sont [bien|tout|loin|maintenant|depuis] [longtemps] derriere moi|nous",
+		"ist|liegt [lange|alles|weit|schon|langst] hinter mir|uns",
+		"ya [lo] [tengo|quedo|queda|esta] atras",
 	}},
 	{id: "neg.meeting_die", domain: [][]string{{"if|another|otra|otro|encore|wenn|falls|si", "one more",
 		"un|une autre", "noch ein|eine|einen|einer"}, {"meeting|meetings|call|zoom|lecture|queue|line|traffic|ad|ads|email|emails|slide|slides|" +
 		"commercial|song|presentation|spreadsheet|reunion|llamada|cola|anuncio|reunion|appel|pub|cours|queue|" +
-		"besprechung|meeting|vorlesung|werbung|schlange|telko"}}, cues: []string{
+		"besprechung|meeting|vorlesung|werbung|schlange|telko|lunch|dinner|breakfast|food|coffee|pizza|almuerzo|" +
+		"comida|cena|desayuno|cafe|dejeuner|diner|repas|petit|mittagessen|abendessen|essen|kaffee|fruhstuck"}}, cues: []string{
 		"i [will|would|am|ll] [going] [to] [literally] [actually] die",
 		"me muero|muero|morire",
 		"je vais mourir|meurs|creve|crever",
