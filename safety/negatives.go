@@ -209,7 +209,7 @@ var negDefs = []negDef{
 		"bouchons|embouteillages|trafic|circulation|travaux|voisins|impots|factures|reunions ~4 vont|va [finir] [par] me tuer",
 		"atascos|trafico|obras|vecinos|impuestos|facturas|reuniones ~3 me van|va a matar",
 		"traffic|commute|roadworks|neighbours|neighbors|taxes|bills|meetings ~3 will|are going|is going [to] kill me",
-		"stau|baustelle|nachbarn|steuern|rechnungen|meetings ~3 bringt|bringen mich [noch|eines tages] um",
+		"stau|baustelle|nachbarn|steuern|rechnungen|meetings ~3 bringt|bringen mich [noch|eines] [tages] um",
 	}},
 	{id: "neg.drill", veto: []string{"myself|matarme|suicidarme|umbringen", "me tuer|suicider"}, cues: []string{
 		// suicides as a sprint drill: plural, after a verb of doing or running
