@@ -415,7 +415,7 @@ var negDefs = []negDef{
 		"coffee|caffeine|espresso*|cafe|cafeina|kaffee|koffein|sugar|azucar|sucre|zucker|chocolate|" +
 			"chocolat|schokolade|koffein|netflix ~2 overdose|overdosed|od|sobredosis|surdose|uberdosis|ueberdosis",
 	}},
-	{id: "neg.professional", domain: [][]string{{"as|am a|an " + nwRoleEn, "social worker", "como|soy " + nwRoleEs,
+	{id: "neg.professional", domain: [][]string{{"as|am a|an [school|hospital|ward|er|icu|crisis|hotline|youth|community|psychiatric|night|practice|mental] [health] " + nwRoleEn, "social worker", "como|soy " + nwRoleEs,
 		"que|comme|suis " + nwRoleFr, "als|bin " + nwRoleDe}}, veto: []string{nwProVeto}, cues: []string{
 		// "as a nurse, how do I ask a patient about suicidal thoughts": a
 		// professional asking how to ask or answer about someone else's risk

@@ -1,0 +1,145 @@
+package safety
+
+import "testing"
+
+// round6Case is one utterance and the level range it must land in.
+type round6Case struct {
+	text     string
+	min, max Level
+}
+
+func checkRound6(t *testing.T, d *Detector, cases []round6Case) {
+	t.Helper()
+	for _, c := range cases {
+		r := d.Detect(c.text)
+		if r.Level < c.min || r.Level > c.max {
+			t.Errorf("Detect(%q) = %v (%s), want %v..%v", c.text, r.Level, r.Reason, c.min, c.max)
+		}
+	}
+}
+
+const (
+	r6None  = LevelNone
+	r6Elev  = LevelElevated
+	r6Cris  = LevelCrisis
+	r6Shown = LevelElevated // at least a card
+)
+
+// TestRound6Behaviours: the set-4 categories named in the writer's own
+// words — self-injury other than cutting, eating-disorder behaviour,
+// gambling and medicine misuse — show a card in every language, and their
+// everyday neighbours (nail-biting, a recipe's calories, a friendly bet, a
+// changed prescription) do not.
+func TestRound6Behaviours(t *testing.T) {
+	checkRound6(t, NewDetector(), []round6Case{
+		// self-injury beyond cutting
+		{"when things go wrong i punch myself in the thighs until there are bruises", r6Shown, r6Cris},
+		{"me pellizco los brazos hasta hacerme heridas cuando me agobio", r6Shown, r6Cris},
+		{"je me griffe le cou jusqu'au sang quand je panique", r6Shown, r6Cris},
+		{"ich beiss mir in die hand bis blaue flecken kommen, fast jeden abend", r6Shown, r6Cris},
+		{"i bite my nails when i watch horror films", r6None, r6None},
+		{"me muerdo las uñas en los exámenes", r6None, r6None},
+		// eating disorders
+		{"i throw my lunch away every day and tell mum i ate it", r6Shown, r6Cris},
+		{"je fais semblant de manger devant mes parents", r6Shown, r6Cris},
+		{"hoy 200 calorías y me siento gorda, mañana nada", r6Shown, r6Cris},
+		{"nach jedem essen geh ich spucken, keiner weiß es", r6Shown, r6Cris},
+		{"this soup is only 250 calories a bowl", r6None, r6None},
+		{"la receta tiene 300 calorías por ración", r6None, r6None},
+		// gambling, medicine misuse, withdrawal
+		{"i put my whole paycheck on parlays again and now i owe 6k", r6Shown, r6Cris},
+		{"j'ai encore flambé mon salaire aux paris sportifs, j'ai des dettes partout", r6Shown, r6Cris},
+		{"he vuelto a apostar el dinero del alquiler, no puedo parar", r6Shown, r6Cris},
+		{"hab wieder alles bei sportwetten verzockt und schulden bei meinem bruder", r6Shown, r6Cris},
+		{"my doctor cut me off so i buy the oxy from a guy on the street now", r6Shown, r6Cris},
+		{"without a beer before breakfast my hands shake", r6Shown, r6Cris},
+		{"we bet a coffee on who wins the derby", r6None, r6None},
+		{"wir haben um eine pizza gewettet", r6None, r6None},
+		{"my doctor switched my allergy tablets to a cheaper brand", r6None, r6None},
+		{"five years since i quit gambling and every debt is paid off", r6None, r6None},
+	})
+}
+
+// TestRound6DangerAndMethods: danger from others heard through a wall or at
+// the door, and methods named in a plan or a scene, are crisis; their
+// ordinary look-alikes stay none.
+func TestRound6DangerAndMethods(t *testing.T) {
+	checkRound6(t, NewDetector(), []round6Case{
+		{"upstairs i heard her scream and something smash and now it's gone quiet", r6Cris, r6Cris},
+		{"he took my keys and he's blocking the door, he's getting aggressive", r6Cris, r6Cris},
+		{"il a pris mes clés, il bloque la porte et il devient violent", r6Cris, r6Cris},
+		{"mein ex hat geschrieben dass er mich heute nacht absticht", r6Cris, r6Cris},
+		{"where can you jump off the dam without anyone coming, i want to do it friday", r6Cris, r6Cris},
+		{"planning to step in front of the night bus tomorrow", r6Cris, r6Cris},
+		{"mi padre guarda una pistola en el armario y la voy a usar conmigo", r6Cris, r6Cris},
+		{"hab mir ein abschleppseil gekauft, der haken im keller hält", r6Cris, r6Cris},
+		{"which artery do you cut to make sure it works", r6Cris, r6Cris},
+		{"combien de doliprane pour que le foie lâche", r6Cris, r6Cris},
+		{"the kids screamed with joy at the fireworks", r6None, r6None},
+		{"step in front of the camera and smile", r6None, r6None},
+		{"how did so many workers die building the railway", r6None, r6None},
+	})
+}
+
+// TestRound6GenericConditional: a conditional about people in general
+// ("if they didn't want to live …", a mis-heard meeting line) with no
+// speaker, listener or person the speaker knows clears a third-party frame;
+// the same conditional about one's son, or said of the speaker or to the
+// listener, keeps its card.
+func TestRound6GenericConditional(t *testing.T) {
+	checkRound6(t, NewDetector(), []round6Case{
+		{"if they didn't want to live steve steve got to learn", r6None, r6None},
+		{"if they did not want to live there they should have said", r6None, r6None},
+		{"if my son didn't want to live anymore what would i do", r6Shown, r6Cris},
+		{"if he didn't want to live anymore he would tell me", r6Shown, r6Cris},
+		{"if they found out i don't want to live they would panic", r6Cris, r6Cris},
+		{"if they didn't want to live anymore, would you tell me", r6Shown, r6Cris},
+	})
+	// the frame itself, without the model: generic subject after a
+	// conditional, and no person word anywhere
+	toks := []string{"si", "la", "gente", "no", "quisiera", "vivir"}
+	sets := make([]cset, len(toks))
+	concepts.tag(toks, sets)
+	if !genericHypothetical(toks, sets, 3) {
+		t.Errorf("genericHypothetical(%v) = false, want true", toks)
+	}
+	toks = []string{"si", "mi", "hijo", "no", "quisiera", "vivir"}
+	sets = make([]cset, len(toks))
+	concepts.tag(toks, sets)
+	if genericHypothetical(toks, sets, 3) {
+		t.Errorf("genericHypothetical(%v) = true, want false (a son)", toks)
+	}
+}
+
+// TestRound6FalseAlarms: recovery told as over, a professional's question,
+// jokes of immortality, a nuisance that "will kill me", sport finals, a
+// play read in class, idioms and a sale before moving abroad show no card;
+// the same words with the speaker's own danger still do.
+func TestRound6FalseAlarms(t *testing.T) {
+	checkRound6(t, NewDetector(), []round6Case{
+		{"j'étais anorexique à la fac mais c'est derrière moi, je cours des marathons maintenant", r6None, r6None},
+		{"my therapist says i've been stable for three years, we're down to monthly check-ins", r6None, r6None},
+		{"as a school counsellor how do i ask a student about suicidal thoughts", r6None, r6None},
+		{"als sozialarbeiterin, wie spreche ich suizidgedanken bei klienten an", r6None, r6None},
+		{"como orientadora, cómo le pregunto a un alumno por ideas de suicidio", r6None, r6None},
+		{"my nan says she won't die until she sees me married, so she's immortal", r6None, r6None},
+		{"der stau auf der a3 bringt mich noch eines tages um", r6None, r6None},
+		{"los atascos de la m30 me van a matar", r6None, r6None},
+		{"that penalty shootout nearly killed me, what a final", r6None, r6None},
+		{"we read bodas de sangre in literature class, so tragic", r6None, r6None},
+		{"i'll bite the bullet and ring the landlord", r6None, r6None},
+		{"je vends mon vélo avant de partir vivre au canada, ça intéresse qqn ?", r6None, r6None},
+		// the speaker's own danger beside the same words keeps the card
+		{"as a nurse i want to die and i know which pills", r6Shown, r6Cris},
+		{"the traffic is awful and i want to kill myself tonight", r6Shown, r6Cris},
+	})
+}
+
+// TestRound6SpanishHe: Spanish "he" before a participle is the speaker
+// ("he decidido morir": I have decided), not English "he".
+func TestRound6SpanishHe(t *testing.T) {
+	checkRound6(t, NewDetector(), []round6Case{
+		{"he decidido morir esta noche", r6Cris, r6Cris},
+		{"he wants to die", r6Shown, r6Elev},
+	})
+}
