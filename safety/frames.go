@@ -79,7 +79,7 @@ var frameDefs = []frameDef{
 	{"bleeding_wont_stop", LevelCrisis, 10, "selfharm|cutword & blood & cantstop", "idiom|question|cook|benign|sport|fiction|news|code", 0},
 	// "i just want the pain to stop", "je veux que la douleur s'arrête"
 	{"pain_stop", LevelElevated, 6, "want & distress & end", "laugh|benign|illness|body|mybody|cook|sport|fiction|news|code|work", 0},
-	{"blood_much", LevelCrisis, 7, "blood & amount|now", "idiom|question|benign|" + vetoCommon, fNeg | fPast},
+	{"blood_much", LevelCrisis, 7, "blood & amount|now", "idiom|question|benign|mundane|" + vetoCommon, fNeg | fPast},
 	{"at_edge", LevelCrisis, 7, "self & edge", "idiom|benign|question|" + vetoCommon, fNeg | fPast},
 	{"on_rails", LevelCrisis, 7, "self & rail", "benign|question|" + vetoCommon, fNeg | fPast},
 	{"posture_rails", LevelCrisis, 4, "where & where & rail", "benign|question|mundane|" + vetoCommon, fNeg | fPast},
@@ -231,7 +231,7 @@ var frameDefs = []frameDef{
 	{"future_means", LevelElevated, 9, "intent & took|use & med|rope|weapon|noose|poison & soon|now", "routine|safe|illness|question|safekeep|" + vetoCommon, fNeg},
 	{"pretext_denied", LevelCrisis, 16, "rehome|care|pet|child & pretextneg", "" + vetoCommon, fNeg},
 	{"shared_out", LevelElevated, 14, "rehome|care|giveaway & rehome|care|giveaway", "temporary|benign|work|" + vetoCommon, 0},
-	{"end_it_soon", LevelCrisis, 8, "intent|want & endit!with,between,here,at,con,avec,mit & soon|now|final|resolve", "work|mundane|sport|code|cook|fiction|news|laugh|seeyou|temporary", fNeg | fPast},
+	{"end_it_soon", LevelCrisis, 8, "intent|want & endit!with,between,here,at,con,avec,mit & soon|now|final|resolve", "breakup|work|mundane|sport|code|cook|fiction|news|laugh|seeyou|temporary", fNeg | fPast},
 	{"enough_at_hand", LevelCrisis, 12, "enough & athand|gather", "safe|routine|safekeep|illness|question|" + vetoCommon, fNeg | fPast},
 	{"enough", LevelElevated, 1, "enough", "safe|routine|safekeep|illness|benign|work|cook|" + vetoCommon, 0},
 	{"unnoticed_soon", LevelElevated, 12, "unnoticed & soon|now", "benign|work|laugh|" + vetoCommon, 0},
@@ -321,10 +321,18 @@ var frameDefs = []frameDef{
 	{"threat_crash", LevelCrisis, 14, "family|partner|adult|other & told|intent & crash & child|me|family", "benign|question|idiom|laugh|" + vetoCommon, fNeg | fPast},
 	// ---- round 6: methods named in a plan or a scene ----
 	{"jump_unnoticed", LevelCrisis, 16, "jump & unnoticed", "benign|sport|laugh|" + vetoCommon, fNeg | fPast},
-	{"jump_place_soon", LevelCrisis, 14, "perch|height|tall & jump & soon|now|intent", "benign|sport|laugh|social|" + vetoCommon, fNeg | fPast},
+	{"jump_place_soon", LevelCrisis, 18, "perch|height|tall & jump & soon|now|intent", "benign|sport|laugh|social|" + vetoCommon, fNeg | fPast},
 	{"step_in_front", LevelCrisis, 10, "stepfront|infront & vehicle & intent|plan|want|soon|self", "benign|idiom|laugh|work|" + vetoCommon, fNeg | fPast},
 	{"means_on_self", LevelCrisis, 16, "weapon|med|rope|noose|poison & onmyself", "benign|question|safe|laugh|" + vetoCommon, fNeg | fPast},
 	{"scout_rope", LevelCrisis, 16, "scout & rope|noose|fixture", "benign|work|sport|" + vetoCommon, fNeg | fPast},
+	{"rehome_deadline", LevelElevated, 16, "pet|child & cantkeep & soon|when", "temporary|work|laugh|" + vetoCommon, 0},
+	// things given away under a cover story ("told my friend she can have my
+	// guitar, she thinks i'm moving"): crisis when the cover is denied
+	{"giveaway_pretext", LevelElevated, 16, "giveaway & pretext", "work|laugh|" + vetoCommon, 0},
+	{"giveaway_pretext_denied", LevelCrisis, 16, "giveaway & pretextneg", "work|laugh|" + vetoCommon, 0},
+	// "ich mach morgen schluss, endgültig": an end made final, soon, by the
+	// speaker; elevated, as a break-up says the same
+	{"end_final_soon", LevelElevated, 8, "self & intent & end!mit,with,con,avec & final & soon|now", "breakup|benign|work|mundane|sport|cook|laugh|fiction|news|code|temporary", 0},
 	{"suicide_self", LevelElevated, 7, "self|my|me & suicide", "" + vetoCommon, 0},
 }
 

@@ -143,3 +143,28 @@ func TestRound6SpanishHe(t *testing.T) {
 		{"he wants to die", r6Shown, r6Elev},
 	})
 }
+
+// TestRound6ScenesAndPreparation: a scene told in fragments (rope tied,
+// standing on the chair), a railing climbed, a medicine or poison named by
+// its own name, a child left alone without food, things given away under a
+// cover story or for after one's death, a date to be rid of a pet, and a
+// bridge's height beside a jump on Sunday are read; typing a message is an
+// everyday act, not code.
+func TestRound6ScenesAndPreparation(t *testing.T) {
+	checkRound6(t, NewDetector(), []round6Case{
+		{"the rope is up. standing on the stool now. not sure why i'm typing", r6Cris, r6Cris},
+		{"i'm past the barrier on the bridge now, looking at the water", r6Cris, r6Cris},
+		{"me acabo de tomar 30 de lorazepam con vino", r6Cris, r6Cris},
+		{"j'ai bu du désherbant il y a dix minutes", r6Cris, r6Cris},
+		{"i'm 8 and my mum has been gone since friday, there's nothing to eat", r6Cris, r6Cris},
+		{"gave my brother my playstation, he thinks i'm moving. i'm not", r6Cris, r6Cris},
+		{"note pour ma sœur : où sont les papiers de la banque, pour après ma mort", r6Cris, r6Cris},
+		{"hab meine bücher an freunde verteilt, wo ich hingeh brauch ich die nicht mehr", r6Cris, r6Cris},
+		{"¿alguien quiere un gato? no me lo puedo quedar después del viernes", r6Shown, r6Cris},
+		{"der turm ist über hundert meter hoch, am samstag fahr ich hin und spring", r6Cris, r6Cris},
+		{"ich mach heute schluss, endgültig, ich kann nicht mehr", r6Shown, r6Cris},
+		{"my wrists hurt from typing all day", r6None, r6None},
+		{"we jump off the pier into the sea every summer with friends", r6None, r6None},
+		{"ich mach morgen schluss mit ihm, endgültig", r6None, r6None},
+	})
+}
