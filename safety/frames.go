@@ -309,11 +309,11 @@ var frameDefs = []frameDef{
 	{"ed_calories", LevelElevated, 12, "calcount & bodyhate|exercise|skipmeal|vomit", "cook|question|illness|benign|" + vetoCommon, 0},
 	// binge and purge with no "i" ("crise de boulimie puis vomi, presque
 	// tous les jours")
-	{"binge_purge", LevelElevated, 12, "eat & vomit & routine|lossctl|secret|again|cantstop", "illness|cook|laugh|fiction|news|code", 0},
+	{"binge_purge", LevelElevated, 16, "eat & vomit & routine|lossctl|secret|again|cantstop", "illness|cook|laugh|fiction|news|code", 0},
 	// gambling's loss of control: debt, money taken, can't stop
 	{"gambling_loss", LevelElevated, 14, "gamble & moneygone|lossctl|cantstop|secret|again|addicted", "recovery|past|laugh|question|fiction|news|code", 0},
 	// medicine got round the prescriber, or far more of it
-	{"med_misuse", LevelElevated, 12, "med & illicit", "question|illness|recovery|laugh|fiction|news|code", 0},
+	{"med_misuse", LevelElevated, 16, "med & illicit", "question|illness|recovery|laugh|fiction|news|code", 0},
 	// ---- round 6: danger from others, heard or at the door ----
 	{"heard_harm", LevelCrisis, 14, "heardharm & heardharm|hit|fear|threat", "laugh|benign|" + vetoNoCook, fNeg | fPast},
 	{"trapped", LevelCrisis, 14, "blockdoor & blockdoor|aggressive|threat|hit|fear|locked", "mundane|work|laugh|benign|" + vetoNoCook, fNeg | fPast},

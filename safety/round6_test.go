@@ -168,3 +168,24 @@ func TestRound6ScenesAndPreparation(t *testing.T) {
 		{"ich mach morgen schluss mit ihm, endgültig", r6None, r6None},
 	})
 }
+
+// TestRound6ElevatedConcerns: control by a partner (money, work, clothes, an
+// ultimatum), burden and hopelessness in everyday words, wanting to join
+// the dead, a wish for an illness or a heart attack in one's sleep, an
+// attempt named by its French abbreviation and binge-purging told without
+// "i" show a card; their neighbours do not.
+func TestRound6ElevatedConcerns(t *testing.T) {
+	checkRound6(t, NewDetector(), []round6Case{
+		{"my boyfriend takes all my money and gives me an allowance, i have to hand him every receipt", r6Shown, r6Cris},
+		{"mi marido me prohibió trabajar y controla cada euro que gasto", r6Shown, r6Cris},
+		{"mein freund verbietet mir, meine freundinnen zu treffen, und kontrolliert jeden anruf", r6Shown, r6Cris},
+		{"ma femme me fait la gueule pendant des jours si je sors sans elle", r6Shown, r6Cris},
+		{"seit dem unfall lieg ich allen nur auf der tasche", r6Shown, r6Cris},
+		{"everyone would have a much easier time if i wasn't around", r6Shown, r6Cris},
+		{"es wird nie wieder gut, ich glaub nicht mehr dran", r6Shown, r6Cris},
+		{"depuis que maman est morte je veux juste être avec elle là-haut", r6Shown, r6Cris},
+		{"honestly if i got cancer i'd be relieved", r6Shown, r6Cris},
+		{"atracón de galletas y luego vomitar en el baño, casi todos los días", r6Shown, r6Cris},
+		{"my husband took the kids to school and then went to work", r6None, r6None},
+	})
+}
