@@ -316,7 +316,11 @@ var frameDefs = []frameDef{
 	{"med_misuse", LevelElevated, 16, "med & illicit", "question|illness|recovery|laugh|fiction|news|code", 0},
 	// ---- round 6: danger from others, heard or at the door ----
 	{"heard_harm", LevelCrisis, 14, "heardharm & heardharm|hit|fear|threat", "laugh|benign|" + vetoNoCook, fNeg | fPast},
-	{"trapped", LevelCrisis, 14, "blockdoor & blockdoor|aggressive|threat|hit|fear|locked", "mundane|work|laugh|benign|" + vetoNoCook, fNeg | fPast},
+	{"trapped", LevelCrisis, 14, "blockdoor & blockdoor|aggressive|threat|hit|fear|locked|help", "mundane|work|laugh|benign|" + vetoNoCook, fNeg | fPast},
+	// a threat beside a weapon, in the kitchen too ("dijo que si lo dejo me
+	// mata y está afilando un cuchillo", "il a sorti le fusil et il menace")
+	{"threat_weapon", LevelCrisis, 16, "threat|threatverb & weapon", "laugh|idiom|benign|" + vetoNoCook, fNeg | fPast},
+	{"drink_spiked", LevelCrisis, 1, "spiked", "laugh|fiction|news|code", fNeg | fPast},
 	// someone driving drunk or raging says he'll crash with the children
 	{"threat_crash", LevelCrisis, 14, "family|partner|adult|other & told|intent & crash & child|me|family", "benign|question|idiom|laugh|" + vetoCommon, fNeg | fPast},
 	// ---- round 6: methods named in a plan or a scene ----

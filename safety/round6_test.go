@@ -171,9 +171,8 @@ func TestRound6ScenesAndPreparation(t *testing.T) {
 
 // TestRound6ElevatedConcerns: control by a partner (money, work, clothes, an
 // ultimatum), burden and hopelessness in everyday words, wanting to join
-// the dead, a wish for an illness or a heart attack in one's sleep, an
-// attempt named by its French abbreviation and binge-purging told without
-// "i" show a card; their neighbours do not.
+// the dead, a wish for an illness and binge-purging told without "i" show
+// a card; their neighbours do not.
 func TestRound6ElevatedConcerns(t *testing.T) {
 	checkRound6(t, NewDetector(), []round6Case{
 		{"my boyfriend takes all my money and gives me an allowance, i have to hand him every receipt", r6Shown, r6Cris},
@@ -187,5 +186,22 @@ func TestRound6ElevatedConcerns(t *testing.T) {
 		{"honestly if i got cancer i'd be relieved", r6Shown, r6Cris},
 		{"atracón de galletas y luego vomitar en el baño, casi todos los días", r6Shown, r6Cris},
 		{"my husband took the kids to school and then went to work", r6None, r6None},
+	})
+}
+
+// TestRound6DangerNow: a threat beside a weapon (in the kitchen too), a
+// drink spiked, a stranger or a driver who will not let one out, a gun to
+// someone's head, bleeding that is not stopping are crisis; a knife
+// sharpened for dinner is not.
+func TestRound6DangerNow(t *testing.T) {
+	checkRound6(t, NewDetector(), []round6Case{
+		{"he said if i leave he'll kill me and now he's sharpening a knife in the kitchen", r6Cris, r6Cris},
+		{"mein vater ist betrunken, hat das gewehr geholt und bedroht meine mutter", r6Cris, r6Cris},
+		{"creo que me echaron algo en la bebida, no puedo caminar bien", r6Cris, r6Cris},
+		{"the driver locked the doors and won't let me out, this isn't my street", r6Cris, r6Cris},
+		{"someone in my group chat says he has a gun to his head right now", r6Cris, r6Cris},
+		{"i cut too deep and it's not stopping", r6Cris, r6Cris},
+		{"i'm sharpening the knives before i carve the roast", r6None, r6None},
+		{"el libro trata de una chica que se muda a madrid", r6None, r6None},
 	})
 }
