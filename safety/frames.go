@@ -325,7 +325,7 @@ var frameDefs = []frameDef{
 	{"threat_crash", LevelCrisis, 14, "family|partner|adult|other & told|intent & crash & child|me|family", "benign|question|idiom|laugh|" + vetoCommon, fNeg | fPast},
 	// ---- round 6: methods named in a plan or a scene ----
 	{"jump_unnoticed", LevelCrisis, 16, "jump & unnoticed", "benign|sport|laugh|" + vetoCommon, fNeg | fPast},
-	{"jump_place_soon", LevelCrisis, 18, "perch|height|tall & jump & soon|now|intent", "benign|sport|laugh|social|" + vetoCommon, fNeg | fPast},
+	{"jump_place_soon", LevelCrisis, 18, "perch|height|tall & jump & soon|now|intent", "benign|sport|laugh|social|water|" + vetoCommon, fNeg | fPast},
 	{"step_in_front", LevelCrisis, 10, "stepfront|infront & vehicle & intent|plan|want|soon|self", "benign|idiom|laugh|work|" + vetoCommon, fNeg | fPast},
 	{"means_on_self", LevelCrisis, 16, "weapon|med|rope|noose|poison & onmyself", "benign|question|safe|laugh|" + vetoCommon, fNeg | fPast},
 	{"scout_rope", LevelCrisis, 16, "scout & rope|noose|fixture", "benign|work|sport|" + vetoCommon, fNeg | fPast},

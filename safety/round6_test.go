@@ -205,3 +205,12 @@ func TestRound6DangerNow(t *testing.T) {
 		{"el libro trata de una chica que se muda a madrid", r6None, r6None},
 	})
 }
+
+// TestRound6JumpForFun: a jump from a bridge into a lake with friends is
+// a summer outing, not a plan.
+func TestRound6JumpForFun(t *testing.T) {
+	checkRound6(t, NewDetector(), []round6Case{
+		{"jumped off the bridge into the lake this weekend with friends, so fun", r6None, r6None},
+		{"the bridge is eighty metres high, on sunday i'll drive there and jump", r6Cris, r6Cris},
+	})
+}
