@@ -214,3 +214,12 @@ func TestRound6JumpForFun(t *testing.T) {
 		{"the bridge is eighty metres high, on sunday i'll drive there and jump", r6Cris, r6Cris},
 	})
 }
+
+// TestRound6PrescriptionFree: a medicine sold without a prescription is no
+// misuse; buying round the prescriber is.
+func TestRound6PrescriptionFree(t *testing.T) {
+	checkRound6(t, NewDetector(), []round6Case{
+		{"paracetamol is sold without a prescription here", r6None, r6None},
+		{"since the doctor stopped my diazepam i buy it without a prescription and take three times as much", r6Shown, r6Cris},
+	})
+}
