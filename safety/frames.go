@@ -74,7 +74,7 @@ var frameDefs = []frameDef{
 	{"crash_intent", LevelElevated, 9, "self & intent|now & crash", "benign|question|" + vetoCommon, fNeg},
 	{"breathing_fumes", LevelCrisis, 9, "self & breathe & fumes|poison", "question|safe|" + vetoNoCook, fNeg | fPast},
 	{"poison_closed", LevelCrisis, 8, "poison & enclosed", "question|safe|benign|" + vetoNoCook, fNeg | fPast},
-	{"selfharm_now", LevelCrisis, 9, "self|me & selfharm|cutword & now|blood|where|athand", "idiom|question|past|benign|" + vetoCommon, fNeg},
+	{"selfharm_now", LevelCrisis, 9, "self|me & selfharm|cutword & now|blood|where|athand", "idiom|question|past|benign|illness|" + vetoCommon, fNeg},
 	// "i cut myself and it won't stop bleeding": an act just done, whatever the tense
 	{"bleeding_wont_stop", LevelCrisis, 10, "selfharm|cutword & blood & cantstop", "idiom|question|cook|benign|sport|fiction|news|code", 0},
 	// "i just want the pain to stop", "je veux que la douleur s'arrête"

@@ -223,3 +223,15 @@ func TestRound6PrescriptionFree(t *testing.T) {
 		{"since the doctor stopped my diazepam i buy it without a prescription and take three times as much", r6Shown, r6Cris},
 	})
 }
+
+// TestRound6SkinAndGrounding: scratching a skin condition or insect bites
+// is not self-injury, and a parent grounding a teenager is not a captor;
+// scratching oneself bloody in a panic still shows a card.
+func TestRound6SkinAndGrounding(t *testing.T) {
+	checkRound6(t, NewDetector(), []round6Case{
+		{"je me gratte partout à cause des moustiques, j'ai des marques", r6None, r6None},
+		{"ich kratze mich ständig wegen der neurodermitis, die haut ist blutig", r6None, r6None},
+		{"mi madre me quitó el móvil y no me deja salir hasta que apruebe mates", r6None, r6None},
+		{"quand je panique je me gratte les bras jusqu'au sang", r6Shown, r6Cris},
+	})
+}
