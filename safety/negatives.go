@@ -130,11 +130,13 @@ const (
 	nwRoleFr = "infirmiere|infirmier|pharmacienne|pharmacien|medecin|psychologue|psychiatre|therapeute|" +
 		"conseillere|conseiller|professeure|professeur|benevole|ecoutante|ecoutant|sage"
 	nwRoleDe = "krankenschwester|pfleger|pflegerin|apothekerin|apotheker|arztin|arzt|psychologin|psychologe|" +
-		"psychiaterin|psychiater|therapeutin|therapeut|sozialarbeiterin|sozialarbeiter|lehrerin|lehrer|hebamme"
+		"psychiaterin|psychiater|therapeutin|therapeut|sozialarbeiterin|sozialarbeiter|lehrerin|lehrer|hebamme|" +
+		"notfallsanitater|notfallsanitaterin|sanitater|sanitaterin|polizist|polizistin"
 	// nwRiskTopic: what such a professional asks about
 	nwRiskTopic = "suicid*|suizid*|selbstmord*|overdose*|sobredosis|surdose*|uberdosis|selfharm|self|autolesion*|" +
 		"scarification*|selbstverletz*|ideation|ideas|idees|gedanken|pensamientos|pensees|thoughts|risk|riesgo|" +
-		"risque|risiko [suicid*|suizid*|de|of|harm|noires|negras|dark] [suicid*|suizid*|thoughts|ideation]"
+		"risque|risiko|attempts|intentos|tentatives|versuche|suizidversuche [suicid*|suizid*|de|of|harm|noires|negras|dark] " +
+		"[suicid*|suizid*|thoughts|ideation]"
 	// nwProVeto: the speaker's own danger beside the role
 	nwProVeto = "myself|matarme|suicidarme|umbringen|mich|my|mi|ma|mes|mein|meine|meinen"
 	nwDie     = "die|dies|died|dying|dead"
@@ -423,6 +425,9 @@ var negDefs = []negDef{
 		"pregunto|preguntar|preguntarle|pregunte|digo|decir|decirle|hablar|hablarle|abordar|explicar ~6 ~3 " + nwRiskTopic,
 		"demander|demande|dire|parler|aborder|poser|expliquer|repondre ~6 ~3 " + nwRiskTopic,
 		"frag|frage|fragen|sage|sagen|spreche|sprechen|ansprechen|erklare|antworte ~6 ~3 " + nwRiskTopic,
+		// "como enfermera veo intentos de suicidio cada semana": cases seen at work
+		"see|seeing|saw|treat|treating|treated|veo|vemos|atiendo|atendemos|vois|voit|voyons|soigne|soignons|" +
+			"sehe|sehen|behandle|behandeln ~3 " + nwRiskTopic,
 	}},
 	{id: "neg.dead_inside", domain: [][]string{{"@laugh"}, {nwMundane}}, cues: []string{
 		// "dead inside lol, third meeting about the same slide"

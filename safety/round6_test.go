@@ -235,3 +235,17 @@ func TestRound6SkinAndGrounding(t *testing.T) {
 		{"quand je panique je me gratte les bras jusqu'au sang", r6Shown, r6Cris},
 	})
 }
+
+// TestRound6WorkAndNews: cases a professional sees at work and a death on
+// the TV news are no card; the professional's own wish still is; German
+// "Nachrichten" are messages as well as news, so a partner reading them
+// keeps its card.
+func TestRound6WorkAndNews(t *testing.T) {
+	checkRound6(t, NewDetector(), []round6Case{
+		{"como enfermera veo intentos de suicidio cada semana", r6None, r6None},
+		{"als notfallsanitäter sehe ich jede woche suizidversuche", r6None, r6None},
+		{"en el telediario hablaron de un hombre que se suicidó en la cárcel", r6None, r6None},
+		{"as a nurse i see suicide attempts and now i want to die too", r6Cris, r6Cris},
+		{"mein freund liest alle meine nachrichten und verbietet mir auszugehen", r6Shown, r6Cris},
+	})
+}
