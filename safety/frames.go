@@ -311,7 +311,7 @@ var frameDefs = []frameDef{
 	// tous les jours")
 	{"binge_purge", LevelElevated, 16, "eat & vomit & routine|lossctl|secret|again|cantstop", "illness|cook|laugh|fiction|news|code", 0},
 	// gambling's loss of control: debt, money taken, can't stop
-	{"gambling_loss", LevelElevated, 14, "gamble & moneygone|lossctl|cantstop|secret|again|addicted", "recovery|past|laugh|question|fiction|news|code", 0},
+	{"gambling_loss", LevelElevated, 14, "gamble & moneygone|lossctl|cantstop|secret|again|addicted", "recovery|past|laugh|question|news|code", 0},
 	// medicine got round the prescriber, or far more of it
 	{"med_misuse", LevelElevated, 16, "med & illicit", "question|illness|recovery|laugh|fiction|news|code", 0},
 	// ---- round 6: danger from others, heard or at the door ----
@@ -321,6 +321,7 @@ var frameDefs = []frameDef{
 	// mata y está afilando un cuchillo", "il a sorti le fusil et il menace")
 	{"threat_weapon", LevelCrisis, 16, "threat|threatverb & weapon", "laugh|idiom|benign|" + vetoNoCook, fNeg | fPast},
 	{"drink_spiked", LevelCrisis, 1, "spiked", "laugh|fiction|news|code", fNeg | fPast},
+	{"strangled", LevelCrisis, 1, "strangled", "laugh|idiom|sport|question|fiction|news|code", fNeg | fPast},
 	// someone driving drunk or raging says he'll crash with the children
 	{"threat_crash", LevelCrisis, 14, "family|partner|adult|other & told|intent & crash & child|me|family", "benign|question|idiom|laugh|" + vetoCommon, fNeg | fPast},
 	// ---- round 6: methods named in a plan or a scene ----

@@ -249,3 +249,19 @@ func TestRound6WorkAndNews(t *testing.T) {
 		{"mein freund liest alle meine nachrichten und verbietet mir auszugehen", r6Shown, r6Cris},
 	})
 }
+
+// TestRound6StrangledAndDebts: strangling told in any language is crisis
+// (in the past, elevated); gambling debts kept secret show a card; a cat
+// choking on a hairball does not.
+func TestRound6StrangledAndDebts(t *testing.T) {
+	checkRound6(t, NewDetector(), []round6Case{
+		{"he grabbed me by the throat and pushed me against the door", r6Cris, r6Cris},
+		{"me agarró del cuello contra la pared", r6Cris, r6Cris},
+		{"il m'a plaquée contre le mur et serré le cou", r6Cris, r6Cris},
+		{"er hat mir den hals zugedrückt bis ich keine luft mehr bekam", r6Cris, r6Cris},
+		{"he choked me two years ago but we're fine now", r6Shown, r6Elev},
+		{"my cat chokes on hairballs every spring", r6None, r6None},
+		{"j'ai des dettes de jeu et ma femme ne sait rien", r6Shown, r6Cris},
+		{"hab schulden vom zocken und meine frau weiß nichts", r6Shown, r6Cris},
+	})
+}
