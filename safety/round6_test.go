@@ -236,12 +236,13 @@ func TestRound6SkinAndGrounding(t *testing.T) {
 	})
 }
 
-// TestRound6WorkAndNews: cases a professional sees at work and a death on
+// TestRound6WorkAndNews: a book just finished, cases a professional sees at work and a death on
 // the TV news are no card; the professional's own wish still is; German
 // "Nachrichten" are messages as well as news, so a partner reading them
 // keeps its card.
 func TestRound6WorkAndNews(t *testing.T) {
 	checkRound6(t, NewDetector(), []round6Case{
+		{"just finished reading 'a farewell to arms', what an ending", r6None, r6None},
 		{"como enfermera veo intentos de suicidio cada semana", r6None, r6None},
 		{"als notfallsanitäter sehe ich jede woche suizidversuche", r6None, r6None},
 		{"en el telediario hablaron de un hombre que se suicidó en la cárcel", r6None, r6None},
