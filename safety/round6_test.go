@@ -161,7 +161,7 @@ func TestRound6ScenesAndPreparation(t *testing.T) {
 		{"note pour ma sœur : où sont les papiers de la banque, pour après ma mort", r6Cris, r6Cris},
 		{"hab meine bücher an freunde verteilt, wo ich hingeh brauch ich die nicht mehr", r6Cris, r6Cris},
 		{"¿alguien quiere un gato? no me lo puedo quedar después del viernes", r6Shown, r6Cris},
-		{"der turm ist über hundert meter hoch, am samstag fahr ich hin und spring", r6Cris, r6Cris},
+		{"der kirchturm ist über fünfzig meter hoch, am samstag steig ich rauf und spring", r6Cris, r6Cris},
 		{"ich mach heute schluss, endgültig, ich kann nicht mehr", r6Shown, r6Cris},
 		{"my wrists hurt from typing all day", r6None, r6None},
 		{"we jump off the pier into the sea every summer with friends", r6None, r6None},
