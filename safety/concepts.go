@@ -573,31 +573,7 @@ func (ci *conceptIndex) tag(toks []string, sets []cset) {
 		if !b.empty() { // nothing to drop from an empty set
 			b = langDrops(t, lang, b)
 		}
-		if isNumber(t) {
-			b.add(ci.numID)
-			if len(t) >= 2 {
-				b.add(ci.bigID)
-			}
-			if len(t) == 4 && (t[:2] == "19" || t[:2] == "20") {
-				b.add(ci.pastID) // a year
-			}
-		}
-		if len(t) > 3 && ci.stems[t[:3]] {
-			for _, l := range ci.affixLen {
-				if l > len(t) {
-					break
-				}
-				b.or(ci.prefixes[t[:l]])
-			}
-		}
-		if len(t) > 3 && ci.tails[t[len(t)-3:]] {
-			for _, l := range ci.affixLen {
-				if l > len(t) {
-					break
-				}
-				b.or(ci.suffixes[t[len(t)-l:]])
-			}
-		}
+		b.or(affixConcepts(t)) // a number's, a prefix's and a suffix's (wordtab.go)
 		sets[i] = b
 	}
 	for i := 0; i+1 < len(toks); i++ {
