@@ -315,6 +315,8 @@ var frameDefs = []frameDef{
 	// medicine got round the prescriber, or far more of it
 	{"med_misuse", LevelElevated, 16, "med & illicit", "question|illness|recovery|laugh|fiction|news|code", 0},
 	// ---- round 6: danger from others, heard or at the door ----
+	// "there is a gunman in the building", "i heard gunshots next door", "hay un tiroteo en la escuela"
+	{"shooting_near", LevelCrisis, 10, "shooting & herenear|now|breakin|fear|hidingplace|locked", "laugh|benign|question|past|onscreen|" + vetoNoCook, fNeg | fPast},
 	{"heard_harm", LevelCrisis, 14, "heardharm & heardharm|hit|fear|threat", "laugh|benign|" + vetoNoCook, fNeg | fPast},
 	{"trapped", LevelCrisis, 14, "blockdoor & blockdoor|aggressive|threat|hit|fear|locked|help", "mundane|work|laugh|benign|" + vetoNoCook, fNeg | fPast},
 	// a threat beside a weapon, in the kitchen too ("dijo que si lo dejo me
