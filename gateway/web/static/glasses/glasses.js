@@ -292,7 +292,7 @@
     S.retry = 0;
     if (!S.t.connected) {
       S.t.connected = performance.now();
-      idle(warmUp);
+      idle(makeSkeleton);
     }
     status('');
     $('retry').hidden = true;
@@ -401,6 +401,7 @@
 
   function toTalk() {
     show('talk');
+    if (!skel && S.t.connected) idle(makeSkeleton);
     if (talkStale) drawTalk();
     drawChip();
     $('msg').focus();
@@ -424,14 +425,25 @@
   function newView(kind, pages, control) { return { kind, pages, control, els: [], cur: null, n: 0 }; }
 
   // buildPage builds page n (once): shown at once when on, else out of
-  // sight until present shows it.
+  // sight until present shows it. The first page a view shows on the sheet
+  // takes the skeleton (makeSkeleton): a page already in the sheet, styled
+  // and laid out, whose text is replaced, so the card's first frame
+  // restyles only what differs (a line's style, a control's kind) instead
+  // of styling a new tree. A page shown at once is not measured here:
+  // fitLater does that after the frame's own layout, so the card's task
+  // forces no style or layout.
   function buildPage(view, n, on, into) {
     if (view.els[n - 1]) return view.els[n - 1];
     const p = view.pages[n - 1];
-    const el = document.createElement('div');
-    el.className = on ? 'page on' : 'page';
+    const sheet = $('sheet');
+    let el = on && !into && skel && skel.parentNode === sheet ? skel : null;
+    if (el) skel = null;
+    else el = pageShell();
+    const cls = on ? 'page on' : 'page';
+    if (el.className !== cls) el.className = cls;
     // A page beside the screen is out of the accessibility tree too.
-    if (!on) el.setAttribute('aria-hidden', 'true');
+    if (on) el.removeAttribute('aria-hidden'); else el.setAttribute('aria-hidden', 'true');
+    if (el.hasAttribute('style')) el.removeAttribute('style');
     el.dataset.n = String(p.n || n);
     // Only a page whose sizes or colours differ from the display's
     // defaults carries them as custom properties (.vars): var() costs
@@ -444,45 +456,92 @@
       if (op.px && op.px !== d[0]) { el.style.setProperty('--px-' + op.style, op.px + 'px'); el.classList.add('vars'); }
       if (op.color && String(op.color).toUpperCase() !== d[1]) { el.style.setProperty('--c-' + op.style, op.color); el.classList.add('vars'); }
     }
+    const [head, box, row] = el.children;
+    const [title, ind] = head.children;
+    title.id = 'page-title-' + ++pageIds;
+    const tl = p.title_lines && p.title_lines.length ? p.title_lines : [p.title || ''];
+    title.replaceChildren(...tl.flatMap((t, i) => (i ? [document.createElement('br'), t] : [t])));
+    setText(ind, `${p.n}/${p.of}`);
+    ind.setAttribute('aria-label', `page ${p.n} of ${p.of}`);
+    const lines = p.lines || [];
+    for (let i = 0; i < lines.length; i++) {
+      let ln = box.children[i];
+      if (!ln) {
+        ln = document.createElement('p');
+        if (i === 0) ln.setAttribute('elementtiming', 'card-line');
+        box.append(ln);
+      }
+      const c = 'ln ' + ((p.styles && p.styles[i]) || 'body');
+      if (ln.className !== c) ln.className = c;
+      setText(ln, lines[i]);
+    }
+    while (box.children.length > lines.length) box.lastElementChild.remove();
+    if (box.style.length) box.removeAttribute('style');
+    const old = [...row.children];
+    const ctls = (p.controls || []).map((c, i) => view.control(c, old[i]));
+    for (let i = 0; i < ctls.length; i++) if (row.children[i] !== ctls[i]) row.insertBefore(ctls[i], row.children[i] || null);
+    while (row.children.length > ctls.length) row.lastElementChild.remove();
+    if (!el.parentNode) (into || sheet).append(el);
+    // What a page turn needs, found once: no query or layout read per key.
+    const focusable = ctls.filter((c) => c.classList.contains('focusable'));
+    const sp = S.t.split, built = performance.now();
+    el.m = { titleId: title.id, box, row: focusable, scrollable: false,
+      focus: focusable.find((c) => c.dataset.ctl === (p.focus || '')) || focusable[0] || null };
+    el.scrolled = false;
+    // A page shown now is fitted after its frame's layout; one built ahead
+    // (beside the screen, in a task of its own) is laid out and fitted in
+    // that task, so no key's frame lays it out.
+    if (on) fitLater(el, box); else el.m.scrollable = fit(el, box);
+    if (sp && !sp.built) { sp.built = built; sp.fitted = performance.now(); }
+    view.els[n - 1] = el;
+    return el;
+  }
+
+  // pageShell is an empty page: header (title, indicator), lines, controls.
+  function pageShell() {
+    const el = document.createElement('div');
     const head = document.createElement('header');
     head.className = 'head';
     const title = document.createElement('h1');
     title.className = 'title';
-    title.id = 'page-title-' + ++pageIds;
-    (p.title_lines && p.title_lines.length ? p.title_lines : [p.title || '']).forEach((t, i) => {
-      if (i) title.append(document.createElement('br'));
-      title.append(t);
-    });
     const ind = document.createElement('span');
     ind.className = 'ind';
-    ind.textContent = `${p.n}/${p.of}`;
-    ind.setAttribute('aria-label', `page ${p.n} of ${p.of}`);
     head.append(title, ind);
     const box = document.createElement('div');
     box.className = 'lines';
-    (p.lines || []).forEach((text, i) => {
-      const ln = document.createElement('p');
-      ln.className = 'ln ' + ((p.styles && p.styles[i]) || 'body');
-      if (i === 0) ln.setAttribute('elementtiming', 'card-line');
-      ln.textContent = text;
-      box.append(ln);
-    });
     const row = document.createElement('nav');
     row.className = 'controls';
     row.setAttribute('aria-label', 'Card controls');
-    const ctls = (p.controls || []).map(view.control);
-    row.append(...ctls);
     el.append(head, box, row);
-    (into || $('sheet')).append(el);
-    // What a page turn needs, found once: no query or layout read per key.
-    const focusable = ctls.filter((c) => c.classList.contains('focusable'));
-    const sp = S.t.split, built = performance.now();
-    const scrollable = fit(el, box);
-    if (sp && !sp.built) { sp.built = built; sp.fitted = performance.now(); }
-    el.m = { titleId: title.id, box, row: focusable, scrollable,
-      focus: focusable.find((c) => c.dataset.ctl === (p.focus || '')) || focusable[0] || null };
-    view.els[n - 1] = el;
     return el;
+  }
+
+  // setText replaces an element's text with a new text node (measured:
+  // changing a laid-out text node's data reshapes it there and then).
+  function setText(el, text) {
+    if (el.textContent !== text) el.textContent = text;
+  }
+
+  // fitLater fits a page's lines once the frame has laid them out: a
+  // ResizeObserver's first notification comes after that layout and before
+  // the frame is painted, so reading the lines' height there forces no
+  // layout, and a page scaled to fit is laid out again within the same
+  // frame (it is never painted unfitted). Without the observer it fits now.
+  const fitQ = new Map();
+  const sized = window.ResizeObserver ? new ResizeObserver((entries) => {
+    for (const e of entries) {
+      const el = fitQ.get(e.target);
+      sized.unobserve(e.target);
+      if (!el) continue;
+      fitQ.delete(e.target);
+      const scrolls = fit(el, e.target);
+      if (el.m) el.m.scrollable = scrolls;
+    }
+  }) : null;
+  function fitLater(el, box) {
+    if (!sized) { el.m.scrollable = fit(el, box); return; }
+    fitQ.set(box, el);
+    sized.observe(box);
   }
 
   // present shows page n of view and focuses the page's own control. A
@@ -497,7 +556,8 @@
     if (fresh) {
       // A view shown again (a card under the one just closed) builds its
       // pages anew: the sheet held another view's meanwhile.
-      sheet.replaceChildren();
+      // Every page goes but the skeleton, which stays where it was styled.
+      for (const c of [...sheet.children]) if (c !== skel) c.remove();
       forgetShown();
       sheet.labelled = '';
       if (sheet.view) { sheet.view.els = []; sheet.view.cur = null; sheet.view.queued = false; }
@@ -607,7 +667,7 @@
     if ($('sheet').classList.contains('off')) { view.queued = false; return; } // built when shown again
     const order = view.pages.map((_, k) => (view.n - 1 + k) % view.pages.length);
     const i = order.find((k) => !view.els[k]);
-    if (i === undefined) return;
+    if (i === undefined) { idle(makeSkeleton); return; }
     buildPage(view, i + 1);
     setTimeout(() => prebuild(view), 0);
   }
@@ -635,13 +695,14 @@
     return scrolls;
   }
 
-  function button(c, disabled) {
-    const b = document.createElement('button');
+  function button(c, disabled, old) {
+    const b = old && old.tagName === 'BUTTON' ? old : document.createElement('button');
     b.type = 'button';
-    b.className = 'focusable';
+    if (b.className !== 'focusable') b.className = 'focusable';
     b.dataset.ctl = c.id;
-    b.textContent = c.label;
-    b.disabled = !!disabled;
+    setText(b, c.label);
+    if (b.disabled !== !!disabled) b.disabled = !!disabled;
+    b.removeAttribute('aria-label');
     return b;
   }
 
@@ -650,26 +711,27 @@
     return (a.type === 'call' ? 'tel:' : 'sms:') + digits;
   }
 
-  // A page of the sheet is laid out while the app starts, out of sight, so
-  // that the first card does not also pay for resolving its fonts.
-  // It is a card's own code path: a sample page of every style and control
-  // is built and fitted, so that the first card's script is already
-  // compiled and its fonts and sizes resolved. The sample stays (out of
-  // sight, laid out once, never restyled): while its styles live, the
-  // renderer keeps their fonts, and the shaped words, for the card.
-  function warmUp() {
-    const host = document.createElement('div');
-    host.className = 'warm';
-    host.setAttribute('aria-hidden', 'true');
+  // The skeleton: a page of the sheet built, styled and laid out ahead of
+  // the card that will take it (buildPage), beside the screen and out of
+  // sight. The first one is built while the app starts, from a sample page
+  // of every style and control, which is also a card's own code path: the
+  // first card's script is compiled and its fonts and sizes resolved. A
+  // taken skeleton is built again once the card's pages are all built.
+  let skel = null;
+  function makeSkeleton() {
+    if (skel) return;
     const text = 'Help is here 0123456789 +/: ►';
     const ev = { card_id: 'warm', resources: [{ id: 'r', name: text, actions: [{ type: 'call', value: '988' }, { type: 'text', value: '741741' }] }] };
     // It fits its box, as the gateway's pages do (the sizes without var()).
-    const page = { n: 1, of: 2, title: 'Help is here', lines: [text, text, text, text], styles: ['heading', 'body', 'emph', 'meta'],
-      controls: [{ id: 'next', label: 'Next' }, { id: 'call:r', label: 'Call' }, { id: 'text:r', label: 'Text' }, { id: 'done', label: 'Done' }],
+    // Shaped as a resource's page usually is (a heading, its lines, an
+    // action; Next and the action's control): what a card's first page
+    // changes of it is restyled, the rest is not. The meta style's size is
+    // the indicator's.
+    const page = { n: 1, of: 2, title: 'Help is here', lines: [text, text, text, text, text], styles: ['heading', 'body', 'body', 'body', 'emph'],
+      controls: [{ id: 'next', label: 'Next' }, { id: 'call:r', label: 'Call' }],
       focus: 'next', ops: [] };
-    const view = newView('card', [page], (c) => cardControl({ ev }, c));
-    document.body.append(host);
-    buildPage(view, 1, false, host);
+    const view = newView('card', [page], (c, old) => cardControl({ ev }, c, old));
+    skel = buildPage(view, 1, false, $('sheet'));
     S.t.warm = performance.now();
   }
 
@@ -690,7 +752,7 @@
     }
     card.ev = ev;
     card.surf = surf;
-    card.view = newView('card', surf.pages, (c) => cardControl(card, c));
+    card.view = newView('card', surf.pages, (c, old) => cardControl(card, c, old));
     card.page = Math.min(card.page, surf.pages.length);
     S.cards.push(card);
     S.latestCard = ev.card_id;
@@ -720,22 +782,24 @@
     ackShown(card, present(card.view, card.page));
   }
 
-  function cardControl(card, c) {
+  // A control for c, reusing old (a skeleton's control) when it is of the
+  // same kind: only what differs is restyled.
+  function cardControl(card, c, old) {
     const [type, rid] = String(c.id).split(':');
     if (type === 'call' || type === 'text') {
       const r = (card.ev.resources || []).find((x) => x.id === rid);
       const a = r && (r.actions || []).find((x) => x.type === type);
       if (a) {
-        const link = document.createElement('a');
-        link.className = 'ctl focusable';
+        const link = old && old.tagName === 'A' ? old : document.createElement('a');
+        if (link.className !== 'ctl focusable') link.className = 'ctl focusable';
         link.href = href(a);
         link.dataset.ctl = c.id;
-        link.textContent = c.label;
+        setText(link, c.label);
         link.setAttribute('aria-label', `${c.label} ${r.name}, ${a.value}`);
         return link;
       }
     }
-    return button(c);
+    return button(c, false, old);
   }
 
   // ackShown acknowledges the page on screen once it has been drawn, and
@@ -819,7 +883,7 @@
     S.prompt = { cardId: ev.card_id, actionId, pages, page: Math.min(Math.max(ev.page.n || 1, 1), pages.length),
       view: null };
     const pr = S.prompt;
-    pr.view = newView('prompt', pages, (c) => button(c, pr.decided));
+    pr.view = newView('prompt', pages, (c, old) => button(c, pr.decided, old));
     S.waiting = null;
     drawChip();
     if (S.cards.length) return;
