@@ -667,7 +667,7 @@
     if ($('sheet').classList.contains('off')) { view.queued = false; return; } // built when shown again
     const order = view.pages.map((_, k) => (view.n - 1 + k) % view.pages.length);
     const i = order.find((k) => !view.els[k]);
-    if (i === undefined) { idle(makeSkeleton); return; }
+    if (i === undefined) return;
     buildPage(view, i + 1);
     setTimeout(() => prebuild(view), 0);
   }
@@ -692,6 +692,7 @@
       }
     }
     box.dataset.fit = String(f);
+    S.t.fittedAt = performance.now(); // read by the browser test
     return scrolls;
   }
 
@@ -716,10 +717,12 @@
   // sight. The first one is built while the app starts, from a sample page
   // of every style and control, which is also a card's own code path: the
   // first card's script is compiled and its fonts and sizes resolved. A
-  // taken skeleton is built again once the card's pages are all built.
+  // taken skeleton is built again once the conversation is back.
   let skel = null;
   function makeSkeleton() {
-    if (skel) return;
+    // Built while the sheet is out of sight: no frame of a card or prompt
+    // on screen carries it.
+    if (skel || S.screen !== 'talk') return;
     const text = 'Help is here 0123456789 +/: ►';
     const ev = { card_id: 'warm', resources: [{ id: 'r', name: text, actions: [{ type: 'call', value: '988' }, { type: 'text', value: '741741' }] }] };
     // It fits its box, as the gateway's pages do (the sizes without var()).
