@@ -492,7 +492,7 @@
     // (beside the screen, in a task of its own) is laid out and fitted in
     // that task, so no key's frame lays it out.
     if (on) fitLater(el, box); else el.m.scrollable = fit(el, box);
-    if (sp && !sp.built) { sp.built = built; sp.fitted = performance.now(); }
+    if (sp && !sp.built) { sp.built = built; sp.fitted = performance.now(); el.first = true; }
     view.els[n - 1] = el;
     return el;
   }
@@ -536,6 +536,9 @@
       fitQ.delete(e.target);
       const scrolls = fit(el, e.target);
       if (el.m) el.m.scrollable = scrolls;
+      // The card's first page laid out in its frame (read by the benchmark).
+      if (el.first && S.t.split) S.t.split.laid = performance.now();
+      el.first = false;
     }
   }) : null;
   function fitLater(el, box) {
@@ -741,8 +744,9 @@
   // ---- safety cards ---------------------------------------------------------
   function safetyCard(ev, rx) {
     // Where the card's time goes, from its arrival (read by the benchmark):
-    // handed over, its first page built, laid out, the task done.
-    S.t.split = { rx, parsed: performance.now(), built: 0, fitted: 0, done: 0 };
+    // handed over, its first page built (fitted: a layout forced in the
+    // task, none now), the task done, the page laid out in its frame.
+    S.t.split = { rx, parsed: performance.now(), built: 0, fitted: 0, done: 0, laid: 0 };
     const surfaces = ev.surfaces || [];
     const surf = surfaces.find((s) => s.surface === SURFACE && (s.pages || []).length)
       || surfaces.find((s) => (s.pages || []).length) || { surface: SURFACE, pages: fallbackPages(ev) };
