@@ -292,7 +292,7 @@
     S.retry = 0;
     if (!S.t.connected) {
       S.t.connected = performance.now();
-      idle(makeSkeleton);
+      idle(warmUp);
     }
     status('');
     $('retry').hidden = true;
@@ -401,7 +401,6 @@
 
   function toTalk() {
     show('talk');
-    if (!skel && S.t.connected) idle(makeSkeleton);
     if (talkStale) drawTalk();
     drawChip();
     $('msg').focus();
@@ -425,25 +424,14 @@
   function newView(kind, pages, control) { return { kind, pages, control, els: [], cur: null, n: 0 }; }
 
   // buildPage builds page n (once): shown at once when on, else out of
-  // sight until present shows it. The first page a view shows on the sheet
-  // takes the skeleton (makeSkeleton): a page already in the sheet, styled
-  // and laid out, whose text is replaced, so the card's first frame
-  // restyles only what differs (a line's style, a control's kind) instead
-  // of styling a new tree. A page shown at once is not measured here:
-  // fitLater does that after the frame's own layout, so the card's task
-  // forces no style or layout.
+  // sight until present shows it.
   function buildPage(view, n, on, into) {
     if (view.els[n - 1]) return view.els[n - 1];
     const p = view.pages[n - 1];
-    const sheet = $('sheet');
-    let el = on && !into && skel && skel.parentNode === sheet ? skel : null;
-    if (el) skel = null;
-    else el = pageShell();
-    const cls = on ? 'page on' : 'page';
-    if (el.className !== cls) el.className = cls;
+    const el = document.createElement('div');
+    el.className = on ? 'page on' : 'page';
     // A page beside the screen is out of the accessibility tree too.
-    if (on) el.removeAttribute('aria-hidden'); else el.setAttribute('aria-hidden', 'true');
-    if (el.hasAttribute('style')) el.removeAttribute('style');
+    if (!on) el.setAttribute('aria-hidden', 'true');
     el.dataset.n = String(p.n || n);
     // Only a page whose sizes or colours differ from the display's
     // defaults carries them as custom properties (.vars): var() costs
@@ -456,70 +444,49 @@
       if (op.px && op.px !== d[0]) { el.style.setProperty('--px-' + op.style, op.px + 'px'); el.classList.add('vars'); }
       if (op.color && String(op.color).toUpperCase() !== d[1]) { el.style.setProperty('--c-' + op.style, op.color); el.classList.add('vars'); }
     }
-    const [head, box, row] = el.children;
-    const [title, ind] = head.children;
+    const head = document.createElement('header');
+    head.className = 'head';
+    const title = document.createElement('h1');
+    title.className = 'title';
     title.id = 'page-title-' + ++pageIds;
-    const tl = p.title_lines && p.title_lines.length ? p.title_lines : [p.title || ''];
-    title.replaceChildren(...tl.flatMap((t, i) => (i ? [document.createElement('br'), t] : [t])));
-    setText(ind, `${p.n}/${p.of}`);
+    (p.title_lines && p.title_lines.length ? p.title_lines : [p.title || '']).forEach((t, i) => {
+      if (i) title.append(document.createElement('br'));
+      title.append(t);
+    });
+    const ind = document.createElement('span');
+    ind.className = 'ind';
+    ind.textContent = `${p.n}/${p.of}`;
     ind.setAttribute('aria-label', `page ${p.n} of ${p.of}`);
-    const lines = p.lines || [];
-    for (let i = 0; i < lines.length; i++) {
-      let ln = box.children[i];
-      if (!ln) {
-        ln = document.createElement('p');
-        if (i === 0) ln.setAttribute('elementtiming', 'card-line');
-        box.append(ln);
-      }
-      const c = 'ln ' + ((p.styles && p.styles[i]) || 'body');
-      if (ln.className !== c) ln.className = c;
-      setText(ln, lines[i]);
-    }
-    while (box.children.length > lines.length) box.lastElementChild.remove();
-    if (box.style.length) box.removeAttribute('style');
-    const old = [...row.children];
-    const ctls = (p.controls || []).map((c, i) => view.control(c, old[i]));
-    for (let i = 0; i < ctls.length; i++) if (row.children[i] !== ctls[i]) row.insertBefore(ctls[i], row.children[i] || null);
-    while (row.children.length > ctls.length) row.lastElementChild.remove();
-    if (!el.parentNode) (into || sheet).append(el);
+    head.append(title, ind);
+    const box = document.createElement('div');
+    box.className = 'lines';
+    (p.lines || []).forEach((text, i) => {
+      const ln = document.createElement('p');
+      ln.className = 'ln ' + ((p.styles && p.styles[i]) || 'body');
+      if (i === 0) ln.setAttribute('elementtiming', 'card-line');
+      ln.textContent = text;
+      box.append(ln);
+    });
+    const row = document.createElement('nav');
+    row.className = 'controls';
+    row.setAttribute('aria-label', 'Card controls');
+    const ctls = (p.controls || []).map(view.control);
+    row.append(...ctls);
+    el.append(head, box, row);
+    (into || $('sheet')).append(el);
     // What a page turn needs, found once: no query or layout read per key.
     const focusable = ctls.filter((c) => c.classList.contains('focusable'));
     const sp = S.t.split, built = performance.now();
     el.m = { titleId: title.id, box, row: focusable, scrollable: false,
       focus: focusable.find((c) => c.dataset.ctl === (p.focus || '')) || focusable[0] || null };
-    el.scrolled = false;
-    // A page shown now is fitted after its frame's layout; one built ahead
-    // (beside the screen, in a task of its own) is laid out and fitted in
-    // that task, so no key's frame lays it out.
+    // A page shown now is fitted after its frame's layout (fitLater), so
+    // the card's task forces no style or layout; one built ahead (beside
+    // the screen, in a task of its own) is laid out and fitted in that
+    // task, so no key's frame lays it out.
     if (on) fitLater(el, box); else el.m.scrollable = fit(el, box);
     if (sp && !sp.built) { sp.built = built; sp.fitted = performance.now(); el.first = true; }
     view.els[n - 1] = el;
     return el;
-  }
-
-  // pageShell is an empty page: header (title, indicator), lines, controls.
-  function pageShell() {
-    const el = document.createElement('div');
-    const head = document.createElement('header');
-    head.className = 'head';
-    const title = document.createElement('h1');
-    title.className = 'title';
-    const ind = document.createElement('span');
-    ind.className = 'ind';
-    head.append(title, ind);
-    const box = document.createElement('div');
-    box.className = 'lines';
-    const row = document.createElement('nav');
-    row.className = 'controls';
-    row.setAttribute('aria-label', 'Card controls');
-    el.append(head, box, row);
-    return el;
-  }
-
-  // setText replaces an element's text with a new text node (measured:
-  // changing a laid-out text node's data reshapes it there and then).
-  function setText(el, text) {
-    if (el.textContent !== text) el.textContent = text;
   }
 
   // fitLater fits a page's lines once the frame has laid them out: a
@@ -534,8 +501,7 @@
       sized.unobserve(e.target);
       if (!el) continue;
       fitQ.delete(e.target);
-      const scrolls = fit(el, e.target);
-      if (el.m) el.m.scrollable = scrolls;
+      el.m.scrollable = fit(el, e.target);
       // The card's first page laid out in its frame (read by the benchmark).
       if (el.first && S.t.split) S.t.split.laid = performance.now();
       el.first = false;
@@ -559,8 +525,7 @@
     if (fresh) {
       // A view shown again (a card under the one just closed) builds its
       // pages anew: the sheet held another view's meanwhile.
-      // Every page goes but the skeleton, which stays where it was styled.
-      for (const c of [...sheet.children]) if (c !== skel) c.remove();
+      sheet.replaceChildren();
       forgetShown();
       sheet.labelled = '';
       if (sheet.view) { sheet.view.els = []; sheet.view.cur = null; sheet.view.queued = false; }
@@ -699,14 +664,13 @@
     return scrolls;
   }
 
-  function button(c, disabled, old) {
-    const b = old && old.tagName === 'BUTTON' ? old : document.createElement('button');
+  function button(c, disabled) {
+    const b = document.createElement('button');
     b.type = 'button';
-    if (b.className !== 'focusable') b.className = 'focusable';
+    b.className = 'focusable';
     b.dataset.ctl = c.id;
-    setText(b, c.label);
-    if (b.disabled !== !!disabled) b.disabled = !!disabled;
-    b.removeAttribute('aria-label');
+    b.textContent = c.label;
+    b.disabled = !!disabled;
     return b;
   }
 
@@ -715,29 +679,26 @@
     return (a.type === 'call' ? 'tel:' : 'sms:') + digits;
   }
 
-  // The skeleton: a page of the sheet built, styled and laid out ahead of
-  // the card that will take it (buildPage), beside the screen and out of
-  // sight. The first one is built while the app starts, from a sample page
-  // of every style and control, which is also a card's own code path: the
-  // first card's script is compiled and its fonts and sizes resolved. A
-  // taken skeleton is built again once the conversation is back.
-  let skel = null;
-  function makeSkeleton() {
-    // Built while the sheet is out of sight: no frame of a card or prompt
-    // on screen carries it.
-    if (skel || S.screen !== 'talk') return;
+  // A page of the sheet is laid out while the app starts, out of sight, so
+  // that the first card does not also pay for resolving its fonts.
+  // It is a card's own code path: a sample page of every style and control
+  // is built and fitted, so that the first card's script is already
+  // compiled and its fonts and sizes resolved. The sample stays (out of
+  // sight, laid out once, never restyled): while its styles live, the
+  // renderer keeps their fonts, and the shaped words, for the card.
+  function warmUp() {
+    const host = document.createElement('div');
+    host.className = 'warm';
+    host.setAttribute('aria-hidden', 'true');
     const text = 'Help is here 0123456789 +/: ►';
     const ev = { card_id: 'warm', resources: [{ id: 'r', name: text, actions: [{ type: 'call', value: '988' }, { type: 'text', value: '741741' }] }] };
     // It fits its box, as the gateway's pages do (the sizes without var()).
-    // Shaped as a resource's page usually is (a heading, its lines, an
-    // action; Next and the action's control): what a card's first page
-    // changes of it is restyled, the rest is not. The meta style's size is
-    // the indicator's.
-    const page = { n: 1, of: 2, title: 'Help is here', lines: [text, text, text, text, text], styles: ['heading', 'body', 'body', 'body', 'emph'],
-      controls: [{ id: 'next', label: 'Next' }, { id: 'call:r', label: 'Call' }],
+    const page = { n: 1, of: 2, title: 'Help is here', lines: [text, text, text, text], styles: ['heading', 'body', 'emph', 'meta'],
+      controls: [{ id: 'next', label: 'Next' }, { id: 'call:r', label: 'Call' }, { id: 'text:r', label: 'Text' }, { id: 'done', label: 'Done' }],
       focus: 'next', ops: [] };
-    const view = newView('card', [page], (c, old) => cardControl({ ev }, c, old));
-    skel = buildPage(view, 1, false, $('sheet'));
+    const view = newView('card', [page], (c) => cardControl({ ev }, c));
+    document.body.append(host);
+    buildPage(view, 1, false, host);
     S.t.warm = performance.now();
   }
 
@@ -759,7 +720,7 @@
     }
     card.ev = ev;
     card.surf = surf;
-    card.view = newView('card', surf.pages, (c, old) => cardControl(card, c, old));
+    card.view = newView('card', surf.pages, (c) => cardControl(card, c));
     card.page = Math.min(card.page, surf.pages.length);
     S.cards.push(card);
     S.latestCard = ev.card_id;
@@ -789,24 +750,22 @@
     ackShown(card, present(card.view, card.page));
   }
 
-  // A control for c, reusing old (a skeleton's control) when it is of the
-  // same kind: only what differs is restyled.
-  function cardControl(card, c, old) {
+  function cardControl(card, c) {
     const [type, rid] = String(c.id).split(':');
     if (type === 'call' || type === 'text') {
       const r = (card.ev.resources || []).find((x) => x.id === rid);
       const a = r && (r.actions || []).find((x) => x.type === type);
       if (a) {
-        const link = old && old.tagName === 'A' ? old : document.createElement('a');
-        if (link.className !== 'ctl focusable') link.className = 'ctl focusable';
+        const link = document.createElement('a');
+        link.className = 'ctl focusable';
         link.href = href(a);
         link.dataset.ctl = c.id;
-        setText(link, c.label);
+        link.textContent = c.label;
         link.setAttribute('aria-label', `${c.label} ${r.name}, ${a.value}`);
         return link;
       }
     }
-    return button(c, false, old);
+    return button(c);
   }
 
   // ackShown acknowledges the page on screen once it has been drawn, and
@@ -890,7 +849,7 @@
     S.prompt = { cardId: ev.card_id, actionId, pages, page: Math.min(Math.max(ev.page.n || 1, 1), pages.length),
       view: null };
     const pr = S.prompt;
-    pr.view = newView('prompt', pages, (c, old) => button(c, pr.decided, old));
+    pr.view = newView('prompt', pages, (c) => button(c, pr.decided));
     S.waiting = null;
     drawChip();
     if (S.cards.length) return;
