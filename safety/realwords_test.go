@@ -62,6 +62,27 @@ func TestRealWords(t *testing.T) {
 		}
 		return false
 	}
+	// An English dictionary word that the repair splits into a word of
+	// danger and scraps of one or two letters ("begin" → "be gin",
+	// "acutely" → "a cut el y", "divinity" → "di vin ity") is a word, not
+	// words run together. Not listed: a danger word after "a" or "i"
+	// ("abridge" may be "a bridge" run together), compounds of whole words
+	// ("gunshot"), and German compounds ("jagdmesser"): the repair reads
+	// those as before.
+	madeDangerSplit := func(w string, got []string) bool {
+		if danger[w] || len(got) < 2 || len(got) == 2 && len(got[0]) == 1 {
+			return false // "abridge" may be "a bridge" run together
+		}
+		tiny, hit := false, false
+		for _, g := range got {
+			hit = hit || danger[g]
+			tiny = tiny || len(g) <= 2
+		}
+		// Only splits that lean on a piece of one or two letters: a
+		// compound of whole words keeps its danger ("gunshot" → "gun
+		// shot", "handgun", "deathbed").
+		return hit && tiny
+	}
 	seen := map[string]bool{}
 	var list []string
 	for _, f := range dictFiles {
@@ -81,7 +102,7 @@ func TestRealWords(t *testing.T) {
 			}
 			w := toks[0]
 			seen[w] = true
-			if got := repairTokens([]string{w}, nil, known); !slices.Equal(got, []string{w}) && madeDanger(w, got) {
+			if got := repairTokens([]string{w}, nil, known); !slices.Equal(got, []string{w}) && (madeDanger(w, got) || f == dictFiles[0] && madeDangerSplit(w, got)) {
 				list = append(list, w)
 			}
 		}
@@ -115,6 +136,16 @@ func TestRealWordsLeftAlone(t *testing.T) {
 	d := NewDetector()
 	if r := d.Detect("i have to stick it"); r.Level != LevelNone {
 		t.Errorf("\"i have to stick it\" = %v (%s), want none", r.Level, r.Reason)
+	}
+	for _, s := range []string{"we talked about the consecutive deadlines at work today", "the noodles were cold", "i have a headache from the prosecution's questions", "my cuticle is sore"} {
+		if r := d.Detect(s); r.Level != LevelNone {
+			t.Errorf("%q = %v (%s), want none", s, r.Level, r.Reason)
+		}
+	}
+	for _, s := range []string{"my friend is standing on abridge and won't come down", "there was a gunshot outside my door"} {
+		if r := d.Detect(s); r.Level < LevelElevated {
+			t.Errorf("%q = %v, want a card", s, r.Level)
+		}
 	}
 	if r := d.Detect("im standing on the brige"); r.Level < LevelElevated {
 		t.Errorf("\"im standing on the brige\" = %v, want a card", r.Level)
