@@ -886,20 +886,31 @@ func guessLang(toks []string) string {
 
 // germanishLang is germanish(toks) and guessLang(toks) in one pass.
 func germanishLang(toks []string) (german bool, lang string) {
-	var stops [4]int
-	var de, en int
-	for _, t := range toks {
-		c := langCues[t]
-		countStop(&stops, c)
-		if c&cueGerman != 0 {
-			de++
-		}
-		if c&cueEnglish != 0 {
-			en++
-		}
+	var t langTally
+	for _, w := range toks {
+		t.add(langCues[w])
 	}
-	return de > en, stopLang(stops)
+	return t.result()
 }
+
+// langTally counts the language cues of an utterance's tokens: stop words
+// per language and German against English words.
+type langTally struct {
+	stops  [4]int
+	de, en int
+}
+
+func (t *langTally) add(c langCue) {
+	countStop(&t.stops, c)
+	if c&cueGerman != 0 {
+		t.de++
+	}
+	if c&cueEnglish != 0 {
+		t.en++
+	}
+}
+
+func (t *langTally) result() (german bool, lang string) { return t.de > t.en, stopLang(t.stops) }
 
 // countStop counts c's stop word in stops (en, es, fr, de).
 func countStop(stops *[4]int, c langCue) {

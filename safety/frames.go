@@ -74,12 +74,12 @@ var frameDefs = []frameDef{
 	{"crash_intent", LevelElevated, 9, "self & intent|now & crash", "benign|question|" + vetoCommon, fNeg},
 	{"breathing_fumes", LevelCrisis, 9, "self & breathe & fumes|poison", "question|safe|" + vetoNoCook, fNeg | fPast},
 	{"poison_closed", LevelCrisis, 8, "poison & enclosed", "question|safe|benign|" + vetoNoCook, fNeg | fPast},
-	{"selfharm_now", LevelCrisis, 9, "self|me & selfharm|cutword & now|blood|where|athand", "idiom|question|past|benign|" + vetoCommon, fNeg},
+	{"selfharm_now", LevelCrisis, 9, "self|me & selfharm|cutword & now|blood|where|athand", "idiom|question|past|benign|illness|" + vetoCommon, fNeg},
 	// "i cut myself and it won't stop bleeding": an act just done, whatever the tense
 	{"bleeding_wont_stop", LevelCrisis, 10, "selfharm|cutword & blood & cantstop", "idiom|question|cook|benign|sport|fiction|news|code", 0},
 	// "i just want the pain to stop", "je veux que la douleur s'arrête"
 	{"pain_stop", LevelElevated, 6, "want & distress & end", "laugh|benign|illness|body|mybody|cook|sport|fiction|news|code|work", 0},
-	{"blood_much", LevelCrisis, 7, "blood & amount|now", "idiom|question|benign|" + vetoCommon, fNeg | fPast},
+	{"blood_much", LevelCrisis, 7, "blood & amount|now", "idiom|question|benign|mundane|" + vetoCommon, fNeg | fPast},
 	{"at_edge", LevelCrisis, 7, "self & edge", "idiom|benign|question|" + vetoCommon, fNeg | fPast},
 	{"on_rails", LevelCrisis, 7, "self & rail", "benign|question|" + vetoCommon, fNeg | fPast},
 	{"posture_rails", LevelCrisis, 4, "where & where & rail", "benign|question|mundane|" + vetoCommon, fNeg | fPast},
@@ -168,7 +168,7 @@ var frameDefs = []frameDef{
 	// an emergency ("i think about death a lot lately").
 	{"think_death", LevelElevated, 7, "think & die|betterdead!laughing,inside", "idiom|" + vetoCommon, 0},
 	{"better_dead", LevelCrisis, 1, "betterdead", "idiom|" + vetoCommon, fNeg | fPast | fOther},
-	{"not_live", LevelCrisis, 9, "neg & want|intent & life!in,at,with,near,there,alone,together,like,on,en,con,cerca,ahi,alli,dans,avec,pres,a,mit,bei,dort,allein,zusammen,so,ici,aqui,hier", "idiom|question|" + vetoCommon, fOther},
+	{"not_live", LevelCrisis, 9, "neg!de,du,des,d & want|intent & life!in,at,with,near,there,alone,together,like,on,en,con,cerca,ahi,alli,dans,avec,pres,a,mit,bei,dort,allein,zusammen,so,ici,aqui,hier", "idiom|question|" + vetoCommon, fOther},
 	{"relief_die", LevelCrisis, 9, "die & relief", "idiom|question|" + vetoCommon, fNeg | fOther},
 	{"goodbye_everyone", LevelCrisis, 9, "self|my & goodbye & everyone", "benign|work|" + vetoCommon, fNeg | fPast},
 	{"keeping_here", LevelCrisis, 1, "keepinghere", "" + vetoCommon, 0},
@@ -231,7 +231,7 @@ var frameDefs = []frameDef{
 	{"future_means", LevelElevated, 9, "intent & took|use & med|rope|weapon|noose|poison & soon|now", "routine|safe|illness|question|safekeep|" + vetoCommon, fNeg},
 	{"pretext_denied", LevelCrisis, 16, "rehome|care|pet|child & pretextneg", "" + vetoCommon, fNeg},
 	{"shared_out", LevelElevated, 14, "rehome|care|giveaway & rehome|care|giveaway", "temporary|benign|work|" + vetoCommon, 0},
-	{"end_it_soon", LevelCrisis, 8, "intent|want & endit!with,between,here,at,con,avec,mit & soon|now|final|resolve", "work|mundane|sport|code|cook|fiction|news|laugh|seeyou|temporary", fNeg | fPast},
+	{"end_it_soon", LevelCrisis, 8, "intent|want & endit!with,between,here,at,con,avec,mit & soon|now|final|resolve", "breakup|work|mundane|sport|code|cook|fiction|news|laugh|seeyou|temporary", fNeg | fPast},
 	{"enough_at_hand", LevelCrisis, 12, "enough & athand|gather", "safe|routine|safekeep|illness|question|" + vetoCommon, fNeg | fPast},
 	{"enough", LevelElevated, 1, "enough", "safe|routine|safekeep|illness|benign|work|cook|" + vetoCommon, 0},
 	{"unnoticed_soon", LevelElevated, 12, "unnoticed & soon|now", "benign|work|laugh|" + vetoCommon, 0},
@@ -265,7 +265,7 @@ var frameDefs = []frameDef{
 	{"partner_fear", LevelElevated, 6, "partner & fear", "laugh|fiction|news|sport|benign", 0},
 	{"eating_behaviour", LevelElevated, 1, "edbehav!watch,watching,watched,the,my,old,all,netflix,series,show", "illness|fiction|news|cook|sport|code", 0},
 	{"substance_loss", LevelElevated, 12, "substance & lossctl|cantstop|toomuch", "treat|recovery|fiction|news|cook|sport|benign|code", 0},
-	{"attempt_hospital", LevelElevated, 12, "hospital|lastfelt & attempt|overdosed|selfkill|suicide|med|die", "fiction|news|code|sport|benign", 0},
+	{"attempt_hospital", LevelElevated, 12, "hospital|lastfelt & attempt|overdosed|selfkill|suicide|med|die", "fiction|news|code|sport|benign|role", 0},
 	{"my_attempt", LevelElevated, 2, "my & attempt!at,to,a,an,de,bei,zu,of,on", "sport|work|cook|benign|code|" + vetoCommon, 0},
 	{"survived_attempt", LevelElevated, 6, "survived & attempt|overdosed|suicide|selfkill", "fiction|news|sport", 0},
 	{"last_felt", LevelElevated, 1, "lastfelt", "fiction|news|laugh", 0},
@@ -297,6 +297,47 @@ var frameDefs = []frameDef{
 	// restricting: "i skip breakfast and lunch", "me salto la comida y la cena"
 	{"skip_meals", LevelElevated, 8, "self & skipmeal & meal & meal|exercise", "illness|question|benign|work|temporary|" + vetoCommon, 0},
 	{"selfharm", LevelElevated, 7, "self|my|me & selfharm", "idiom|benign|question|" + vetoCommon, 0},
+	// ---- round 6 (issue 13, set 4): behaviours named in their own words ----
+	// self-injury other than cutting, with what it leaves or what drives it
+	// ("je me griffe les bras jusqu'au sang quand je panique", "ich schlag
+	// mir auf die oberschenkel bis sie blau sind"); nail-biting leaves no mark
+	{"self_injury", LevelElevated, 10, "selfinjure & injurymark|routine|lossctl|cantstop|shtrigger|again|body", "idiom|laugh|sport|illness|" + vetoCommon, 0},
+	// a blade taken out under pressure ("der druck ist wieder da, hab die
+	// klinge schon aus der schublade geholt")
+	{"blade_out", LevelElevated, 12, "weapon & fetched & shtrigger|shurge|distress|selfharm", "cook|work|benign|laugh|" + vetoCommon, 0},
+	// counting calories beside hating the body or burning them off
+	{"ed_calories", LevelElevated, 12, "calcount & bodyhate|exercise|skipmeal|vomit", "cook|question|illness|benign|" + vetoCommon, 0},
+	// binge and purge with no "i" ("crise de boulimie puis vomi, presque
+	// tous les jours")
+	{"binge_purge", LevelElevated, 16, "eat & vomit & routine|lossctl|secret|again|cantstop", "illness|cook|laugh|fiction|news|code", 0},
+	// gambling's loss of control: debt, money taken, can't stop
+	{"gambling_loss", LevelElevated, 14, "gamble & moneygone|lossctl|cantstop|secret|again|addicted", "recovery|past|laugh|question|news|code", 0},
+	// medicine got round the prescriber, or far more of it
+	{"med_misuse", LevelElevated, 16, "med & illicit", "question|illness|recovery|laugh|fiction|news|code", 0},
+	// ---- round 6: danger from others, heard or at the door ----
+	{"heard_harm", LevelCrisis, 14, "heardharm & heardharm|hit|fear|threat", "laugh|benign|" + vetoNoCook, fNeg | fPast},
+	{"trapped", LevelCrisis, 14, "blockdoor & blockdoor|aggressive|threat|hit|fear|locked|help", "mundane|work|laugh|benign|" + vetoNoCook, fNeg | fPast},
+	// a threat beside a weapon, in the kitchen too ("dijo que si lo dejo me
+	// mata y está afilando un cuchillo", "il a sorti le fusil et il menace")
+	{"threat_weapon", LevelCrisis, 16, "threat|threatverb & weapon", "laugh|idiom|benign|" + vetoNoCook, fNeg | fPast},
+	{"drink_spiked", LevelCrisis, 1, "spiked", "laugh|fiction|news|code", fNeg | fPast},
+	{"strangled", LevelCrisis, 1, "strangled", "laugh|idiom|sport|question|fiction|news|code", fNeg | fPast},
+	// someone driving drunk or raging says he'll crash with the children
+	{"threat_crash", LevelCrisis, 14, "family|partner|adult|other & told|intent & crash & child|me|family", "benign|question|idiom|laugh|" + vetoCommon, fNeg | fPast},
+	// ---- round 6: methods named in a plan or a scene ----
+	{"jump_unnoticed", LevelCrisis, 16, "jump & unnoticed", "benign|sport|laugh|" + vetoCommon, fNeg | fPast},
+	{"jump_place_soon", LevelCrisis, 18, "perch|height|tall & jump & soon|now|intent", "benign|sport|laugh|social|water|" + vetoCommon, fNeg | fPast},
+	{"step_in_front", LevelCrisis, 10, "stepfront|infront & vehicle & intent|plan|want|soon|self", "benign|idiom|laugh|work|" + vetoCommon, fNeg | fPast},
+	{"means_on_self", LevelCrisis, 16, "weapon|med|rope|noose|poison & onmyself", "benign|question|safe|laugh|" + vetoCommon, fNeg | fPast},
+	{"scout_rope", LevelCrisis, 16, "scout & rope|noose|fixture", "benign|work|sport|" + vetoCommon, fNeg | fPast},
+	{"rehome_deadline", LevelElevated, 16, "pet|child & cantkeep & soon|when", "temporary|work|laugh|" + vetoCommon, 0},
+	// things given away under a cover story ("told my friend she can have my
+	// guitar, she thinks i'm moving"): crisis when the cover is denied
+	{"giveaway_pretext", LevelElevated, 16, "giveaway & pretext", "work|laugh|" + vetoCommon, 0},
+	{"giveaway_pretext_denied", LevelCrisis, 16, "giveaway & pretextneg", "work|laugh|" + vetoCommon, 0},
+	// "ich mach morgen schluss, endgültig": an end made final, soon, by the
+	// speaker; elevated, as a break-up says the same
+	{"end_final_soon", LevelElevated, 8, "self & intent & end!mit,with,con,avec & final & soon|now", "breakup|benign|work|mundane|sport|cook|laugh|fiction|news|code|temporary", 0},
 	{"suicide_self", LevelElevated, 7, "self|my|me & suicide", "" + vetoCommon, 0},
 }
 
@@ -516,9 +557,12 @@ func matchFrames(toks []string, sets []cset, hit func(id string)) frameHit {
 				lvl, reason = LevelElevated, f.negated
 			case f.def.flags&fPast != 0 && (all.has(pastID) || triedBefore(toks, lo)):
 				lvl, reason = LevelElevated, f.past
-			case f.def.flags&fOther != 0 && thirdParty(toks, lo):
+			case f.def.flags&fOther != 0 && otherSubject(toks, lo):
 				lvl, reason = LevelElevated, f.other
 			}
+		}
+		if f.def.flags&fOther != 0 && genericHypothetical(toks, sets, first) {
+			continue
 		}
 		if hit != nil {
 			hit(f.def.id)
@@ -529,6 +573,72 @@ func matchFrames(toks []string, sets []cset, hit func(id string)) frameHit {
 	}
 	return best
 }
+
+// otherSubject is thirdParty, except that Spanish "he" before a participle
+// is the speaker ("he decidido morir esta noche": I have decided).
+func otherSubject(toks []string, start int) bool {
+	for k := start - 1; k >= 0 && k >= start-6; k-- {
+		t := toks[k]
+		if firstPersonSubject[t] || t == clauseMark || spanishHe(toks, k) {
+			return false
+		}
+		if thirdPartyWords[t] {
+			return true
+		}
+	}
+	return false
+}
+
+// genericHypothetical: the match is a conditional about people in general
+// ("if they didn't want to live …", "si la gente no quisiera vivir", "wenn
+// man nicht mehr leben will"): a conditional word, then a generic subject
+// ("they", "people", "someone", "la gente", "on", "man") as the nearest
+// subject before the match, and nowhere a word of the speaker, the
+// listener or someone the speaker knows. That is talk about a case, not
+// about a person: a frame that a third-party subject lowers (fOther) does
+// not fire. "if my son didn't want to live anymore", "if they found out i
+// don't want to live", "what if you didn't want to live" keep their level.
+func genericHypothetical(toks []string, sets []cset, first int) bool {
+	k := first - 1
+	for ; k >= 0 && k >= first-6; k-- {
+		t := toks[k]
+		if firstPersonSubject[t] || t == clauseMark || listenerWords[t] {
+			return false
+		}
+		if genericSubject[t] && (k > 0 && conditionalWords[toks[k-1]] ||
+			k > 1 && conditionalWords[toks[k-2]] && (toks[k-1] == "la" || toks[k-1] == "les" || toks[k-1] == "die")) {
+			break
+		}
+	}
+	if k < 0 || k < first-6 {
+		return false
+	}
+	for i, t := range toks {
+		if listenerWords[t] {
+			return false
+		}
+		// German "man" is "one" here, not a partner ("Mann")
+		if sets[i].any(knownPersonSet) && !(genericSubject[t] && sets[i].without(partnerAdultSet).empty()) {
+			return false
+		}
+	}
+	return true
+}
+
+// Words as the frames see them (normalised and squashed: "wenn" is "wen").
+var (
+	conditionalWords = map[string]bool{"if": true, "whether": true, "suppose": true, "si": true, "wen": true,
+		"wenn": true, "fals": true, "falls": true, "ob": true, "se": true}
+	genericSubject = map[string]bool{"they": true, "people": true, "someone": true, "somebody": true,
+		"anyone": true, "anybody": true, "folks": true, "gente": true, "alguien": true, "personas": true,
+		"ils": true, "on": true, "gens": true, "quelquun": true, "man": true, "leute": true, "jemand": true,
+		"menschen": true}
+	listenerWords = map[string]bool{"you": true, "u": true, "your": true, "tu": true, "te": true,
+		"ti": true, "usted": true, "vous": true, "votre": true, "toi": true, "du": true, "dich": true,
+		"dir": true, "dein": true, "deine": true}
+	knownPersonSet  = mustSet("self|my|me|friend|family|partner|child")
+	partnerAdultSet = mustSet("partner|adult|other")
+)
 
 // longTurnWords: in a turn longer than this an everyday word (cooking,
 // work, sport, an errand) vetoes a frame only within localVetoReach words
@@ -701,6 +811,13 @@ func deathTold(toks []string, i int) bool {
 	for k := max(0, i-2); k < i; k++ {
 		switch toks[k] {
 		case "without", "sin", "sans", "ohne":
+			return true
+		}
+	}
+	// "how did so many people die building the canal": a death told in the
+	// past with its auxiliary
+	for k := max(0, i-5); k < i; k++ {
+		if toks[k] == "did" && (k == 0 || toks[k-1] != "i") {
 			return true
 		}
 	}

@@ -271,7 +271,7 @@ func speakerIsSubject(toks []string, from, k int) bool {
 		if lexSubject[t] {
 			return true
 		}
-		if notSpeaker[t] || thirdPartyWords[t] {
+		if notSpeaker[t] || thirdPartyWords[t] && !spanishHe(toks, j) { // "he decidido morir": Spanish, I have
 			return false
 		}
 	}

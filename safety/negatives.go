@@ -121,11 +121,29 @@ const (
 		"curiosite|rigoler|flemme|impatience|stress|gene"
 	nwHyperDe = "hunger|durst|scham|lachen|langeweile|neugier|hitze|kalte|angst|mudigkeit|peinlichkeit|" +
 		"sehnsucht|aufregung|ungeduld|lust|heimweh"
-	nwDie   = "die|dies|died|dying|dead"
-	nwDieEs = "morir|morirme|muero|mori|moria|muriendo|moriria|muerto|muerta|muertos|muertas|muere"
-	nwDieFr = "mort|morte|morts|mortes|mourir|meurs|meurt|mourais|mourrai|mourrais|mouru|creve|crever|crevee|crevais"
-	nwDieDe = "sterbe|sterben|stirbt|starb|gestorben|sterb|sterbst"
-	nwLaugh = "lol|lmao|lmfao|rofl|haha*|hehe*|jaja*|jeje*|jiji*|mdr|ptdr|xd|hihi*|kek|lel"
+	// nwRole: a professional speaking of their work ("as a nurse", "als
+	// psychologin", "en tant qu'infirmière", "como enfermera")
+	nwRoleEn = "nurse|pharmacist|doctor|physician|gp|paramedic|therapist|psychologist|psychiatrist|counselor|" +
+		"counsellor|teacher|midwife|carer|caregiver|volunteer|clinician|chaplain"
+	nwRoleEs = "enfermera|enfermero|farmaceutica|farmaceutico|medica|medico|paramedico|psicologa|psicologo|" +
+		"psiquiatra|terapeuta|orientadora|orientador|profesora|profesor|voluntaria|voluntario|matrona"
+	nwRoleFr = "infirmiere|infirmier|pharmacienne|pharmacien|medecin|psychologue|psychiatre|therapeute|" +
+		"conseillere|conseiller|professeure|professeur|benevole|ecoutante|ecoutant|sage"
+	nwRoleDe = "krankenschwester|pfleger|pflegerin|apothekerin|apotheker|arztin|arzt|psychologin|psychologe|" +
+		"psychiaterin|psychiater|therapeutin|therapeut|sozialarbeiterin|sozialarbeiter|lehrerin|lehrer|hebamme|" +
+		"notfallsanitater|notfallsanitaterin|sanitater|sanitaterin|polizist|polizistin"
+	// nwRiskTopic: what such a professional asks about
+	nwRiskTopic = "suicid*|suizid*|selbstmord*|overdose*|sobredosis|surdose*|uberdosis|selfharm|self|autolesion*|" +
+		"scarification*|selbstverletz*|ideation|ideas|idees|gedanken|pensamientos|pensees|thoughts|risk|riesgo|" +
+		"risque|risiko|attempts|intentos|tentatives|versuche|suizidversuche [suicid*|suizid*|de|of|harm|noires|negras|dark] " +
+		"[suicid*|suizid*|thoughts|ideation]"
+	// nwProVeto: the speaker's own danger beside the role
+	nwProVeto = "myself|matarme|suicidarme|umbringen|mich|my|mi|ma|mes|mein|meine|meinen"
+	nwDie     = "die|dies|died|dying|dead"
+	nwDieEs   = "morir|morirme|muero|mori|moria|muriendo|moriria|muerto|muerta|muertos|muertas|muere"
+	nwDieFr   = "mort|morte|morts|mortes|mourir|meurs|meurt|mourais|mourrai|mourrais|mouru|creve|crever|crevee|crevais"
+	nwDieDe   = "sterbe|sterben|stirbt|starb|gestorben|sterb|sterbst"
+	nwLaugh   = "lol|lmao|lmfao|rofl|haha*|hehe*|jaja*|jeje*|jiji*|mdr|ptdr|xd|hihi*|kek|lel"
 )
 
 // moveDomain: leaving a job or a flat, as a phrase; no single word
@@ -137,12 +155,14 @@ var moveDomain = []string{
 	"ultimo dia", "me jubilo", "jubilacion", "demenage*", "nouvel appart|appartement|emploi", "nouveau travail|job|poste",
 	"dernier jour", "pot de depart", "retraite", "umzug", "ziehe|ziehen um", "umziehen", "neue wohnung|stelle",
 	"neuen job", "letzter tag|arbeitstag", "abschiedsfeier", "ruhestand", "rente",
+	"partir vivre", "irme|nos|me vamos|voy a vivir", "move|moving abroad|overseas", "auswandern|auswandere|wandere aus",
 }
 
 // saleDomain: an offer to whoever wants it.
 var saleDomain = []string{nwSale, "anyone|anybody|who want|wants|need|needs|interested", "free to a|any good home",
 	"alguien lo|la|los|las quiere|quieres|necesita", "quien lo|la quiere", "qui veut|veux|en veut|est interesse",
-	"wer will|mochte|braucht", "zu verschenken", "for free", "pick up|collection"}
+	"wer will|mochte|braucht", "zu verschenken", "for free", "pick up|collection", "ca|cela interesse",
+	"interesse qqn|quelquun|quelqu", "interessiert jemand|wen", "le interesa a alguien", "alguien interesado|interesada"}
 
 // giveVeto: words that make a giveaway or a goodbye a warning sign.
 var giveVeto = []string{
@@ -186,6 +206,12 @@ var negDefs = []negDef{
 			"kaputtgelacht|schlappgelacht",
 		nwDieDe + " [ja|fast|gleich|noch|echt|gerade] vor [lauter] " + nwHyperDe,
 		"hitze|spannung|larm|fuse|rucken|schuhe|kalte|neugier|warterei ~3 bringt|bringen mich [noch|gleich|echt] um",
+		// "ces bouchons vont me tuer un jour", "los atascos me van a matar": a
+		// nuisance that will be the death of one
+		"bouchons|embouteillages|trafic|circulation|travaux|voisins|impots|factures|reunions ~4 vont|va [finir] [par] me tuer",
+		"atascos|trafico|obras|vecinos|impuestos|facturas|reuniones ~3 me van|va a matar",
+		"traffic|commute|roadworks|neighbours|neighbors|taxes|bills|meetings ~3 will|are going|is going [to] kill me",
+		"stau|baustelle|nachbarn|steuern|rechnungen|meetings ~3 bringt|bringen mich [noch|eines] [tages] um",
 	}},
 	{id: "neg.drill", veto: []string{"myself|matarme|suicidarme|umbringen", "me tuer|suicider"}, cues: []string{
 		// suicides as a sprint drill: plural, after a verb of doing or running
@@ -214,11 +240,16 @@ var negDefs = []negDef{
 		"le|c pire|passe ~3 derriere moi|nous",
 		"lo peor ~3 atras|detras",
 		"das schlimmste ~3 hinter mir|uns",
+		// "c'est derrière moi", "das liegt lange hinter mir": told as over
+		"ce|cela|ca est|sont [bien|tout|loin|maintenant|depuis] [longtemps] derriere moi|nous",
+		"ist|liegt [lange|alles|weit|schon|langst] hinter mir|uns",
+		"ya [lo] [tengo|quedo|queda|esta] atras",
 	}},
 	{id: "neg.meeting_die", domain: [][]string{{"if|another|otra|otro|encore|wenn|falls|si", "one more",
 		"un|une autre", "noch ein|eine|einen|einer"}, {"meeting|meetings|call|zoom|lecture|queue|line|traffic|ad|ads|email|emails|slide|slides|" +
 		"commercial|song|presentation|spreadsheet|reunion|llamada|cola|anuncio|reunion|appel|pub|cours|queue|" +
-		"besprechung|meeting|vorlesung|werbung|schlange|telko"}}, cues: []string{
+		"besprechung|meeting|vorlesung|werbung|schlange|telko|lunch|dinner|breakfast|food|coffee|pizza|almuerzo|" +
+		"comida|cena|desayuno|cafe|dejeuner|diner|repas|petit|mittagessen|abendessen|essen|kaffee|fruhstuck"}}, cues: []string{
 		"i [will|would|am|ll] [going] [to] [literally] [actually] die",
 		"me muero|muero|morire",
 		"je vais mourir|meurs|creve|crever",
@@ -385,6 +416,18 @@ var negDefs = []negDef{
 			"netflix|memes|tiktok|cuteness|matcha|redbull|energy",
 		"coffee|caffeine|espresso*|cafe|cafeina|kaffee|koffein|sugar|azucar|sucre|zucker|chocolate|" +
 			"chocolat|schokolade|koffein|netflix ~2 overdose|overdosed|od|sobredosis|surdose|uberdosis|ueberdosis",
+	}},
+	{id: "neg.professional", domain: [][]string{{"as|am a|an [school|hospital|ward|er|icu|crisis|hotline|youth|community|psychiatric|night|practice|mental] [health] " + nwRoleEn, "social worker", "como|soy " + nwRoleEs,
+		"que|comme|suis " + nwRoleFr, "als|bin " + nwRoleDe}}, veto: []string{nwProVeto}, cues: []string{
+		// "as a nurse, how do I ask a patient about suicidal thoughts": a
+		// professional asking how to ask or answer about someone else's risk
+		"ask|asking|tell|answer|respond|screen|talk|bring|raise|explain ~6 ~3 " + nwRiskTopic,
+		"pregunto|preguntar|preguntarle|pregunte|digo|decir|decirle|hablar|hablarle|abordar|explicar ~6 ~3 " + nwRiskTopic,
+		"demander|demande|dire|parler|aborder|poser|expliquer|repondre ~6 ~3 " + nwRiskTopic,
+		"frag|frage|fragen|sage|sagen|spreche|sprechen|ansprechen|erklare|antworte ~6 ~3 " + nwRiskTopic,
+		// "como enfermera veo intentos de suicidio cada semana": cases seen at work
+		"see|seeing|saw|treat|treating|treated|veo|vemos|atiendo|atendemos|vois|voit|voyons|soigne|soignons|" +
+			"sehe|sehen|behandle|behandeln ~3 " + nwRiskTopic,
 	}},
 	{id: "neg.dead_inside", domain: [][]string{{"@laugh"}, {nwMundane}}, cues: []string{
 		// "dead inside lol, third meeting about the same slide"

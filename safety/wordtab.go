@@ -303,20 +303,11 @@ func tagWords(toks []string, infos []tokInfo, sets []cset) {
 
 // germanishLangInfos is germanishLang over looked-up tokens.
 func germanishLangInfos(infos []tokInfo) (german bool, lang string) {
-	var stops [4]int
-	var de, en int
+	var t langTally
 	for _, ti := range infos {
-		if ti.w == nil {
-			continue
-		}
-		c := ti.w.cue
-		countStop(&stops, c)
-		if c&cueGerman != 0 {
-			de++
-		}
-		if c&cueEnglish != 0 {
-			en++
+		if ti.w != nil {
+			t.add(ti.w.cue)
 		}
 	}
-	return de > en, stopLang(stops)
+	return t.result()
 }
