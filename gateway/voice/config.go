@@ -47,7 +47,9 @@ type Config struct {
 	// speech, for a recogniser (the embedded ones are a bounded pool). A turn
 	// that gets none is answered at once, spoken and shown: "I'm a little
 	// busy — could you say that again?" (notice kind "busy"), instead of
-	// silence.
+	// silence. A turn that got one but whose final transcript is not ready
+	// this long after its end of speech is answered busy then (a session
+	// whose safety level is raised waits for its words).
 	ListenWaitMs int `yaml:"listen_wait_ms"`
 	// AdmitListenWaitMs protects live sessions before they hear that: while
 	// a turn has waited this long for a recogniser within the last
