@@ -321,6 +321,7 @@ func TestBusyAnswerWhenFinalIsLate(t *testing.T) {
 	t.Cleanup(func() { _ = r.Close() })
 	cfg := testConfig()
 	cfg.ListenWaitMs, cfg.AdmitListenWaitMs = 700, 0 // the final is due 700 ms after the end of speech
+	cfg.finalWait = 0                                // as configured, not testConfig's
 	st := newStack(t, stackOptions{router: r, cfg: &cfg})
 	speech := fixture(t, "gohome.16k.wav")
 	// Once the turn has its recogniser, the workers are taken from it.
@@ -367,5 +368,25 @@ func TestBusyAnswerWhenFinalIsLate(t *testing.T) {
 	}
 	if got := counterValue(t, st.metrics.FinalLate); got < 1 {
 		t.Errorf("final_late_total %v, want at least 1 (listen_busy_total %v)", got, counterValue(t, st.metrics.ListenBusy))
+	}
+}
+
+// The final's wait after input.speech_stopped: voice.listen_wait_ms from the
+// true end of speech, the end of turn counted up to the default silence, so
+// that a patient session's recogniser is not given no time at all.
+func TestFinalWaitAfterStop(t *testing.T) {
+	c := DefaultConfig() // listen_wait_ms 1500
+	for _, tc := range []struct{ eot, want time.Duration }{
+		{200 * time.Millisecond, 1300 * time.Millisecond}, // adaptive policy
+		{500 * time.Millisecond, time.Second},             // the default silence
+		{1500 * time.Millisecond, time.Second},            // hello.patience 3
+	} {
+		if got := c.finalWaitAfterStop(tc.eot); got != tc.want {
+			t.Errorf("end of turn %v: final wait %v after speech_stopped, want %v", tc.eot, got, tc.want)
+		}
+	}
+	c.ListenWaitMs = 300
+	if got := c.finalWaitAfterStop(500 * time.Millisecond); got != 0 {
+		t.Errorf("listen_wait_ms 300, end of turn 500 ms: %v, want 0 (due at speech_stopped)", got)
 	}
 }

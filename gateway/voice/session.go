@@ -356,12 +356,12 @@ func (s *voiceSession) finishTurn(id string, fd *feeder, stopped, speechEnd time
 	select {
 	case r = <-fin:
 	default:
-		wait := time.Duration(s.cfg.ListenWaitMs)*time.Millisecond - stopped.Sub(speechEnd)
+		wait := s.cfg.finalWaitAfterStop(stopped.Sub(speechEnd))
 		if s.raised.Load() {
 			r = <-fin
 			break
 		}
-		t, late := s.factory.clock.NewTimer(max(wait, 0))
+		t, late := s.factory.clock.NewTimer(wait)
 		select {
 		case r = <-fin:
 			t.Stop()
