@@ -11,11 +11,12 @@
 # tests start, never `make run`:
 #   - redis-server: the shared store of a cluster of gateways
 #   - coturn: a real TURN server for the relay-only media tests
+#   - flite, festival + festvox voices: eot-make's voices from human recordings (its test skips without them)
 set -euo pipefail
 
 pkgs=(libopus-dev pkg-config libpocketsphinx-dev libsphinxbase-dev pocketsphinx pocketsphinx-en-us espeak-ng sox opus-tools chromium iproute2)
 if [ "${1:-}" = test ]; then
-  pkgs+=(redis-server coturn)
+  pkgs+=(redis-server coturn flite festival festvox-kallpc16k festvox-kdlpc16k festvox-us-slt-hts)
 fi
 
 missing=()

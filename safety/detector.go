@@ -45,11 +45,15 @@ type Result struct {
 // "ctx.turns"), never user text. A Detector is immutable and safe for
 // concurrent use.
 type Detector struct {
-	rules        []compiledRule
-	byWord       map[string][]cand
-	byPrefix     prefixIndex[cand]
+	rules    []compiledRule
+	byWord   map[string][]cand
+	byPrefix *prefixIndex[cand]
+	// builtin: the rules are the built-in table (builtinRules), whose
+	// byWord entries the word table holds
+	builtin      bool
 	contextTurns int
 	bufs         sync.Pool
+	infos        sync.Pool // *[]tokInfo
 	extractors   sync.Pool
 	model        *model
 	compileErr   error
@@ -101,8 +105,9 @@ func NewDetectorModel(modelText string) (*Detector, error) {
 // the error (and by Err) rather than aborting: the remaining rules still
 // protect people; TestRulesCompile keeps the built-in table clean.
 func newDetector(defs []ruleDef, contextTurns int) (*Detector, error) {
-	d := &Detector{byWord: map[string][]cand{}, contextTurns: contextTurns}
+	d := &Detector{contextTurns: contextTurns}
 	d.bufs.New = func() any { s := make([]string, 0, 64); return &s }
+	d.infos.New = func() any { s := make([]tokInfo, 0, 64); return &s }
 	d.extractors.New = func() any { return new(extractor) }
 	var errs []error
 	if framesErr != nil {
@@ -113,6 +118,38 @@ func newDetector(defs []ruleDef, contextTurns int) (*Detector, error) {
 	} else {
 		d.model = m
 	}
+	wordTable() // built here, not in the first utterance's time
+	var rs *ruleSet
+	if len(defs) > 0 && len(defs) == len(ruleDefs) && &defs[0] == &ruleDefs[0] {
+		rs, d.builtin = builtinRules(), true
+	} else {
+		rs = compileRules(defs)
+	}
+	d.rules, d.byWord, d.byPrefix = rs.rules, rs.byWord, &rs.byPrefix
+	errs = append(errs, rs.errs...)
+	if len(errs) > 0 {
+		d.compileErr = fmt.Errorf("safety: detector rules: %v", errs)
+	}
+	return d, d.compileErr
+}
+
+// ruleSet is a compiled rule table and its word and prefix indexes.
+type ruleSet struct {
+	rules    []compiledRule
+	byWord   map[string][]cand
+	byPrefix prefixIndex[cand]
+	errs     []error
+}
+
+// builtinRules is ruleDefs compiled once: every detector with the
+// built-in rules shares it, and the word table holds its byWord entries.
+var builtinRules = sync.OnceValue(func() *ruleSet { return compileRules(ruleDefs) })
+
+// compileRules compiles defs; a malformed pattern is skipped and reported
+// in errs.
+func compileRules(defs []ruleDef) *ruleSet {
+	d := &ruleSet{byWord: map[string][]cand{}}
+	var errs []error
 	for ri := range defs {
 		def := &defs[ri]
 		cr := compiledRule{def: def}
@@ -142,10 +179,8 @@ func newDetector(defs []ruleDef, contextTurns int) (*Detector, error) {
 		}
 		d.rules = append(d.rules, cr)
 	}
-	if len(errs) > 0 {
-		d.compileErr = fmt.Errorf("safety: detector rules: %v", errs)
-	}
-	return d, d.compileErr
+	d.errs = errs
+	return d
 }
 
 // Err reports rules that failed to compile and were skipped (nil for the
@@ -272,15 +307,22 @@ func (d *Detector) analyzeTiers(text string, withModel bool) analysis {
 		*sq = squashedToks[:0]
 		d.bufs.Put(sq)
 	}()
-	a := d.analyzeRules(squashedToks)
-	t := d.otherTiers(core, squashedToks, withModel)
+	ip := d.infos.Get().(*[]tokInfo)
+	infos := lookupWords(squashedToks, *ip)
+	defer func() {
+		clear(infos)
+		*ip = infos[:0]
+		d.infos.Put(ip)
+	}()
+	a := d.analyzeRulesWith(squashedToks, infos)
+	t := d.otherTiersWith(core, squashedToks, infos, withModel)
 	// Cues for DetectTurn from the concept table, in every language: a
 	// farewell, "do it", a jump or means at hand is an act; now or soon a
 	// time.
 	a.act = a.act || t.act
 	a.time = a.time || t.time
 	a.ordinary = t.ctx.everyday || t.ctx.context
-	narr := narrated(squashedToks, t.ctx.past)
+	narr := narratedWith(squashedToks, infos, t.ctx.past)
 	switch {
 	case a.level == LevelNone:
 	case t.ctx.everydayStrict && a.level == LevelCrisis && t.ctx.personal &&
@@ -354,8 +396,16 @@ type tierResult struct {
 
 // otherTiers runs the frames and, when the detector has one, the model.
 func (d *Detector) otherTiers(text string, toks []string, withModel bool) tierResult {
+	return d.otherTiersWith(text, toks, nil, withModel)
+}
+
+// otherTiersWith is otherTiers for tokens whose word-table entries the
+// caller has (nil: looked up here).
+func (d *Detector) otherTiersWith(text string, toks []string, infos []tokInfo, withModel bool) tierResult {
 	x := d.extractors.Get().(*extractor)
 	defer d.extractors.Put(x)
+	x.given = infos // toks' entries, for prepare
+	defer func() { x.given = nil }()
 	var t tierResult
 	if d.model == nil || !withModel {
 		if d.model != nil {
@@ -377,6 +427,18 @@ func (d *Detector) otherTiers(text string, toks []string, withModel bool) tierRe
 // analyzeRules runs the phrase rules and the lexicon over normalised,
 // repaired and squashed tokens.
 func (d *Detector) analyzeRules(toks []string) analysis {
+	ip := d.infos.Get().(*[]tokInfo)
+	infos := lookupWords(toks, *ip)
+	a := d.analyzeRulesWith(toks, infos)
+	clear(infos)
+	*ip = infos[:0]
+	d.infos.Put(ip)
+	return a
+}
+
+// analyzeRulesWith is analyzeRules for tokens whose word-table entries
+// (lookupWords) the caller has.
+func (d *Detector) analyzeRulesWith(toks []string, infos []tokInfo) analysis {
 	var a analysis
 	hit := func(c cand, start, end int) {
 		cr := &d.rules[c.rule]
@@ -412,14 +474,45 @@ func (d *Detector) analyzeRules(toks []string) analysis {
 			a.level, a.reason, a.lang = lvl, reason, def.lang
 		}
 	}
-	sig := sigOf(toks)
+	var sig tokSig
+	if d.builtin {
+		for i, ti := range infos {
+			if ti.w != nil {
+				b := ti.w.sig
+				sig[b>>6] |= 1 << (b & 63)
+			} else {
+				sig.add(toks[i])
+			}
+		}
+	} else {
+		sig = sigOf(toks)
+	}
 	for i, t := range toks {
-		for _, c := range d.byWord[t] {
+		var cs []cand
+		switch {
+		case !d.builtin:
+			cs = d.byWord[t]
+		case infos[i].bits&bHasRules != 0:
+			cs = infos[i].w.rules
+		}
+		for _, c := range cs {
 			if p := &d.rules[c.rule].pats[c.pat]; p.mayMatch(&sig) {
 				if end := p.match(toks, i); end >= 0 {
 					hit(c, i, end)
 				}
 			}
+		}
+		if d.builtin && infos[i].w != nil {
+			// the word's prefix candidates, found when the table was built
+			if infos[i].bits&bHasPrefixed == 0 {
+				continue
+			}
+			for _, c := range infos[i].w.prefixed {
+				if end := d.rules[c.rule].pats[c.pat].match(toks, i); end >= 0 {
+					hit(c, i, end)
+				}
+			}
+			continue
 		}
 		for _, pc := range d.byPrefix.candidates(t) {
 			if len(t) >= len(pc.prefix) && t[:len(pc.prefix)] == pc.prefix {
@@ -430,7 +523,7 @@ func (d *Detector) analyzeRules(toks []string) analysis {
 		}
 	}
 	if a.level < LevelCrisis {
-		if l, r := lexicon(toks); l > a.level {
+		if l, r := lexiconWith(toks, infos); l > a.level {
 			a.level, a.reason, a.lang = l, r, ""
 		}
 	}
@@ -442,11 +535,11 @@ func (d *Detector) analyzeRules(toks []string) analysis {
 	if a.level < LevelCrisis && a.means && (a.act || a.time && (a.level >= LevelElevated || a.place)) {
 		a.level, a.reason = LevelCrisis, "ctx.means_time"
 		if a.lang == "" {
-			a.lang = guessLang(toks)
+			_, a.lang = germanishLangInfos(infos)
 		}
 	}
 	if a.lang == "" {
-		a.lang = guessLang(toks)
+		_, a.lang = germanishLangInfos(infos)
 	}
 	return a
 }
@@ -551,6 +644,21 @@ func narrated(toks []string, pastTime bool) bool {
 	return other && pastTold && (year || pastTime || len(toks) >= 10) && !recentCue(toks)
 }
 
+// narratedWith is narrated reading the word table's bits.
+func narratedWith(toks []string, infos []tokInfo, pastTime bool) bool {
+	pastTold, other, year := false, false, false
+	for i, t := range toks {
+		b := infos[i].bits
+		if b&(bSpeaker|bNow) != 0 {
+			return false
+		}
+		year = year || len(t) == 4 && isNumber(t) && (t[:2] == "19" || t[:2] == "20") && i > 0
+		other = other || b&bThirdParty != 0 && b&bObject == 0 && !spanishHe(toks, i) || b&(bOtherSelf|bPossessive3P) != 0
+		pastTold = pastTold || b&bPastTell != 0 || len(t) >= 5 && strings.HasSuffix(t, "ed")
+	}
+	return other && pastTold && (year || pastTime || len(toks) >= 10) && !recentCueWith(toks, infos)
+}
+
 // objectWords are third-party words that are no subject: "turned the gas
 // rings on and didn't light them" has none.
 var objectWords = map[string]bool{"him": true, "them": true, "her": true, "his": true, "their": true}
@@ -594,6 +702,21 @@ var pastTellWords = map[string]bool{
 var recentWords = map[string]bool{
 	"yesterday": true, "tonight": true, "today": true, "earlier": true, "ayer": true, "anoche": true, "hoy": true,
 	"gestern": true, "heute": true, "vorhin": true, "aujourdhui": true,
+}
+
+// recentCueWith is recentCue reading the word table's bits.
+func recentCueWith(toks []string, infos []tokInfo) bool {
+	for i, t := range toks {
+		b := infos[i].bits
+		if b&bRecent != 0 {
+			return true
+		}
+		if b&bRecentFirst != 0 && i+1 < len(toks) && (t == "last" && toks[i+1] == "night" || t == "this" && toks[i+1] == "morning" ||
+			t == "ce" && (toks[i+1] == "matin" || toks[i+1] == "soir") || t == "hier" && toks[i+1] == "soir") {
+			return true
+		}
+	}
+	return false
 }
 
 func recentCue(toks []string) bool {

@@ -26,14 +26,19 @@ const (
 type extractor struct {
 	canon []byte
 	toks  []string
-	fixed []string // toks after repairTokens
-	sq    []string // fixed, squashed
-	cur   []string // the tokens of this run: what every feature reads
-	hash  func(uint64)
-	known *vocab // the model's vocabulary (repair.go)
+	fixed []string  // toks after repairTokens
+	sq    []string  // fixed, squashed
+	cur   []string  // the tokens of this run: what every feature reads
+	infos []tokInfo // cur's word-table entries (lookupWords)
+	// given, when set, holds the entries of the toks the next prepare is
+	// called with (Detector.otherTiers has them already)
+	given []tokInfo
+	hash  func(family int, h uint64) // see run
+	known *vocab                     // the model's vocabulary (repair.go)
 	// scoring state for model.windowScores
+	feats   []featHash
 	sum     [2]float32
-	weights *weightTable
+	weights *[numFamilies]weightTable
 	sets    []cset
 	pos     []int // indices of tokens with concepts
 	buf     []byte
@@ -51,12 +56,13 @@ type extractor struct {
 	request         bool // see requestSet
 	past            bool // a past-time phrase or a year
 	riskStrong      bool // a risk concept outside weakRiskSet
+	riskNotEat      bool // a risk concept other than plain food words (eatSet)
 	everydayStrict  bool // see strictEverydaySet
 	short           bool // at most shortFragment tokens
 }
 
 func (x *extractor) flags() ctxFlags {
-	return ctxFlags{x.context, x.everyday, x.personal, x.risk, x.past, x.riskNotDo, x.request, x.riskStrong, x.everydayStrict, x.short}
+	return ctxFlags{x.context, x.everyday, x.personal, x.risk, x.past, x.riskNotDo, x.request, x.riskStrong, x.everydayStrict, x.short, x.riskNotEat}
 }
 
 // run calls emit once per feature occurrence of text (repeats are counted).
@@ -74,7 +80,10 @@ func (x *extractor) run(text string, toks []string, nmin, nmax int, emit func([]
 // context flags and matches the frames: everything but the model's
 // features.
 func (x *extractor) prepare(text string, toks []string) {
+	given := x.given
+	x.given = nil // they were for the caller's toks, this call's
 	if toks == nil {
+		given = nil
 		toks = normalize(text, x.toks[:0])
 		x.toks = toks
 		x.fixed = repairTokens(toks, x.fixed, x.known)
@@ -88,7 +97,12 @@ func (x *extractor) prepare(text string, toks []string) {
 	}
 	b := x.sets[:len(toks)]
 	x.sets = b
-	concepts.tag(toks, b)
+	infos := given
+	if len(infos) != len(toks) {
+		x.infos = lookupWords(toks, x.infos)
+		infos = x.infos
+	}
+	tagWords(toks, infos, b)
 	x.pos = x.pos[:0]
 	for i, v := range b {
 		if !v.empty() {
@@ -96,7 +110,7 @@ func (x *extractor) prepare(text string, toks []string) {
 		}
 	}
 	x.context, x.everyday, x.personal, x.actCue, x.timeCue, x.risk = false, false, false, false, false, false
-	x.riskNotDo, x.request, x.riskStrong, x.everydayStrict = false, false, false, false
+	x.riskNotDo, x.request, x.riskStrong, x.everydayStrict, x.riskNotEat = false, false, false, false, false
 	x.short = len(toks) <= shortFragment
 	x.past = false
 	for _, c := range b {
@@ -111,6 +125,7 @@ func (x *extractor) prepare(text string, toks []string) {
 		x.riskNotDo = x.riskNotDo || c.any(riskNotDoSet)
 		x.request = x.request || c.any(requestSet)
 		x.riskStrong = x.riskStrong || c.any(riskStrongSet)
+		x.riskNotEat = x.riskNotEat || c.any(riskNotEatSet)
 	}
 	x.fired = x.fired[:0]
 	x.frame = matchFrames(x.cur, x.sets, func(id string) { x.fired = append(x.fired, id) })
@@ -120,14 +135,14 @@ func (x *extractor) prepare(text string, toks []string) {
 func (x *extractor) features(text string, nmin, nmax int, emit func([]byte)) {
 	x.canon = modelCanon(text, x.canon)
 	c := x.canon
-	if x.hash != nil {
+	if x.hash != nil || x.weights != nil {
 		for i := range c {
 			h := uint64(gramG)
 			for n := 1; n <= nmax && i+n <= len(c); n++ {
 				h ^= uint64(c[i+n-1])
 				h *= fnvPrime
 				if n >= nmin {
-					x.hash(h)
+					x.emitHash(famGram, h)
 				}
 			}
 		}
@@ -166,20 +181,20 @@ func (x *extractor) features(text string, nmin, nmax int, emit func([]byte)) {
 func (x *extractor) hashWordFeatures() {
 	prev := "<"
 	for _, t := range x.cur {
-		x.hash(fnvString(gramW, t))
-		x.hash(fnvString(fnvByte(fnvString(gramB, prev), ' '), t))
+		x.emitHash(famWord, fnvString(gramW, t))
+		x.emitHash(famWord, fnvString(fnvByte(fnvString(gramB, prev), ' '), t))
 		prev = t
 	}
-	x.hash(fnvByte(fnvByte(fnvString(gramB, prev), ' '), '>'))
+	x.emitHash(famWord, fnvByte(fnvByte(fnvString(gramB, prev), ' '), '>'))
 	b, names, ch := x.sets, concepts.names, conceptHashes
 	for _, p := range x.pos {
-		b[p].each(func(c int) { x.hash(ch[c].c) })
+		b[p].each(func(c int) { x.emitHash(famConcept, ch[c].c) })
 	}
 	pos := x.pos
 	for i := range pos {
 		for j := i + 1; j < len(pos) && j <= i+pairSpan; j++ {
 			b[pos[i]].each(func(u int) {
-				b[pos[j]].each(func(v int) { x.hash(fnvString(ch[u].pair, names[v])) })
+				b[pos[j]].each(func(v int) { x.emitHash(famConcept, fnvString(ch[u].pair, names[v])) })
 			})
 		}
 		for j := i + 1; j < len(pos) && j < i+tripleSpan; j++ {
@@ -187,14 +202,14 @@ func (x *extractor) hashWordFeatures() {
 				b[pos[i]].each(func(u int) {
 					b[pos[j]].each(func(v int) {
 						uv := fnvByte(fnvString(ch[u].triple, names[v]), '>')
-						b[pos[k]].each(func(w int) { x.hash(fnvString(uv, names[w])) })
+						b[pos[k]].each(func(w int) { x.emitHash(famConcept, fnvString(uv, names[w])) })
 					})
 				})
 			}
 		}
 	}
 	for _, id := range x.fired {
-		x.hash(fnvString(gramF, id))
+		x.emitHash(famWord, fnvString(gramF, id))
 	}
 }
 
@@ -321,6 +336,16 @@ var weakRiskSet, _ = conceptSet("gather|body|way|over|stored|into|outside|help|s
 
 var riskStrongSet = riskSet.without(weakRiskSet)
 
+// eatSet: plain words of food and eating. They are danger words only when
+// the utterance is about the speaker or someone they know ("i haven't eaten
+// in days", "my sister throws up after meals"); a recogniser's "if it
+// doesn't want you to steve's people food" from a meeting is about no one,
+// and the model alone may not raise it on them. Eating-disorder behaviour
+// (edbehav) stays a danger word on its own.
+var eatSet, _ = conceptSet("eat")
+
+var riskNotEatSet = riskSet.without(eatSet)
+
 // shortFragment is the length (in tokens) up to which an utterance needs a
 // strong word of danger for the model alone to raise it.
 const shortFragment = 6
@@ -337,11 +362,23 @@ var personalSet, _ = conceptSet("self|my|me|friend|family|partner|child|other")
 // feature.
 var gramG = gramHash([]byte("g:"))
 
-func (x *extractor) addWeight(h uint64) {
-	if w, ok := x.weights.get(h); ok {
-		x.sum[0] += w[0]
-		x.sum[1] += w[1]
+// emitHash delivers one feature's hash: while scoring (x.weights set) it
+// adds the feature's weights to x.sum, else it calls x.hash. (A direct
+// call: a method value in x.hash would be allocated per window.)
+func (x *extractor) emitHash(family int, h uint64) {
+	if x.weights == nil {
+		x.hash(family, h)
+		return
 	}
+	if x.weights[family].mayHave(h) {
+		x.feats = append(x.feats, featHash{h, uint8(family)})
+	}
+}
+
+// featHash is a feature the filter let through, to look up.
+type featHash struct {
+	h   uint64
+	fam uint8
 }
 
 // actSet and timeSet: concept cues DetectTurn combines with earlier turns

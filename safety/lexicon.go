@@ -98,6 +98,84 @@ func lexicon(toks []string) (Level, string) {
 	return best, reason
 }
 
+// lexiconWith is lexicon for tokens whose word-table entries the caller
+// has: the loops over every token read bits instead of seven tables.
+func lexiconWith(toks []string, infos []tokInfo) (Level, string) {
+	best, reason := LevelNone, ""
+	start := 0
+	for i := 0; i <= len(toks); i++ {
+		if i < len(toks) && toks[i] != clauseMark {
+			continue
+		}
+		if l, r := lexClauseWith(toks, infos, start, i); l > best {
+			best, reason = l, r
+		}
+		start = i + 1
+	}
+	return best, reason
+}
+
+// lexClauseWith is lexClause reading the word table's bits.
+func lexClauseWith(toks []string, infos []tokInfo, from, to int) (Level, string) {
+	var all wordBits
+	for k := from; k < to; k++ {
+		all |= infos[k].bits
+	}
+	if all&bLexFirstPerson == 0 {
+		return LevelNone, ""
+	}
+	subj, timeCue := all&bLexSubject != 0, all&bLexTime != 0
+	best, reason := LevelNone, ""
+	for k := from; k < to; k++ {
+		b := infos[k].bits
+		if b&(bLexStrong|bLexDeath|bLexDistress) == 0 {
+			continue
+		}
+		var nb wordBits // the next token's, "" (none) at the clause's end
+		next := ""
+		if k+1 < to {
+			next, nb = toks[k+1], infos[k+1].bits
+		}
+		switch {
+		case b&bLexStrong != 0:
+			if nb&bLexNotAfter != 0 && next != "my" && next != "the" && next != "to" {
+				continue
+			}
+			lvl, r := LevelElevated, "lexicon.mention"
+			if (intentBefore(toks, from, k, 5) || timeCue) && !negatedBefore(toks, from, k) && !thirdParty(toks, k) && !lexPast(toks, from, k, to) {
+				lvl, r = LevelCrisis, "lexicon.intent"
+			}
+			if lvl > best {
+				best, reason = lvl, r
+			}
+		case b&bLexDeath != 0:
+			if nb&bLexNotAfter != 0 {
+				continue
+			}
+			if intentBefore(toks, from, k, 3) && speakerIsSubject(toks, from, k) {
+				lvl, r := LevelCrisis, "lexicon.intent"
+				switch {
+				case negatedBefore(toks, from, k):
+					lvl, r = LevelElevated, "lexicon.intent/negated"
+				case lexPast(toks, from, k, to):
+					lvl, r = LevelElevated, "lexicon.intent/past"
+				}
+				if lvl > best {
+					best, reason = lvl, r
+				}
+			}
+		case b&bLexDistress != 0 && subj:
+			if next == "for" || next == "to" {
+				continue
+			}
+			if LevelElevated > best {
+				best, reason = LevelElevated, "lexicon.distress"
+			}
+		}
+	}
+	return best, reason
+}
+
 func lexClause(toks []string, from, to int) (Level, string) {
 	fp, subj, timeCue := false, false, false
 	for k := from; k < to; k++ {

@@ -34,7 +34,7 @@ type model struct {
 	window, stride int
 	bias           [2]float32
 	thresh         [2]float32 // logit thresholds: shown, crisis
-	weights        weightTable
+	weights        [numFamilies]weightTable
 	vocab          map[string]int32 // training words and their counts
 	lex            *vocab           // the same, for repair.go
 }
@@ -42,12 +42,48 @@ type model struct {
 // weightTable is an open-addressing hash table from feature hash to the
 // two heads' weights: a Go map costs more than the rest of the model. A
 // key and its weights share one slot, so a probe that hits reads one cache
-// line, not two: the table (1 MiB) does not stay in cache between
-// utterances.
+// line, not two. The model keeps one table per feature family
+// (weightFamily): the word, concept and frame features, probed many times
+// per word, sit in small tables (64 and 128 KiB) that stay in cache, apart
+// from the character n-grams' 512 KiB.
+//
+// Most probes are of features the model does not have (a concept pair, a
+// rare n-gram), so a filter in front of each table (8 bits per slot)
+// answers those: two bits of one word per key, set for every key, so an
+// absent feature almost never walks the table to an empty slot.
 type weightTable struct {
-	slots []weightSlot // key 0 marks an empty slot (a zero hash is remapped to 1)
-	mask  uint64
-	n     int
+	slots  []weightSlot // key 0 marks an empty slot (a zero hash is remapped to 1)
+	mask   uint64
+	n      int
+	filter []uint64 // len(slots)/8 words; see filterBits
+	fmask  uint64   // len(filter)-1
+}
+
+// filterBits are the word of the filter and the two bits in it that stand
+// for hash h: bits of h the slot index (its low bits) does not use.
+func filterBits(h, fmask uint64) (word uint64, bits uint64) {
+	return h >> 40 & fmask, 1<<(h>>53&63) | 1<<(h>>59&31+(h>>34&1)*32)
+}
+
+// Feature families, each with its own weightTable.
+const (
+	famGram    = iota // g: character n-grams
+	famWord           // w: b: f: words, word pairs, frames
+	famConcept        // c: p: t: concepts, their pairs and triples
+	numFamilies
+)
+
+// weightFamily is the family of feature g (its first byte names it).
+func weightFamily(g []byte) int {
+	switch {
+	case len(g) == 0:
+		return famWord
+	case g[0] == 'g':
+		return famGram
+	case g[0] == 'c' || g[0] == 'p' || g[0] == 't':
+		return famConcept
+	}
+	return famWord
 }
 
 type weightSlot struct {
@@ -56,11 +92,28 @@ type weightSlot struct {
 }
 
 func (t *weightTable) get(h uint64) ([2]float32, bool) {
+	if !t.mayHave(h) {
+		return [2]float32{}, false
+	}
+	return t.probe(h)
+}
+
+// mayHave is false when the filter rules h out.
+func (t *weightTable) mayHave(h uint64) bool {
 	if h == 0 {
 		h = 1
 	}
 	if t.mask == 0 {
-		return [2]float32{}, false
+		return false
+	}
+	w, b := filterBits(h, t.fmask)
+	return t.filter[w]&b == b
+}
+
+// probe looks h up in the slots (the table is not empty: mayHave passed).
+func (t *weightTable) probe(h uint64) ([2]float32, bool) {
+	if h == 0 {
+		h = 1
 	}
 	for i := h & t.mask; ; i = (i + 1) & t.mask {
 		switch s := &t.slots[i]; s.key {
@@ -79,6 +132,8 @@ func (t *weightTable) put(h uint64, w [2]float32) {
 	if 4*(t.n+1) > 3*len(t.slots) { // load factor 3/4
 		t.grow()
 	}
+	fw, fb := filterBits(h, t.fmask)
+	t.filter[fw] |= fb
 	for i := h & t.mask; ; i = (i + 1) & t.mask {
 		switch s := &t.slots[i]; s.key {
 		case h:
@@ -96,6 +151,8 @@ func (t *weightTable) grow() {
 	old := t.slots
 	size := max(2*len(old), 1024)
 	t.slots, t.mask, t.n = make([]weightSlot, size), uint64(size-1), 0
+	t.filter = make([]uint64, size/8)
+	t.fmask = uint64(len(t.filter) - 1)
 	for _, s := range old {
 		if s.key != 0 {
 			t.put(s.key, s.w)
@@ -166,7 +223,7 @@ func parseModel(text string) (*model, error) {
 		if err := errors.Join(err1, err2); err != nil || isBad(ws) || isBad(wc) {
 			return nil, bad(fmt.Errorf("weights %q %q", f[1], f[2]))
 		}
-		m.weights.put(gramHash(g), [2]float32{float32(ws), float32(wc)})
+		m.weights[weightFamily(g)].put(gramHash(g), [2]float32{float32(ws), float32(wc)})
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("safety: model: %v: %w", err, ErrModel)
@@ -286,22 +343,23 @@ func (m *model) scores(text string, toks []string, x *extractor) ([2]float32, fr
 
 // ctxFlags: the context and everyday words of an utterance (features.go).
 type ctxFlags struct {
-	context, everyday, personal, risk, past, riskNotDo, request, riskStrong, everydayStrict, short bool
+	context, everyday, personal, risk, past, riskNotDo, request, riskStrong, everydayStrict, short, riskNotEat bool
 }
 
 // modelMayRaise: the model alone may raise an utterance only beside a word
 // of danger, not when "do it" is its only one and it is a request to the
 // listener ("please do it for me"), and not when it is a short fragment
-// whose only words of danger are weak ones ("and i got my eye").
+// whose only words of danger are weak ones ("and i got my eye"), and not
+// when food words are its only ones and it is about no one (eatSet).
 func (c ctxFlags) modelMayRaise() bool {
-	return c.risk && (c.riskNotDo || !c.request) && (c.riskStrong || !c.short)
+	return c.risk && (c.riskNotDo || !c.request) && (c.riskStrong || !c.short) && (c.riskNotEat || c.personal)
 }
 
 // or merges the flags of another window.
 func (c ctxFlags) or(d ctxFlags) ctxFlags {
 	return ctxFlags{c.context || d.context, c.everyday || d.everyday, c.personal || d.personal, c.risk || d.risk,
 		c.past || d.past, c.riskNotDo || d.riskNotDo, c.request || d.request, c.riskStrong || d.riskStrong,
-		c.everydayStrict || d.everydayStrict, c.short && d.short}
+		c.everydayStrict || d.everydayStrict, c.short && d.short, c.riskNotEat || d.riskNotEat}
 }
 
 // wordStarts appends the byte offset of every whitespace-separated word.
@@ -319,12 +377,20 @@ func wordStarts(s string, dst []int) []int {
 
 // windowScores scores the text x was prepared for.
 func (m *model) windowScores(text string, x *extractor) [2]float32 {
-	x.sum = m.bias
-	x.weights = &m.weights
-	x.hash = x.addWeight
+	x.weights, x.feats = &m.weights, x.feats[:0]
 	x.features(text, m.nmin, m.nmax, nil)
-	x.hash, x.weights = nil, nil
-	return x.sum
+	x.weights = nil
+	// The features the filters let through are looked up in one tight
+	// loop after: the lookups are independent, so the processor overlaps
+	// their cache misses. The weights are added in feature order.
+	sum := m.bias
+	for _, f := range x.feats {
+		if w, ok := m.weights[f.fam].probe(f.h); ok {
+			sum[0] += w[0]
+			sum[1] += w[1]
+		}
+	}
+	return sum
 }
 
 // level maps the two logits to a level and a reason id.

@@ -197,15 +197,89 @@ func TestFeatureHashes(t *testing.T) {
 		t.Fatal(err)
 	}
 	var emitted, hashed []uint64
+	var emittedFam, hashedFam []int
 	for _, s := range loadSamples(t, "corpus-dev.jsonl") {
 		x := &extractor{known: m.lex}
-		emitted = emitted[:0]
-		x.run(s.Text, nil, m.nmin, m.nmax, func(b []byte) { emitted = append(emitted, gramHash(b)) })
-		hashed = hashed[:0]
-		x.hash = func(h uint64) { hashed = append(hashed, h) }
+		emitted, emittedFam = emitted[:0], emittedFam[:0]
+		x.run(s.Text, nil, m.nmin, m.nmax, func(b []byte) {
+			emitted, emittedFam = append(emitted, gramHash(b)), append(emittedFam, weightFamily(b))
+		})
+		hashed, hashedFam = hashed[:0], hashedFam[:0]
+		x.hash = func(f int, h uint64) { hashed, hashedFam = append(hashed, h), append(hashedFam, f) }
 		x.run(s.Text, nil, m.nmin, m.nmax, nil)
 		if !slices.Equal(emitted, hashed) {
 			t.Fatalf("%q: %d hashed features differ from %d emitted", s.Text, len(hashed), len(emitted))
+		}
+		if !slices.Equal(emittedFam, hashedFam) {
+			t.Fatalf("%q: a feature is looked up in another family's table", s.Text)
+		}
+	}
+}
+
+// TestWeightFamilies: no two features of the committed model share a
+// hash, so one table per family reads every weight as one table did; and
+// every weight is found, and no absent feature of the dev split is.
+func TestWeightFamilies(t *testing.T) {
+	m, err := defaultModel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[uint64]string{}
+	n := 0
+	for _, l := range strings.Split(modelText, "\n") {
+		f := strings.Split(l, "\t")
+		if len(f) != 3 || strings.HasPrefix(l, "#") || strings.HasPrefix(l, "@") {
+			continue
+		}
+		g, err := unquoteGram(f[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := gramHash(g)
+		if old, ok := seen[h]; ok && old != string(g) {
+			t.Fatalf("features %q and %q share hash %x", old, g, h)
+		}
+		seen[h] = string(g)
+		if _, ok := m.weights[weightFamily(g)].get(h); !ok {
+			t.Fatalf("feature %q not found", g)
+		}
+		n++
+	}
+	if n < 1000 {
+		t.Fatalf("only %d features", n)
+	}
+	for _, s := range loadSamples(t, "corpus-dev.jsonl") {
+		x := &extractor{known: m.lex}
+		x.run(s.Text, nil, m.nmin, m.nmax, func(b []byte) {
+			if _, ok := m.weights[weightFamily(b)].get(gramHash(b)); ok != (seen[gramHash(b)] != "") {
+				t.Fatalf("%q: feature %q found %v", s.Text, b, ok)
+			}
+		})
+	}
+}
+
+// TestWindowScores: the detector's scores (features hashed in place,
+// each looked up in its family's table) equal the sum, in emission order,
+// of the weights of the feature strings training emits, looked up by
+// string.
+func TestWindowScores(t *testing.T) {
+	m, err := defaultModel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range loadSamples(t, "corpus-dev.jsonl") {
+		x := &extractor{known: m.lex}
+		want := m.bias
+		x.run(s.Text, nil, m.nmin, m.nmax, func(b []byte) {
+			if w, ok := m.weights[weightFamily(b)].get(gramHash(b)); ok {
+				want[0] += w[0]
+				want[1] += w[1]
+			}
+		})
+		y := &extractor{known: m.lex}
+		y.prepare(s.Text, nil)
+		if got := m.windowScores(s.Text, y); got != want {
+			t.Fatalf("%q: scores %v, want %v", s.Text, got, want)
 		}
 	}
 }

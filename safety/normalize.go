@@ -125,7 +125,8 @@ func normalizeAs(s string, dst []string, german bool) []string {
 			}
 		}
 	}
-	raw := strings.Fields(b.String())
+	var rawBuf [64]string
+	raw := appendFields(rawBuf[:0], b.String())
 	toks := dst[:0]
 	german = german || germanishBy(raw, umlaut)
 	for _, t := range raw {
@@ -156,6 +157,27 @@ func normalizeAs(s string, dst []string, german bool) []string {
 		toks = toks[:n-1]
 	}
 	return toks
+}
+
+// appendFields appends the space-separated fields of s (ASCII spaces only:
+// normalizeAs writes every other separator as one) to dst: strings.Fields
+// without its allocation when dst has room.
+func appendFields(dst []string, s string) []string {
+	start := -1
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r' {
+			if start >= 0 {
+				dst = append(dst, s[start:i])
+				start = -1
+			}
+		} else if start < 0 {
+			start = i
+		}
+	}
+	if start >= 0 {
+		dst = append(dst, s[start:])
+	}
+	return dst
 }
 
 // clauseMark is the token sentence punctuation becomes.

@@ -122,6 +122,8 @@ func (pl *policy) evidence(turnSpeech int64) {
 	x[EvPitchSlope] = clamp(s.pitchSlope/6, -3, 3)
 	x[EvFinalEnergy] = clamp(s.finalEnergy/10, -3, 3)
 	x[EvSyllableLength] = s.syllableLength
+	x[EvPitchFloor] = clamp(s.pitchFloor/6, -1, 3)
+	x[EvFinalFlat] = s.finalFlat
 	sec := float64(turnSpeech) / SampleRate
 	x[EvTurnLength] = clamp(float32(math.Log2(max(sec, 1.0/8))), -3, 2)
 	z := pl.w.Bias

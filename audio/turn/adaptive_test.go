@@ -403,7 +403,9 @@ func BenchmarkAdaptiveDecision(b *testing.B) {
 // TestProsodyNewCues: the final pitch slope is negative for a fall and
 // positive for a rise, and octave errors (a halved pitch in the last
 // frames) are folded, not read as a fall; a quiet final segment has
-// negative final energy; a long final segment positive syllable length.
+// negative final energy; a long final segment positive syllable length; a
+// fall ends near the speaker's pitch floor, a rise above it; a level final
+// segment is flat.
 func TestProsodyNewCues(t *testing.T) {
 	run := func(hz func(i int) float32, lv func(i int) float32, seg int) prosodic {
 		var pr prosody
@@ -448,5 +450,13 @@ func TestProsodyNewCues(t *testing.T) {
 	}
 	if !(fall.syllableLength > 0.5) {
 		t.Errorf("a 200 ms final segment after 80 ms syllables: syllable length %.2f", fall.syllableLength)
+	}
+	// A fall ends at the bottom of the speaker's range, a rise above it.
+	if !(fall.pitchFloor < 1 && rise.pitchFloor > 2) {
+		t.Errorf("pitch above the floor: fall %.2f, rise %.2f semitones", fall.pitchFloor, rise.pitchFloor)
+	}
+	// A level 200 ms final segment is flat; one falling 4 semitones is not.
+	if !(quiet.finalFlat == 1 && fall.finalFlat == 0) {
+		t.Errorf("final flatness: level %.2f, falling %.2f", quiet.finalFlat, fall.finalFlat)
 	}
 }

@@ -65,6 +65,11 @@ type prosody struct {
 	// turn's speech level (dB).
 	medPitch, turnLevel float32
 	medN, turnLevelN    int
+	// floorPitch tracks the low end of the speaker's voiced pitch (about
+	// the 9th percentile: floorDown semitones down per frame below it,
+	// floorUp up above it), octave errors folded to medPitch.
+	floorPitch float32
+	floorN     int
 }
 
 // Running-median steps per frame: semitones of pitch, dB of level.
@@ -76,6 +81,13 @@ const (
 	// from the running median is taken as an octave error and folded.
 	slopeWindow = 30
 	octaveFold  = 8
+	// floorDown, floorUp: the pitch floor's steps (equilibrium at
+	// floorUp/(floorUp+floorDown) ≈ 9 % of voiced frames below it).
+	floorDown = 0.5
+	floorUp   = 0.05
+	// flatMinRun: a final voiced segment this long (frames) is judged for
+	// flatness (a held "um", "uh" or a drawn-out word).
+	flatMinRun = 12
 )
 
 // stepMedian moves a running median estimate toward x by step (the first
@@ -128,7 +140,17 @@ func (pr *prosody) push(speech bool, f *vad.Features) {
 			st := float32(12 * math.Log2(float64(f.Pitch)/100))
 			pr.pitch[i] = st
 			slow(&pr.meanPitch, &pr.pitchN, st, slowWeight)
-			stepMedian(&pr.medPitch, &pr.medN, fold(st, pr.medPitch, pr.medN), medStep)
+			folded := fold(st, pr.medPitch, pr.medN)
+			stepMedian(&pr.medPitch, &pr.medN, folded, medStep)
+			pr.floorN++
+			switch {
+			case pr.floorN == 1:
+				pr.floorPitch = folded
+			case folded < pr.floorPitch:
+				pr.floorPitch -= min(floorDown, pr.floorPitch-folded)
+			default:
+				pr.floorPitch += min(floorUp, folded-pr.floorPitch)
+			}
 		}
 	}
 	pr.flags[i] = fl
@@ -194,6 +216,14 @@ type prosodic struct {
 	// syllableLength: log2 of the last voiced segment over the speaker's
 	// mean syllable period.
 	syllableLength float32
+	// pitchFloor: the final pitch (last voiced frames, octave errors
+	// folded) above the speaker's pitch floor, semitones: a statement
+	// ends low in the speaker's own range, a continuation above it.
+	pitchFloor float32
+	// finalFlat: 0–1, how level the pitch of a long final voiced segment
+	// is (1: within 1 semitone over ≥ 120 ms; a held filler or word, not
+	// a fall from an accent); 0 for a short or moving one.
+	finalFlat float32
 }
 
 // summarise describes the speech that ended before frame end (the index of
@@ -327,6 +357,15 @@ func (pr *prosody) lengthening(s *prosodic, lo, end int64) {
 	if run > 0 && pr.gapN >= 3 && pr.onsetGap > 0 {
 		s.syllableLength = clamp(float32(math.Log2(float64(float32(run)/pr.onsetGap))), -2, 2)
 	}
+	if run >= flatMinRun && pr.medN >= 20 {
+		lo, hi := float32(1000), float32(-1000)
+		for j := k + 1; j <= k+int64(run); j++ {
+			p, _, _ := pr.at(j)
+			p = fold(p, pr.medPitch, pr.medN)
+			lo, hi = min(lo, p), max(hi, p)
+		}
+		s.finalFlat = clamp(2-(hi-lo), 0, 1)
+	}
 	if run > 0 && pr.turnLevelN >= 20 {
 		var sum float32
 		for j := k + 1; j <= k+int64(run); j++ {
@@ -360,6 +399,13 @@ func (pr *prosody) pitchSlope(s *prosodic, lo, end int64) {
 		return
 	}
 	s.pitchSlope = slope(xs[:m], ys[:m]) * slopeWindow
+	if pr.floorN >= 50 {
+		var sum float32
+		for _, y := range ys[m-finalPitchN : m] {
+			sum += y
+		}
+		s.pitchFloor = sum/finalPitchN - pr.floorPitch
+	}
 }
 
 func clamp(x, lo, hi float32) float32 { return min(max(x, lo), hi) }

@@ -21,6 +21,8 @@ const (
 	EvPitchSlope
 	EvFinalEnergy
 	EvSyllableLength
+	EvPitchFloor
+	EvFinalFlat
 	EvTurnLength
 	EvWordsHold
 	EvWordsEnd
@@ -43,6 +45,8 @@ var EvidenceNames = [NumEvidence]string{
 	"pitch_slope",      // semitones the pitch moved over the last 0.3 s of voiced speech (least squares, octave errors folded to the speaker's running median), ÷ 6
 	"final_energy",     // level of the last voiced segment minus the turn's median speech level, dB ÷ 10
 	"syllable_length",  // log2 of the last voiced segment over the speaker's mean syllable period (onset to onset)
+	"pitch_floor",      // final pitch above the speaker's pitch floor (about the 9th percentile of their voiced frames), semitones ÷ 6
+	"final_flat",       // 0–1: a final voiced segment of at least 120 ms whose pitch stays within 1–2 semitones (a held "um" or drawn-out word)
 	"turn_length",      // log2 of the turn's length so far in seconds, in [-3, 2] (a pause a second into a turn is seldom its end)
 	"words_hold",       // 1: the transcript, updated after the speech ended, stops mid-thought
 	"words_end",        // 1: ... ends with a closing formula or is a question

@@ -50,8 +50,8 @@ var (
 	bargeBackchannels = []string{"mm-hm", "yeah", "right", "okay", "uh-huh", "I see", "yes", "sure", "mm", "yeah yeah", "oh right", "got it"}
 	bargeInterrupts   = []string{"wait", "stop", "hold on", "no no no", "sorry, what did you say?", "actually, I meant tomorrow",
 		"can you repeat that?", "that's not right", "excuse me", "wait a second", "no, listen to me", "I need help now"}
-	bargeVoices = []eotVoice{{"en-us", 130, 40, ""}, {"en-gb", 150, 50, ""}, {"en-us+f3", 140, 60, ""}, {"en-gb-scotland", 140, 50, ""},
-		{"en-us+f4", 150, 55, ""}, {"en-029", 125, 40, ""}}
+	bargeVoices = []eotVoice{{"en-us", 130, 40, "", "espeak"}, {"en-gb", 150, 50, "", "espeak"}, {"en-us+f3", 140, 60, "", "espeak"}, {"en-gb-scotland", 140, 50, "", "espeak"},
+		{"en-us+f4", 150, 55, "", "espeak"}, {"en-029", 125, 40, "", "espeak"}}
 	// bargeDuck is the reply's gain while ducked (gateway/voice's duckGain).
 	bargeDuck  = 0.25
 	bargeReply = "I am sorry to hear that. It sounds like it was a really hard day, and it makes sense that you feel tired. Would you like to tell me more about it?"

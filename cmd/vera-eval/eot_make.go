@@ -21,6 +21,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"sort"
 	"strings"
 
 	"encoding/json"
@@ -93,23 +95,49 @@ var eotTurns = []string{
 	"I was at the store and, | I saw my old teacher and, | um, | she didn't recognise me.",
 }
 
-// eotVoice is one espeak-ng voice and its split.
+// eotVoice is one synthesiser voice and its split. engine is "espeak"
+// (espeak-ng: speed in words per minute, pitch 0–99), "flite" (Flite's
+// built-in CMU voices: speed in percent of the voice's own rate, pitch
+// unused) or "festival" (Festival's voice_NAME: speed in percent).
 type eotVoice struct {
 	name         string
 	speed, pitch int
 	split        string
+	engine       string
 }
 
+// eotVoices: espeak-ng's formant voices (rule prosody), then voices built
+// from human recordings, whose pitch and timing come from people: Flite's
+// CMU ARCTIC voices (awb, rms, slt: statistical parametric, trained on one
+// speaker each; kal16: diphones) and Festival's (kal and ked diphones with
+// Festival's intonation model trained on read speech; slt as an HTS
+// voice). The first eight keep their order and seeds, so the espeak-ng
+// clips and their held-out split are the same as before the others came.
+// Of the recorded voices, two speakers (rms, ked) are held out
+// ("test-natural"); slt and kal train in both engines.
 var eotVoices = []eotVoice{
-	{"en-us", 130, 40, "train"}, {"en-gb", 150, 50, "train"}, {"en-us+f3", 140, 60, "train"},
-	{"en-gb-x-rp", 160, 45, "train"}, {"en-us+m3", 120, 35, "train"},
-	{"en-gb-scotland", 140, 50, "test"}, {"en-us+f4", 150, 55, "test"}, {"en-029", 125, 40, "test"},
+	{"en-us", 130, 40, "train", "espeak"}, {"en-gb", 150, 50, "train", "espeak"}, {"en-us+f3", 140, 60, "train", "espeak"},
+	{"en-gb-x-rp", 160, 45, "train", "espeak"}, {"en-us+m3", 120, 35, "train", "espeak"},
+	{"en-gb-scotland", 140, 50, "test", "espeak"}, {"en-us+f4", 150, 55, "test", "espeak"}, {"en-029", 125, 40, "test", "espeak"},
+	{"awb", 100, 0, "train", "flite"}, {"slt", 105, 0, "train", "flite"}, {"kal16", 95, 0, "train", "flite"},
+	{"kal_diphone", 100, 0, "train", "festival"}, {"cmu_us_slt_arctic_hts", 100, 0, "train", "festival"},
+	{"rms", 100, 0, "test-natural", "flite"}, {"ked_diphone", 100, 0, "test-natural", "festival"},
+}
+
+// engineTool is the program an engine runs.
+var engineTool = map[string]string{"espeak": "espeak-ng", "flite": "flite", "festival": "text2wave"}
+
+// clipName names a voice's k-th clip; espeak-ng's keep their old names.
+func clipName(v eotVoice, k int) string {
+	return fmt.Sprintf("%s_%s_%02d", v.engine, strings.NewReplacer("+", "_", "-", "_").Replace(v.name), k)
 }
 
 func runEOTMake(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("eot-make", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	perVoice := fs.Int("turns", 12, "turns per voice")
+	only := fs.String("voices", "", "only these voices (comma-separated names as in eotVoices, e.g. slt,en-us); default all")
+	engines := fs.String("engines", "espeak", "synthesisers to use (comma-separated: espeak, flite, festival; the committed weights are fitted on espeak's training voices, the recorded voices make a second held-out split, test-natural, and more training clips); a missing flite or festival is skipped with a note")
 	seed := fs.Uint64("seed", 1, "random seed (pauses, levels, noise, the turns each voice says)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -122,6 +150,21 @@ func runEOTMake(args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("%s is needed: %w", tool, err)
 		}
 	}
+	use := map[string]bool{}
+	for _, e := range strings.Split(*engines, ",") {
+		e = strings.TrimSpace(e)
+		if _, ok := engineTool[e]; !ok {
+			return fmt.Errorf("-engines: unknown engine %q (espeak, flite, festival)", e)
+		}
+		if _, err := exec.LookPath(engineTool[e]); err != nil {
+			if e == "espeak" {
+				return fmt.Errorf("espeak-ng is needed: %w", err)
+			}
+			fmt.Fprintf(stderr, "eot-make: %s not installed (%s): its voices are left out\n", engineTool[e], err)
+			continue
+		}
+		use[e] = true
+	}
 	dir := fs.Arg(0)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -133,6 +176,9 @@ func runEOTMake(args []string, stdout, stderr io.Writer) error {
 	defer os.RemoveAll(tmp)
 	n := 0
 	for vi, v := range eotVoices {
+		if !use[v.engine] || (*only != "" && !slices.Contains(strings.Split(*only, ","), v.name)) {
+			continue
+		}
 		rng := rand.New(rand.NewPCG(*seed, uint64(vi)))
 		order := rng.Perm(len(eotTurns))
 		next := 0
@@ -150,7 +196,7 @@ func runEOTMake(args []string, stdout, stderr io.Writer) error {
 				parts[j] = eotTurns[order[next%len(order)]]
 				next++
 			}
-			name := fmt.Sprintf("espeak_%s_%02d", strings.NewReplacer("+", "_", "-", "_").Replace(v.name), k)
+			name := clipName(v, k)
 			if err := makeTurn(filepath.Join(dir, name), tmp, v, strings.Join(parts, " || "), rng); err != nil {
 				return fmt.Errorf("%s: %w", name, err)
 			}
@@ -176,33 +222,88 @@ func makeTurn(base, tmp string, v eotVoice, text string, rng *rand.Rand) error {
 		}
 	}
 	pcm := make([]int16, lead)
-	lab := eotLabels{Language: "en", Split: v.split, Text: strings.NewReplacer(" || ", " … ", " | ", " … ").Replace(text), Voice: v.name}
+	voice := v.name
+	if v.engine != "espeak" {
+		voice = v.engine + ":" + v.name
+	}
+	lab := eotLabels{Language: "en", Split: v.split, Text: strings.NewReplacer(" || ", " … ", " | ", " … ").Replace(text), Voice: voice}
 	add := func(s, e int64, label, after, kind string) {
 		lab.Points = append(lab.Points, eotLabelPoint{s / msSamples, e / msSamples, label, after, kind})
 	}
-	for i, ph := range phrases {
+	// Units are synthesised whole: Festival says each sentence at once
+	// (its intonation at a comma inside an utterance is a continuation,
+	// which a fragment said alone does not get) and the pauses are put in
+	// at its word boundaries; espeak-ng and Flite say each phrase alone.
+	var units [][]int // phrase indices
+	for i := range phrases {
+		if v.engine == "festival" && i > 0 && kinds[i-1] == "continuation" {
+			units[len(units)-1] = append(units[len(units)-1], i)
+			continue
+		}
+		units = append(units, []int{i})
+	}
+	pause := func() int64 {
+		// Hold pauses: log-uniform 150 ms – 1.8 s.
+		return int64(math.Exp(math.Log(150)+rng.Float64()*(math.Log(1800)-math.Log(150)))) * msSamples
+	}
+	for ui, u := range units {
 		speed := v.speed + rng.IntN(21) - 10
 		pitch := v.pitch + rng.IntN(17) - 8
-		sp, err := speakPhrase(tmp, v.name, speed, pitch, ph)
+		var sp []int16
+		var cuts []eotPoint // the unit's own pauses at its inner boundaries
+		var err error
+		if len(u) == 1 {
+			sp, err = speakVoice(tmp, v, speed, pitch, phrases[u[0]])
+		} else {
+			sp, cuts, err = festivalSentence(tmp, v, speed, phrases[u[0]:u[len(u)-1]+1])
+		}
 		if err != nil {
 			return err
 		}
-		off := int64(len(pcm))
-		for _, q := range innerSilences(sp) {
-			add(off+q.S, off+q.E, "hold", "", "comma")
+		base := int64(len(pcm))
+		extras := make([]int64, len(cuts))
+		for k, c := range cuts {
+			extras[k] = max(pause()-(c.E-c.S), 0)
 		}
-		pcm = append(pcm, sp...)
-		if i < len(phrases)-1 {
-			// Hold pauses: log-uniform 150 ms – 1.8 s.
-			ms := int(math.Exp(math.Log(150) + rng.Float64()*(math.Log(1800)-math.Log(150))))
+		shiftAt := func(x int64) int64 {
+			var d int64
+			for k, c := range cuts {
+				if (c.S+c.E)/2 <= x {
+					d += extras[k]
+				}
+			}
+			return d
+		}
+		for _, q := range innerSilences(sp) {
+			inCut := false
+			for _, c := range cuts {
+				inCut = inCut || (q.S < c.E && q.E > c.S)
+			}
+			if !inCut {
+				add(base+q.S+shiftAt(q.S), base+q.E+shiftAt(q.S), "hold", "", "comma")
+			}
+		}
+		var prev, shift int64
+		for k, c := range cuts {
+			mid := (c.S + c.E) / 2
+			pcm = append(pcm, sp[prev:mid]...)
+			pcm = append(pcm, make([]int16, extras[k])...)
+			add(base+c.S+shift, base+c.E+shift+extras[k], "hold", lastWord(phrases[u[k]]), kinds[u[k]])
+			shift += extras[k]
+			prev = mid
+		}
+		pcm = append(pcm, sp[prev:]...)
+		if ui < len(units)-1 {
 			s := int64(len(pcm))
-			pcm = append(pcm, make([]int16, ms*msSamples)...)
-			add(s, int64(len(pcm)), "hold", lastWord(ph), kinds[i])
+			pcm = append(pcm, make([]int16, pause())...)
+			last := u[len(u)-1]
+			add(s, int64(len(pcm)), "hold", lastWord(phrases[last]), kinds[last])
 		}
 	}
 	s := int64(len(pcm))
 	pcm = append(pcm, make([]int16, trail)...)
 	add(s, int64(len(pcm)), "end", lastWord(phrases[len(phrases)-1]), endKind(phrases[len(phrases)-1]))
+	sort.SliceStable(lab.Points, func(i, j int) bool { return lab.Points[i].StartMs < lab.Points[j].StartMs })
 	// Level (peak −4 … −14 dBFS) and noise (none, or pink at 35, 25, 15 dB SNR).
 	gain := math.Pow(10, (-4-10*rng.Float64())/20) * 32767 / float64(peakAbs(pcm))
 	snrs := []float64{-1, 35, 25, 15}
@@ -215,6 +316,95 @@ func makeTurn(base, tmp string, v eotVoice, text string, rng *rand.Rand) error {
 		return err
 	}
 	return os.WriteFile(base+".eot.json", append(b, '\n'), 0o644)
+}
+
+// festivalSentence says phrases as one utterance with Festival and
+// returns it (16 kHz, trimmed as speakVoice trims) and, for each boundary
+// between two phrases, the pause Festival made there ([S, E): the frames
+// 45 dB under the peak from the boundary word's end on; S = E at the
+// word's end when it made none).
+func festivalSentence(tmp string, v eotVoice, speed int, phrases []string) ([]int16, []eotPoint, error) {
+	text := strings.Join(phrases, " ")
+	raw, out, scm := filepath.Join(tmp, "s.wav"), filepath.Join(tmp, "s16.wav"), filepath.Join(tmp, "s.scm")
+	q := strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(text)
+	script := fmt.Sprintf("(voice_%s)\n(Parameter.set 'Duration_Stretch %.3f)\n(set! u (utt.synth (Utterance Text \"%s\")))\n(utt.save.wave u \"%s\" 'riff)\n"+
+		"(mapcar (lambda (w) (format t \"W %%s %%f\\n\" (item.name w) (item.feat w \"word_end\"))) (utt.relation.items u 'Word))\n",
+		v.name, 100/float64(max(speed, 50)), q, raw)
+	if err := os.WriteFile(scm, []byte(script), 0o644); err != nil {
+		return nil, nil, err
+	}
+	b, err := exec.Command("festival", "--batch", scm).CombinedOutput()
+	if err != nil {
+		return nil, nil, fmt.Errorf("festival: %w: %s", err, b)
+	}
+	var ends []float64
+	for _, line := range strings.Split(string(b), "\n") {
+		var w string
+		var t float64
+		if n, _ := fmt.Sscanf(line, "W %s %f", &w, &t); n == 2 {
+			ends = append(ends, t)
+		}
+	}
+	var bounds []int // index of each boundary's last word
+	n := 0
+	for _, ph := range phrases[:len(phrases)-1] {
+		n += len(strings.Fields(strings.Map(func(r rune) rune {
+			if strings.ContainsRune(",.?!", r) {
+				return ' '
+			}
+			return r
+		}, ph)))
+		bounds = append(bounds, n-1)
+	}
+	if total := n + len(strings.Fields(strings.NewReplacer(",", " ", ".", " ", "?", " ", "!", " ").Replace(phrases[len(phrases)-1]))); total != len(ends) {
+		return nil, nil, fmt.Errorf("festival %q: %d words, want %d", text, len(ends), total)
+	}
+	if b, err := exec.Command("sox", "-D", raw, "-r", "16000", "-c", "1", "-b", "16", out).CombinedOutput(); err != nil {
+		return nil, nil, fmt.Errorf("sox: %w: %s", err, b)
+	}
+	pcm, err := wavio.ReadWAVFile(out, audio.SampleRate)
+	if err != nil {
+		return nil, nil, err
+	}
+	peak := peakAbs(pcm)
+	if peak == 0 {
+		return nil, nil, fmt.Errorf("festival %s %q: no audio", v.name, text)
+	}
+	first, last := -1, -1
+	for i, s := range pcm {
+		if absI(int(s))*100 > peak {
+			if first < 0 {
+				first = i
+			}
+			last = i
+		}
+	}
+	pcm = pcm[first : last+1]
+	const f = audio.Frame10
+	nf := len(pcm) / f
+	db := make([]float32, nf)
+	var top float32 = -200
+	for k := range nf {
+		db[k] = audio.PowerDBFS(pcm[k*f : (k+1)*f])
+		top = max(top, db[k])
+	}
+	cuts := make([]eotPoint, len(bounds))
+	for i, wi := range bounds {
+		at := min(max(int64(ends[wi]*audio.SampleRate)-int64(first), 0), int64(len(pcm)))
+		cuts[i] = eotPoint{S: at, E: at}
+		k0 := int(at) / f
+		for k := max(k0-3, 0); k < min(k0+15, nf); k++ {
+			if db[k] < top-45 {
+				j := k
+				for j < nf && db[j] < top-45 {
+					j++
+				}
+				cuts[i] = eotPoint{S: int64(k * f), E: int64(j * f)}
+				break
+			}
+		}
+	}
+	return pcm, cuts, nil
 }
 
 // endKind names how a turn ends: a question, a closing formula, a
@@ -245,15 +435,42 @@ func lastWord(ph string) string {
 	return strings.ToLower(f[len(f)-1])
 }
 
-// speakPhrase synthesises text at 16 kHz and trims it to its first and last
-// sample within 40 dB of its peak (espeak-ng's own silence and breath tail
-// go, so the phrase ends where its speech does).
-func speakPhrase(tmp, voice string, speed, pitch int, text string) ([]int16, error) {
-	raw, out := filepath.Join(tmp, "p.wav"), filepath.Join(tmp, "p16.wav")
-	if b, err := exec.Command("espeak-ng", "-v", voice, "-s", fmt.Sprint(speed), "-p", fmt.Sprint(pitch), "-w", raw, text).CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("espeak-ng: %w: %s", err, b)
+// synthCommand is the command that speaks text with voice v into raw.
+// espeak-ng takes speed (words per minute) and pitch; Flite and Festival
+// take speed as a percentage of the voice's rate (a duration stretch).
+func synthCommand(tmp string, v eotVoice, speed, pitch int, text, raw string) (*exec.Cmd, error) {
+	stretch := fmt.Sprintf("%.3f", 100/float64(max(speed, 50)))
+	switch v.engine {
+	case "flite":
+		return exec.Command("flite", "-voice", v.name, "--setf", "duration_stretch="+stretch, "-t", text, "-o", raw), nil
+	case "festival":
+		txt := filepath.Join(tmp, "p.txt")
+		if err := os.WriteFile(txt, []byte(text+"\n"), 0o644); err != nil {
+			return nil, err
+		}
+		return exec.Command("text2wave", "-eval", "(voice_"+v.name+")", "-eval", "(Parameter.set 'Duration_Stretch "+stretch+")", txt, "-o", raw), nil
 	}
-	if b, err := exec.Command("sox", raw, "-r", "16000", "-c", "1", "-b", "16", out).CombinedOutput(); err != nil {
+	return exec.Command("espeak-ng", "-v", v.name, "-s", fmt.Sprint(speed), "-p", fmt.Sprint(pitch), "-w", raw, text), nil
+}
+
+// speakPhrase synthesises text at 16 kHz and trims it to its first and last
+// sample within 40 dB of its peak (the synthesiser's own silence and breath
+// tail go, so the phrase ends where its speech does).
+func speakPhrase(tmp, voice string, speed, pitch int, text string) ([]int16, error) {
+	return speakVoice(tmp, eotVoice{name: voice, engine: "espeak"}, speed, pitch, text)
+}
+
+// speakVoice is speakPhrase with any engine's voice.
+func speakVoice(tmp string, v eotVoice, speed, pitch int, text string) ([]int16, error) {
+	raw, out := filepath.Join(tmp, "p.wav"), filepath.Join(tmp, "p16.wav")
+	cmd, err := synthCommand(tmp, v, speed, pitch, text, raw)
+	if err != nil {
+		return nil, err
+	}
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("%s: %w: %s", v.engine, err, b)
+	}
+	if b, err := exec.Command("sox", "-D", raw, "-r", "16000", "-c", "1", "-b", "16", out).CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("sox: %w: %s", err, b)
 	}
 	pcm, err := wavio.ReadWAVFile(out, audio.SampleRate)
@@ -262,7 +479,7 @@ func speakPhrase(tmp, voice string, speed, pitch int, text string) ([]int16, err
 	}
 	peak := peakAbs(pcm)
 	if peak == 0 {
-		return nil, fmt.Errorf("espeak-ng %q: no audio", text)
+		return nil, fmt.Errorf("%s %s %q: no audio", v.engine, v.name, text)
 	}
 	first, last := -1, -1
 	for i, s := range pcm {

@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"image/png"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"testing"
 
+	"github.com/veraneural/vera-gateway/audio/turn"
 	"github.com/veraneural/vera-gateway/audio/wavio"
 )
 
@@ -165,4 +167,111 @@ func twoCommittedClips(t *testing.T) (a, b []int16) {
 		clips[i] = c
 	}
 	return clips[0], clips[1]
+}
+
+// TestEOTMakeRecordedVoices makes one clip with each recorded-voice engine
+// (Flite, Festival; skipped where not installed): the labels cover the
+// clip in order, holds then one end, with the voice's split, and the clip
+// is the same when made twice (no dither, seeded pauses and noise).
+func TestEOTMakeRecordedVoices(t *testing.T) {
+	if _, err := exec.LookPath("sox"); err != nil {
+		t.Skip("sox not installed")
+	}
+	for _, c := range []struct{ engine, tool, voice, split string }{
+		{"flite", "flite", "rms", "test-natural"},
+		{"festival", "text2wave", "kal_diphone", "train"},
+	} {
+		t.Run(c.engine, func(t *testing.T) {
+			if _, err := exec.LookPath(c.tool); err != nil {
+				t.Skipf("%s not installed", c.tool)
+			}
+			var wavs [2][]byte
+			var lab eotLabels
+			var durMs int64
+			for i := range wavs {
+				dir := t.TempDir()
+				var out, errOut bytes.Buffer
+				if err := runEOTMake([]string{"-turns", "1", "-seed", "3", "-engines", c.engine, "-voices", c.voice, dir}, &out, &errOut); err != nil {
+					t.Fatalf("eot-make: %v\n%s", err, errOut.String())
+				}
+				base := filepath.Join(dir, c.engine+"_"+c.voice+"_00")
+				var err error
+				if wavs[i], err = os.ReadFile(base + ".16k.wav"); err != nil {
+					t.Fatalf("%v (wrote: %s)", err, out.String())
+				}
+				pcm, err := wavio.ReadWAVFile(base+".16k.wav", 16000)
+				if err != nil {
+					t.Fatal(err)
+				}
+				durMs = int64(len(pcm) / msSamples)
+				raw, err := os.ReadFile(base + ".eot.json")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := json.Unmarshal(raw, &lab); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if !bytes.Equal(wavs[0], wavs[1]) {
+				t.Errorf("two runs with one seed made different audio")
+			}
+			if lab.Split != c.split || lab.Voice != c.engine+":"+c.voice {
+				t.Errorf("split %q voice %q, want %q %q", lab.Split, lab.Voice, c.split, c.engine+":"+c.voice)
+			}
+			n := len(lab.Points)
+			if n == 0 || lab.Points[n-1].Label != "end" {
+				t.Fatalf("points %+v: want holds then the end", lab.Points)
+			}
+			var prev int64 = 600 // the clip's lead-in
+			for i, p := range lab.Points {
+				if p.StartMs < prev || p.EndMs-p.StartMs < minSilenceMs || p.EndMs > durMs+1 {
+					t.Errorf("point %d %+v: out of order, shorter than %d ms or past the clip (%d ms)", i, p, minSilenceMs, durMs)
+				}
+				if (p.Label == "end") != (i == n-1) {
+					t.Errorf("point %d is %q: only the last is the end", i, p.Label)
+				}
+				prev = p.EndMs
+			}
+		})
+	}
+}
+
+// TestEnginesDisagree: a cue that says end on one synthesiser's clips and
+// hold on another's is left out; one that says the same on both is kept.
+func TestEnginesDisagree(t *testing.T) {
+	var ss []eotSample
+	var streams []eotStream
+	add := func(clip string, end bool, agree, split float64) {
+		var s eotSample
+		s.point = len(streams)
+		if end {
+			s.y = 1
+		}
+		s.x[turn.EvPitchSlope] = agree
+		s.x[turn.EvFinalEnergy] = split
+		ss = append(ss, s)
+		streams = append(streams, eotStream{clip: clip, end: end})
+	}
+	// espeak: ends have the higher pitch_slope and the higher final_energy;
+	// flite: the higher pitch_slope but the lower final_energy.
+	for i := range 10 {
+		v := float64(i)
+		add("espeak_en_us_00", true, 10+v, 10+v)
+		add("espeak_en_us_00", false, v, v)
+	}
+	for i := range 10 {
+		v := float64(i)
+		add("flite_awb_00", true, 10+v, v)
+		add("flite_awb_00", false, v, 10+v)
+	}
+	off := disagree(ss, streams, 0.05)
+	if off[turn.EvPitchSlope] {
+		t.Errorf("pitch_slope agrees on both engines (AUC 1, 1) but is left out")
+	}
+	if !off[turn.EvFinalEnergy] {
+		t.Errorf("final_energy disagrees (AUC 1 vs 0) but is kept")
+	}
+	if got := disagree(ss[:20], streams[:20], 0.05); got != ([turn.NumEvidence]bool{}) {
+		t.Errorf("one engine: nothing can disagree, got %v", got)
+	}
 }

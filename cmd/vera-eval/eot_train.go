@@ -20,6 +20,7 @@ import (
 	"math"
 	"os"
 	"os/exec"
+	"sort"
 	"strings"
 
 	"github.com/veraneural/vera-gateway/audio"
@@ -51,6 +52,7 @@ func runEOTTrain(args []string, stdout, stderr io.Writer) error {
 	target := fs.Float64("target-fcr", 0.05, "the threshold is the fastest whose cutoff rate on the training points is at most this")
 	wordsPrior := fs.Bool("words-prior", true, "keep the word evidence at the lexicon's prior weights instead of fitting them (the training recogniser seldom hears the words: see the diagnostics)")
 	minGap := fs.Float64("min-auc-gap", 0.05, "prosodic evidence whose AUC (first sample of each training pause, ends vs holds) is within this of 0.5 gets weight 0")
+	agree := fs.Bool("engines-agree", true, "with clips from more than one synthesiser (eot-make's espeak_, flite_, festival_ names): prosodic evidence is used only if its AUC is beyond -min-auc-gap on the same side of 0.5 for each synthesiser's clips alone (a cue one engine's prosody shows and another's contradicts is that engine's, not speech's)")
 	neutral := fs.Float64("neutral-ms", 0, "instead of -target-fcr: the threshold at which a pause with no evidence either way waits this long (e.g. 500, the fixed policy's silence)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -75,6 +77,19 @@ func runEOTTrain(args []string, stdout, stderr io.Writer) error {
 		printFirstSamples(stderr, train.streams, samples)
 	}
 	off := nearChance(samples, *minGap)
+	chance := off
+	if *agree {
+		var split []string
+		for j, o := range disagree(samples, train.streams, *minGap) {
+			if o && !off[j] {
+				off[j] = true
+				split = append(split, turn.EvidenceNames[j])
+			}
+		}
+		if len(split) > 0 {
+			fmt.Fprintf(stderr, "fit: the synthesisers disagree on (AUC per engine), not used: %s\n", strings.Join(split, ", "))
+		}
+	}
 	w, dropped, err := fitSigned(samples, len(train.streams), *lambda, off)
 	if err != nil {
 		return err
@@ -86,6 +101,8 @@ func runEOTTrain(args []string, stdout, stderr io.Writer) error {
 	for j, o := range off {
 		if o {
 			w.W[j] = 0
+		}
+		if chance[j] {
 			unused = append(unused, turn.EvidenceNames[j])
 		}
 	}
@@ -115,8 +132,11 @@ func runEOTTrain(args []string, stdout, stderr io.Writer) error {
 	if *wordsPrior {
 		pick += " -words-prior"
 	}
+	if !*agree {
+		pick += " -engines-agree=false"
+	}
 	w.About = fmt.Sprintf("vera-eval eot-train -split %s -lambda %g %s on %s (%d clips, %d holds, %d ends, %d samples; words %v; %s)",
-		f.split, *lambda, pick, describeSet(dir), len(train.clips), holds, ends, len(samples), train.words, espeakVersion())
+		f.split, *lambda, pick, describeSet(dir), len(train.clips), holds, ends, len(samples), train.words, enginesOf(train.streams))
 	b, err := w.Marshal()
 	if err != nil {
 		return err
@@ -258,7 +278,7 @@ func streamSamples(st *eotStream, point int) ([]eotSample, error) {
 // wrong sign is left out (a quirk of the training voices, not of speech).
 var expectedSign = [turn.NumEvidence]int{
 	turn.EvPitchFall: +1, turn.EvPitchMove: -1, turn.EvPitchEnd: -1, turn.EvEnergySlope: -1, turn.EvEnergyEnd: -1,
-	turn.EvPitchSlope: -1, turn.EvFinalEnergy: -1,
+	turn.EvPitchSlope: -1, turn.EvFinalEnergy: -1, turn.EvPitchFloor: -1, turn.EvFinalFlat: -1,
 	turn.EvTurnLength: +1, turn.EvWordsHold: -1, turn.EvWordsHoldEarly: -1, turn.EvWordsEnd: +1, turn.EvWordsEndEarly: +1, turn.EvSilence: +1,
 }
 
@@ -273,7 +293,7 @@ var expectedSign = [turn.NumEvidence]int{
 // evaluation set.
 var priorWeights = [turn.NumEvidence]float32{
 	turn.EvPitchFall: 0.5, turn.EvPitchMove: -0.5, turn.EvPitchEnd: -0.5, turn.EvEnergySlope: -0.3, turn.EvEnergyEnd: -0.5,
-	turn.EvPitchSlope: -0.5,
+	turn.EvPitchSlope: -0.5, turn.EvPitchFloor: -0.3,
 	turn.EvTurnLength: 0.3, turn.EvWordsHold: -3, turn.EvWordsEnd: 2, turn.EvWordsHoldEarly: -1, turn.EvWordsEndEarly: 1, turn.EvSilence: 2,
 }
 
@@ -489,6 +509,113 @@ func printDiagnostics(w io.Writer, ss []eotSample, streams []eotStream) {
 		}
 		fmt.Fprintln(w)
 	}
+	engines, aucs := firstAUCByEngine(ss, streams)
+	if len(engines) > 1 {
+		fmt.Fprintf(w, "%-17s", "AUC by engine")
+		for _, e := range engines {
+			fmt.Fprintf(w, " %8s", e)
+		}
+		fmt.Fprintln(w)
+		for j, name := range turn.EvidenceNames {
+			fmt.Fprintf(w, "%-17s", name)
+			for _, e := range engines {
+				fmt.Fprintf(w, " %8.3f", aucs[e][j])
+			}
+			fmt.Fprintln(w)
+		}
+	}
+}
+
+// engineOf is the synthesiser of an eot-make clip, from its name
+// ("espeak_en_us_03" → "espeak"); other clips are "other".
+func engineOf(clip string) string {
+	for _, e := range []string{"espeak", "flite", "festival"} {
+		if strings.HasPrefix(clip, e+"_") {
+			return e
+		}
+	}
+	return "other"
+}
+
+// enginesOf names the synthesisers (and their versions) of the streams.
+func enginesOf(streams []eotStream) string {
+	seen := map[string]bool{}
+	var out []string
+	for _, st := range streams {
+		e := engineOf(st.clip)
+		if seen[e] {
+			continue
+		}
+		seen[e] = true
+		switch e {
+		case "espeak":
+			out = append(out, espeakVersion())
+		case "flite", "festival":
+			out = append(out, e)
+		}
+	}
+	if len(out) == 0 {
+		return "no synthesiser"
+	}
+	return strings.Join(out, ", ")
+}
+
+// firstAUCByEngine is, per engine, each evidence's AUC (ends vs holds) on
+// the first sample of each pause of that engine's clips.
+func firstAUCByEngine(ss []eotSample, streams []eotStream) (engines []string, aucs map[string][turn.NumEvidence]float64) {
+	first := map[int]eotSample{}
+	for _, s := range ss {
+		if _, ok := first[s.point]; !ok {
+			first[s.point] = s
+		}
+	}
+	by := map[string][]eotSample{}
+	for p, s := range first {
+		e := engineOf(streams[p].clip)
+		if _, ok := by[e]; !ok {
+			engines = append(engines, e)
+		}
+		by[e] = append(by[e], s)
+	}
+	sort.Strings(engines)
+	aucs = map[string][turn.NumEvidence]float64{}
+	for e, list := range by {
+		var a [turn.NumEvidence]float64
+		for j := range turn.NumEvidence {
+			var h, en []float64
+			for _, s := range list {
+				if s.y == 1 {
+					en = append(en, s.x[j])
+				} else {
+					h = append(h, s.x[j])
+				}
+			}
+			a[j] = auc(en, h)
+		}
+		aucs[e] = a
+	}
+	return engines, aucs
+}
+
+// disagree marks the prosodic evidence that, with more than one
+// synthesiser in the training points, is not beyond gap from chance on the
+// same side for every one of them.
+func disagree(ss []eotSample, streams []eotStream, gap float64) [turn.NumEvidence]bool {
+	var off [turn.NumEvidence]bool
+	engines, aucs := firstAUCByEngine(ss, streams)
+	if len(engines) < 2 {
+		return off
+	}
+	for j := turn.EvPitchFall; j < turn.EvTurnLength; j++ {
+		hi, lo := true, true
+		for _, e := range engines {
+			a := aucs[e][j]
+			hi = hi && a >= 0.5+gap
+			lo = lo && a <= 0.5-gap
+		}
+		off[j] = !hi && !lo
+	}
+	return off
 }
 
 // nearChance marks the prosodic evidence (not the words, the turn's

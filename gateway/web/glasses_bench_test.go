@@ -127,7 +127,7 @@ func BenchmarkGlassesBudgets(b *testing.B) {
 	traced := false
 	b.Run("card", func(b *testing.B) {
 		bp.b = b
-		var shown, raf, focus, frame, lag []float64
+		var shown, raf, focus, frame, lag, task, layout []float64
 		for i := range b.N {
 			// A fresh session each time: the gateway sends a session's
 			// crisis card once (it stays in force; the same words again
@@ -145,12 +145,19 @@ func BenchmarkGlassesBudgets(b *testing.B) {
 			}
 			shown, raf, frame = append(shown, c.PaintMS), append(raf, c.FrameMS), append(frame, c.LongestFrame)
 			focus, lag = append(focus, c.FocusMS), append(lag, c.FocusLag)
+			if c.Split.Done >= 0 {
+				task, layout = append(task, c.Split.Done), append(layout, c.Split.Fitted-c.Split.Built)
+			}
 		}
 		b.ReportMetric(median(shown), "card-paint-ms")
 		b.ReportMetric(median(raf), "card-frame-ms")
 		b.ReportMetric(median(focus), "card-focus-ms")
 		b.ReportMetric(median(frame), "longest-frame-ms")
 		b.ReportMetric(median(lag), "page-focus-ms")
+		if len(task) > 0 {
+			b.ReportMetric(median(task), "card-task-ms")
+			b.ReportMetric(median(layout), "card-layout-ms")
+		}
 	})
 
 	b.Run("turns", func(b *testing.B) {
@@ -312,6 +319,16 @@ type cardMetrics struct {
 	LongestFrame float64 `json:"longest"`
 	FocusLag     float64 `json:"focuslag"` // median, key press to its page's control focused
 	Pages        int     `json:"pages"`
+	// Where the card's time went, from its event's arrival (the app's
+	// __glasses.t.split; -1 when the app does not record it): parsed and
+	// handed to the card's code, its first page's DOM built, that page
+	// laid out (fit: its forced style and layout), the message's task done.
+	Split struct {
+		Parsed float64 `json:"parsed"`
+		Built  float64 `json:"built"`
+		Fitted float64 `json:"fitted"`
+		Done   float64 `json:"done"`
+	} `json:"split"`
 }
 
 // card sends a crisis message and pages its card through and back.
@@ -387,11 +404,14 @@ func (p *benchPage) card() cardMetrics {
   paint: Math.min(...__bench.el.filter((t) => t >= __glasses.t.cardRx)) - __glasses.t.cardRx,
   frame: __glasses.t.cardShown - __glasses.t.cardRx, focus: (__glasses.t.focused || NaN) - __glasses.t.cardRx,
   longest: Math.max(0, ...__bench.events), pages: __glasses.cards[__glasses.cards.length - 1].surf.pages.length,
-  focuslag: __bench.focusLag.length ? __bench.focusLag.slice().sort((a, b) => a - b)[__bench.focusLag.length >> 1] : 0}))`, &m)
+  focuslag: __bench.focusLag.length ? __bench.focusLag.slice().sort((a, b) => a - b)[__bench.focusLag.length >> 1] : 0,
+  split: ((sp) => sp && sp.done ? {parsed: sp.parsed - sp.rx, built: sp.built - sp.rx, fitted: sp.fitted - sp.rx, done: sp.done - sp.rx}
+    : {parsed: -1, built: -1, fitted: -1, done: -1})(__glasses.t.split)}))`, &m)
 	var detail any
 	p.eval(`({events: __bench.detail, draws: __bench.draws, first: __bench.firstDraw, loaf: __bench.loaf,
   eventBytes: JSON.stringify(__glasses.cards[__glasses.cards.length - 1].ev).length,
-  fit: [...document.querySelectorAll('#sheet .lines')].map((b) => b.dataset.fit)})`, &detail)
+  fit: [...document.querySelectorAll('#sheet .lines')].map((b) => b.dataset.fit),
+  warmedBeforeCard: (__glasses.t.warm || Infinity) - __glasses.t.cardRx})`, &detail)
 	p.b.Logf("paging: event timing [name, duration, input delay, processing], page draw ms, LoAF: %v", detail)
 	if err := p.cdp.Press(p.ctx, "Enter"); err != nil { // Done
 		p.b.Fatal(err)
@@ -403,6 +423,10 @@ func (p *benchPage) card() cardMetrics {
 	}
 	p.b.Logf("card: %d pages, painted %.0f ms after its event (frame %.0f ms, its control focused %.0f ms), longest input-to-frame %.0f ms, a page's control focused %.0f ms after its key (median)",
 		m.Pages, m.PaintMS, m.FrameMS, m.FocusMS, m.LongestFrame, m.FocusLag)
+	if sp := m.Split; sp.Done >= 0 {
+		p.b.Logf("card split, from its event: parsed %.0f ms, first page's DOM %.0f ms, its layout %.0f ms, task done %.0f ms, the frame %.0f ms, painted %.0f ms",
+			sp.Parsed, sp.Built-sp.Parsed, sp.Fitted-sp.Built, sp.Done, m.FrameMS, m.PaintMS)
+	}
 	return m
 }
 

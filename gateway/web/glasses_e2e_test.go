@@ -58,8 +58,15 @@ const viewJS = `(() => {
   const pr = S.screen === 'prompt' ? S.prompt : null;
   const page = card ? card.surf.pages[card.page - 1] : pr ? pr.pages[pr.page - 1] : null;
   const cs = getComputedStyle(a);
-  const visible = getComputedStyle($('sheet')).visibility !== 'visible' ? 0
-    : [...document.querySelectorAll('#sheet .page')].filter((p) => getComputedStyle(p).visibility === 'visible').length;
+  // What a person sees: a page is on screen when it is visible (visibility,
+  // and the opacity of it and every ancestor) and its box meets the screen;
+  // the one on screen must lie wholly inside it.
+  const shown = (el) => { for (let e = el; e && e !== document.documentElement; e = e.parentElement) {
+    const c = getComputedStyle(e); if (Number(c.opacity) === 0 || c.display === 'none') return false; }
+    return getComputedStyle(el).visibility === 'visible'; };
+  const meets = (r) => r.width > 0 && r.height > 0 && r.right > 0 && r.bottom > 0 && r.left < innerWidth && r.top < innerHeight;
+  const seen = [...document.querySelectorAll('#sheet .page')].filter((p) => shown(p) && shown($('sheet')) && meets(p.getBoundingClientRect()));
+  const visible = seen.length === 1 && seen[0] === pg && inside(pg.getBoundingClientRect(), screen) ? 1 : seen.length === 1 ? -1 : seen.length;
   return {screen: S.screen, kind: $('sheet').dataset.kind || '', ind: q('.ind') ? q('.ind').textContent : '',
     title: q('.title') ? q('.title').textContent : '', lines: lines.map((l) => l.textContent), layout: page ? page.lines : [],
     controls: ctl.map((c) => c.dataset.ctl), hrefs: ctl.map((c) => c.getAttribute('href') || ''),
@@ -253,7 +260,7 @@ func TestBrowserGlasses(t *testing.T) {
 		// Never truncated: every line the gateway laid out is on screen,
 		// whole, inside the card.
 		if !slices.Equal(v.Lines, v.Layout) || v.Clipped != 0 || v.Outside != 0 || v.Visible != 1 {
-			fail("page %d: lines %q, layout %q, %d clipped, %d off screen, %d pages visible", n, v.Lines, v.Layout, v.Clipped, v.Outside, v.Visible)
+			fail("page %d: lines %q, layout %q, %d clipped, %d off screen, %d pages on screen (-1: one, but not this page wholly inside it)", n, v.Lines, v.Layout, v.Clipped, v.Outside, v.Visible)
 		}
 	}
 	checkPage(v, 1)

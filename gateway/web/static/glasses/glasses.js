@@ -412,9 +412,9 @@
   // (another font on the glasses) is scaled down, never cut. A view holds
   // the DOM of one card's or prompt's pages: the page asked for is built at
   // once (built detached, attached with one append), the others right
-  // after it is on screen, so paging only swaps which page is visible
-  // (measured: cheaper on the glasses' CPU than rewriting one page's text
-  // in place, which costs a layout per turn).
+  // after it is on screen, each on a layer of its own, so paging only moves
+  // two layers (glasses.css, .page). Measured: cheaper on the glasses' CPU
+  // than rewriting one page's text in place, which costs a layout per turn.
   const STYLES = ['title', 'heading', 'body', 'emph', 'meta'];
   // The sizes and colours glasses.css gives each style without var().
   const DEFAULTS = { title: [32, '#FFFFFF'], heading: [30, '#FFD479'], body: [28, '#E8EAED'], emph: [40, '#FFFFFF'],
@@ -430,6 +430,8 @@
     const p = view.pages[n - 1];
     const el = document.createElement('div');
     el.className = on ? 'page on' : 'page';
+    // A page beside the screen is out of the accessibility tree too.
+    if (!on) el.setAttribute('aria-hidden', 'true');
     el.dataset.n = String(p.n || n);
     // Only a page whose sizes or colours differ from the display's
     // defaults carries them as custom properties (.vars): var() costs
@@ -474,7 +476,10 @@
     (into || $('sheet')).append(el);
     // What a page turn needs, found once: no query or layout read per key.
     const focusable = ctls.filter((c) => c.classList.contains('focusable'));
-    el.m = { titleId: title.id, box, row: focusable, scrollable: fit(el, box),
+    const sp = S.t.split, built = performance.now();
+    const scrollable = fit(el, box);
+    if (sp && !sp.built) { sp.built = built; sp.fitted = performance.now(); }
+    el.m = { titleId: title.id, box, row: focusable, scrollable,
       focus: focusable.find((c) => c.dataset.ctl === (p.focus || '')) || focusable[0] || null };
     view.els[n - 1] = el;
     return el;
@@ -493,6 +498,7 @@
       // A view shown again (a card under the one just closed) builds its
       // pages anew: the sheet held another view's meanwhile.
       sheet.replaceChildren();
+      forgetShown();
       sheet.labelled = '';
       if (sheet.view) { sheet.view.els = []; sheet.view.cur = null; sheet.view.queued = false; }
       sheet.view = view;
@@ -504,8 +510,11 @@
     const el = buildPage(view, n, true);
     const turned = view.cur !== el;
     if (turned) {
+      // Two layers move (transform only); the page that leaves is marked
+      // aria-hidden once the focus has left it (hideOthers).
       if (view.cur) view.cur.classList.remove('on');
       el.classList.add('on');
+      el.removeAttribute('aria-hidden');
     }
     if (el.scrolled) { el.m.box.scrollTop = 0; el.scrolled = false; }
     view.cur = el;
@@ -516,16 +525,57 @@
     // is a frame of its own, not the page's. Keys act on the page meanwhile
     // (sheetKey); a control the person moved to meanwhile keeps the focus.
     const focus = () => {
-      if (sheet.view !== view || view.n !== n || el.contains(document.activeElement)) return;
+      if (sheet.view !== view || view.n !== n) return;
+      if (el.contains(document.activeElement)) { hideOthers(view); return; }
       const f = el.m.focus;
       if (f) f.focus({ preventScroll: true });
       if (!S.t.focused) S.t.focused = performance.now();
       S.t.pageFocused = performance.now();
+      hideOthers(view);
     };
-    if (fresh || turned) afterFrame(focus); else focus();
+    // A turn's follow-up waits on the page's own notification that it was
+    // placed (afterShown), not on a script callback inside the turn's frame.
+    const then = fresh ? afterFrame : turned ? (fn) => afterShown(el, fn) : null;
+    if (then) then(focus); else focus();
     S.t.drawMs = performance.now() - t0;
     // The other pages are built in tasks of their own (a key may come between).
     if (!view.queued) { view.queued = true; afterFrame(() => setTimeout(() => prebuild(view), 0), true); }
+    return then || afterFrame;
+  }
+
+  // hideOthers takes the pages beside the screen out of the accessibility
+  // tree (never one that holds the focus).
+  function hideOthers(view) {
+    const a = document.activeElement;
+    for (const p of view.els) {
+      if (p && p !== view.cur && !p.hasAttribute('aria-hidden') && !p.contains(a)) p.setAttribute('aria-hidden', 'true');
+    }
+  }
+
+  // afterShown runs fn in a task after the frame that placed el: the first
+  // notification of an IntersectionObserver for it, which comes in a task
+  // of its own after that frame's rendering (a page turn's ack and focus,
+  // with no script of ours inside the turn's frame).
+  const shownQ = new Map();
+  const placed = window.IntersectionObserver ? new IntersectionObserver((entries) => {
+    const at = performance.now();
+    for (const e of entries) {
+      const fns = shownQ.get(e.target);
+      if (!fns) continue;
+      shownQ.delete(e.target);
+      placed.unobserve(e.target);
+      for (const f of fns) f(at);
+    }
+  }) : null;
+  function forgetShown() {
+    if (placed) for (const el of shownQ.keys()) placed.unobserve(el);
+    shownQ.clear();
+  }
+  function afterShown(el, fn) {
+    if (!placed) { afterFrame(fn); return; }
+    let fns = shownQ.get(el);
+    if (!fns) { fns = []; shownQ.set(el, fns); placed.observe(el); }
+    fns.push(fn);
   }
 
   function idle(fn) {
@@ -603,8 +653,10 @@
   // A page of the sheet is laid out while the app starts, out of sight, so
   // that the first card does not also pay for resolving its fonts.
   // It is a card's own code path: a sample page of every style and control
-  // is built, fitted and dropped, so that the first card's script is
-  // already compiled and its fonts and sizes resolved.
+  // is built and fitted, so that the first card's script is already
+  // compiled and its fonts and sizes resolved. The sample stays (out of
+  // sight, laid out once, never restyled): while its styles live, the
+  // renderer keeps their fonts, and the shaped words, for the card.
   function warmUp() {
     const host = document.createElement('div');
     host.className = 'warm';
@@ -618,11 +670,14 @@
     const view = newView('card', [page], (c) => cardControl({ ev }, c));
     document.body.append(host);
     buildPage(view, 1, false, host);
-    host.remove();
+    S.t.warm = performance.now();
   }
 
   // ---- safety cards ---------------------------------------------------------
   function safetyCard(ev, rx) {
+    // Where the card's time goes, from its arrival (read by the benchmark):
+    // handed over, its first page built, laid out, the task done.
+    S.t.split = { rx, parsed: performance.now(), built: 0, fitted: 0, done: 0 };
     const surfaces = ev.surfaces || [];
     const surf = surfaces.find((s) => s.surface === SURFACE && (s.pages || []).length)
       || surfaces.find((s) => (s.pages || []).length) || { surface: SURFACE, pages: fallbackPages(ev) };
@@ -644,6 +699,7 @@
     S.t.cardShown = 0;
     S.t.focused = 0;
     showCard(card);
+    S.t.split.done = performance.now();
   }
 
   // fallbackPages shows every resource when no page was laid out for this
@@ -661,8 +717,7 @@
 
   function showCard(card) {
     if (S.screen !== 'card') show('card');
-    present(card.view, card.page);
-    ackShown(card);
+    ackShown(card, present(card.view, card.page));
   }
 
   function cardControl(card, c) {
@@ -686,9 +741,9 @@
   // ackShown acknowledges the page on screen once it has been drawn, and
   // only while the page is visible; a page shown while the socket was down
   // is acknowledged when it is back.
-  function ackShown(card) {
+  function ackShown(card, then) {
     const n = card.page;
-    afterFrame((at) => {
+    (then || afterFrame)((at) => {
       if (card.ev.card_id === S.t.cardId && !S.t.cardShown) S.t.cardShown = at;
       if (document.hidden || S.screen !== 'card' || S.cards[S.cards.length - 1] !== card || card.page !== n || card.seen.has(n)) return;
       const ack = { type: 'display.ack', card_id: card.ev.card_id, page: n, surface: card.surf.surface };
