@@ -93,6 +93,13 @@ type loadReport struct {
 	// FrameOverruns is vera_voice_frame_overruns_total over the window:
 	// inbound frames the media loop handled a period or more late.
 	FrameOverruns *float64 `json:"frame_overruns"`
+	// ListenBusy and FinalLate are, over the window, the turns the gateway
+	// answered busy because no recogniser was free in time
+	// (vera_voice_listen_busy_total) and because one was but its final was
+	// not ready voice.listen_wait_ms after the end of speech
+	// (vera_voice_final_late_total).
+	ListenBusy *float64 `json:"listen_busy,omitempty"`
+	FinalLate  *float64 `json:"final_late,omitempty"`
 	// FakesCPUSeconds is the fake providers' process CPU in the window
 	// (-fakes), counted apart from the gateway's and the tool's.
 	FakesCPUSeconds *float64 `json:"fakes_cpu_seconds,omitempty"`
@@ -684,6 +691,7 @@ func buildReport(o options, outs []sessionOutcome, m0, m1 *scrape, merr error) l
 		rep.FrameP50Ms, rep.FrameP99Ms, rep.Frames = ptr(p50*1000), ptr(p99*1000), n
 		rep.FrameP99Overflow = n > 0 && p99 >= lastFinite(m1)
 		rep.FrameOverruns = delta(m0, m1, frameOverruns)
+		rep.ListenBusy, rep.FinalLate = delta(m0, m1, listenBusy), delta(m0, m1, finalLate)
 		rep.GatewaySegmentsMs = map[string]histDist{}
 		for _, k := range segmentOrder[:5] {
 			rep.GatewaySegmentsMs[k] = histMs(m0, m1, turnSegmentHist+`{segment="`+k+`"}`)

@@ -22,6 +22,8 @@ const (
 	setupFailed     = "vera_voice_sessions_setup_failed_total" // closed before ready
 	playoutFrames   = "vera_voice_playout_frames_total"        // {source="encoded"|"cached"}
 	frameOverruns   = "vera_voice_frame_overruns_total"        // frames handled a period or more late
+	listenBusy      = "vera_voice_listen_busy_total"           // turns answered busy: no recogniser in time
+	finalLate       = "vera_voice_final_late_total"            // turns answered busy: final not ready in time
 	turnSegmentHist = "vera_voice_turn_segment_seconds"        // {segment=…}
 )
 

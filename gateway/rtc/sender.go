@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/pion/rtp"
@@ -60,7 +61,21 @@ type Sender struct {
 	out rtpWriter
 	enc *pcmEncoder
 
-	// mu guards everything below.
+	// loaded mirrors "a source is loaded" (opusSrc or pcmSrc set, changed
+	// under mu) for Active, which the media loop asks every frame: it must
+	// never wait for a tick in progress.
+	loaded atomic.Bool
+
+	// wmu is held by a tick from its start through its network write, and
+	// by Stop and Play (before mu), so that a stopped or replaced source's
+	// last packet is on the wire before its onDone runs.
+	wmu sync.Mutex
+
+	// mu guards everything below. It is never held across the network
+	// write: the connections share one UDP socket, whose write lock makes
+	// the senders queue behind each other on a busy machine, and the media
+	// loop's calls (Active, Pause, Duck, Resume at a barge-in) must not
+	// queue with them.
 	mu       sync.Mutex
 	live     bool // the transport is connected; otherwise sources wait
 	paused   bool
@@ -101,12 +116,15 @@ func (s *Sender) PlayPCM(src PCMSource, onDone func(Playout)) {
 }
 
 func (s *Sender) play(o OpusSource, p PCMSource, onDone func(Playout)) {
+	s.wmu.Lock()
 	s.mu.Lock()
 	prev, prevDone := s.finishLocked(true, nil)
 	s.opusSrc, s.pcmSrc, s.onDone, s.cur = o, p, onDone, Playout{}
+	s.loaded.Store(o != nil || p != nil)
 	s.paused = false
 	s.att, s.attTo = 0, 0
 	s.mu.Unlock()
+	s.wmu.Unlock()
 	if prevDone != nil {
 		prevDone(prev)
 	}
@@ -118,9 +136,11 @@ func (s *Sender) play(o OpusSource, p PCMSource, onDone func(Playout)) {
 
 // Stop ends the current source and returns how much of it was played.
 func (s *Sender) Stop() Playout {
+	s.wmu.Lock()
 	s.mu.Lock()
 	p, done := s.finishLocked(true, nil)
 	s.mu.Unlock()
+	s.wmu.Unlock()
 	if done != nil {
 		done(p)
 	}
@@ -173,12 +193,9 @@ func (s *Sender) Position() Playout {
 	return s.cur
 }
 
-// Active reports whether a source is loaded (playing or paused).
-func (s *Sender) Active() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.opusSrc != nil || s.pcmSrc != nil
-}
+// Active reports whether a source is loaded (playing or paused). It takes
+// no lock.
+func (s *Sender) Active() bool { return s.loaded.Load() }
 
 // EncoderParams are the settings the Sender encodes PCM sources with
 // (zero when it has no encoder).
@@ -231,14 +248,18 @@ func (s *Sender) finishLocked(stopped bool, err error) (Playout, func(Playout)) 
 	p.Stopped, p.Err = stopped, err
 	done := s.onDone
 	s.opusSrc, s.pcmSrc, s.onDone = nil, nil, nil
+	s.loaded.Store(false)
 	s.cur = p
 	return p, done
 }
 
 // tick sends at most one frame. It is the whole pacing step, separated from
 // the ticker so tests drive it without wall time. It reports whether a
-// source is still loaded afterwards.
+// source is still loaded afterwards. Only the run goroutine ticks (tests:
+// one goroutine), so the packet it built under mu is written after mu is
+// released.
 func (s *Sender) tick() (active bool) {
+	s.wmu.Lock()
 	s.mu.Lock()
 	var payload []byte
 	var srcErr error
@@ -271,12 +292,10 @@ func (s *Sender) tick() (active bool) {
 		payload = nil
 		doneP, done = s.finishLocked(false, srcErr)
 	}
-	if len(payload) > 0 {
+	send := len(payload) > 0
+	if send {
 		s.pkt.Header = rtp.Header{Version: 2, PayloadType: OpusPayloadType, SequenceNumber: s.seq, Timestamp: s.ts, Marker: s.silent}
 		s.pkt.Payload = payload
-		if err := s.out.WriteRTP(&s.pkt); err != nil && s.writeErr == nil {
-			s.writeErr = fmt.Errorf("rtc: write rtp: %w", err)
-		}
 		s.seq++
 		s.sent++
 		s.cur.Frames++
@@ -293,6 +312,16 @@ func (s *Sender) tick() (active bool) {
 	s.ts += FrameSamples48k
 	active = s.opusSrc != nil || s.pcmSrc != nil
 	s.mu.Unlock()
+	if send {
+		if err := s.out.WriteRTP(&s.pkt); err != nil {
+			s.mu.Lock()
+			if s.writeErr == nil {
+				s.writeErr = fmt.Errorf("rtc: write rtp: %w", err)
+			}
+			s.mu.Unlock()
+		}
+	}
+	s.wmu.Unlock()
 	if done != nil {
 		done(doneP)
 	}

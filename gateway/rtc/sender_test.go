@@ -3,6 +3,7 @@ package rtc
 import (
 	"errors"
 	"io"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -212,5 +213,73 @@ func TestSenderDuck(t *testing.T) {
 		if d := peaks[i] - w; d < -1 || d > 1 {
 			t.Errorf("frame %d: peak %d, want %d (peaks %v)", i, peaks[i], w, peaks)
 		}
+	}
+}
+
+// stallWriter blocks every write until release is closed, as a write to the
+// shared UDP socket does when the senders queue for its lock on a starved
+// machine.
+type stallWriter struct {
+	entered chan struct{}
+	release chan struct{}
+	wrote   atomic.Int64
+}
+
+func (w *stallWriter) WriteRTP(*rtp.Packet) error {
+	select {
+	case w.entered <- struct{}{}:
+	default:
+	}
+	<-w.release
+	w.wrote.Add(1)
+	return nil
+}
+
+// TestSenderControlDoesNotWaitForTheWrite: the media loop asks Active every
+// frame and pauses, ducks and resumes at a barge-in; none of these may wait
+// for a tick stuck in its network write. Stop still returns (and runs
+// onDone) only after the packet in flight is written.
+func TestSenderControlDoesNotWaitForTheWrite(t *testing.T) {
+	w := &stallWriter{entered: make(chan struct{}, 1), release: make(chan struct{})}
+	s := newSender(w, nil, 0, 0)
+	s.setLive(true)
+	doneAt := make(chan int64, 1)
+	s.PlayOpus(&scriptSource{script: []error{nil, nil, nil}}, func(Playout) { doneAt <- w.wrote.Load() })
+	ticked := make(chan struct{})
+	go func() { s.tick(); close(ticked) }()
+	<-w.entered
+	ctl := make(chan struct{})
+	go func() {
+		_ = s.Active()
+		s.Pause()
+		s.Duck(0.5)
+		s.Resume()
+		_ = s.Position()
+		close(ctl)
+	}()
+	select {
+	case <-ctl:
+	case <-time.After(2 * time.Second):
+		close(w.release)
+		t.Fatal("Active/Pause/Duck/Resume/Position waited for a tick's network write")
+	}
+	if !s.Active() {
+		t.Fatal("Active: the source is loaded")
+	}
+	stopped := make(chan struct{})
+	go func() { s.Stop(); close(stopped) }()
+	select {
+	case <-stopped:
+		t.Fatal("Stop returned while the packet in flight was not yet written")
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(w.release)
+	<-ticked
+	<-stopped
+	if n := <-doneAt; n != 1 {
+		t.Fatalf("onDone ran with %d packets written, want 1 (after the packet in flight)", n)
+	}
+	if s.Active() {
+		t.Fatal("Active after Stop")
 	}
 }

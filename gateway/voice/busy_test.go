@@ -4,9 +4,13 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/veraneural/vera-gateway/fixtures"
 	"github.com/veraneural/vera-gateway/gateway/clock/clocktest"
@@ -267,5 +271,122 @@ func TestBusyAnswerPreemptsDisclosure(t *testing.T) {
 	}
 	if n := st.bargeIns("disclosure_shown"); n != 1 {
 		t.Fatalf("disclosure cut short %v times, want 1: the busy answer queued behind it\n%s", n, dumpEvents(evs))
+	}
+}
+
+// hogRecognisers keeps the embedded recogniser's worker threads busy until
+// the returned func is called: n listen sessions of r decode speech as fast
+// as the workers take it, so that a turn's own frames and final queue
+// behind theirs, as on a machine whose recogniser cannot keep up.
+func hogRecognisers(t *testing.T, r *router.Router, n int, speech []int16) func() {
+	t.Helper()
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for range n {
+		ls, err := r.Listen(context.Background(), router.ListenRequest{Language: "en"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wg.Go(func() {
+			defer func() { _ = ls.Close() }()
+			for i := 0; ; i = (i + 320) % (len(speech) - 320) {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if ls.Write(speech[i:i+320]) != nil {
+					return
+				}
+			}
+		})
+	}
+	return func() { close(stop); wg.Wait() }
+}
+
+// A turn that got a recogniser whose final transcript is not ready
+// voice.listen_wait_ms after its end of speech is answered busy then, not
+// seconds later with its transcript (or never): the busy notice for the
+// turn, spoken, no transcript and no reply.
+func TestBusyAnswerWhenFinalIsLate(t *testing.T) {
+	_, local := getShared(t)
+	rc := router.DefaultConfig()
+	rc.Sphinx.Pool, rc.Sphinx.SafetyReserve = 4*runtime.GOMAXPROCS(0)+2, 0
+	r, err := router.New(rc, noEnv, router.Options{
+		Assess: func(history []string, text string) safety.Assessment { return local.Assess(history, text, "") },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = r.Close() })
+	cfg := testConfig()
+	cfg.ListenWaitMs, cfg.AdmitListenWaitMs = 700, 0 // the final is due 700 ms after the end of speech
+	cfg.finalWait = 0                                // as configured, not testConfig's
+	st := newStack(t, stackOptions{router: r, cfg: &cfg})
+	speech := fixture(t, "gohome.16k.wav")
+	// Once the turn has its recogniser, the workers are taken from it.
+	quit, hogDone := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(hogDone)
+		for {
+			var m dto.Metric
+			if err := st.metrics.ListenWait.Write(&m); err == nil && m.GetHistogram().GetSampleCount() > 0 {
+				stop := hogRecognisers(t, r, 4*runtime.GOMAXPROCS(0), speech.Samples)
+				<-quit
+				stop()
+				return
+			}
+			select {
+			case <-quit:
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
+	}()
+	defer func() { close(quit); <-hogDone }()
+	a := concat(t, fixtures.Silence(16000, 2*time.Second), speech, fixtures.Silence(16000, 1500*time.Millisecond))
+	res := runScenario(t, st, encode(t, a), busyEnded, 90*time.Second)
+	evs := res.Events
+	var busy *payload
+	for _, e := range ofType(evs, "notice") {
+		if p := decode(t, e); p.Kind == "busy" {
+			busy = &p
+			break
+		}
+	}
+	if busy == nil {
+		t.Fatalf("no busy notice for a turn whose final was late\n%s", dumpEvents(evs))
+	}
+	stopped := ofType(evs, "input.speech_stopped")
+	if len(stopped) == 0 || decode(t, stopped[0]).TurnID != busy.TurnID {
+		t.Errorf("busy notice for turn %q, not the turn that stopped\n%s", busy.TurnID, dumpEvents(evs))
+	}
+	for _, e := range ofType(evs, "transcript.final") {
+		if decode(t, e).TurnID == busy.TurnID {
+			t.Errorf("a transcript for the turn answered busy\n%s", dumpEvents(evs))
+		}
+	}
+	if got := counterValue(t, st.metrics.FinalLate); got < 1 {
+		t.Errorf("final_late_total %v, want at least 1 (listen_busy_total %v)", got, counterValue(t, st.metrics.ListenBusy))
+	}
+}
+
+// The final's wait after input.speech_stopped: voice.listen_wait_ms from the
+// true end of speech, the end of turn counted up to the default silence, so
+// that a patient session's recogniser is not given no time at all.
+func TestFinalWaitAfterStop(t *testing.T) {
+	c := DefaultConfig() // listen_wait_ms 1500
+	for _, tc := range []struct{ eot, want time.Duration }{
+		{200 * time.Millisecond, 1300 * time.Millisecond}, // adaptive policy
+		{500 * time.Millisecond, time.Second},             // the default silence
+		{1500 * time.Millisecond, time.Second},            // hello.patience 3
+	} {
+		if got := c.finalWaitAfterStop(tc.eot); got != tc.want {
+			t.Errorf("end of turn %v: final wait %v after speech_stopped, want %v", tc.eot, got, tc.want)
+		}
+	}
+	c.ListenWaitMs = 300
+	if got := c.finalWaitAfterStop(500 * time.Millisecond); got != 0 {
+		t.Errorf("listen_wait_ms 300, end of turn 500 ms: %v, want 0 (due at speech_stopped)", got)
 	}
 }

@@ -184,9 +184,15 @@ const noticeBusy = "busy"
 // synthesis). The session hears nothing, as for a turn without words.
 func (s *voiceSession) answerBusy(id string) {
 	s.m.ListenBusy.Inc()
-	s.turnWithoutWords(id)
 	s.factory.load.ended(s.talk, s.factory.clock.Now(), 0)
-	s.log.Debug("voice: no recogniser free; turn answered busy", "turn", id)
+	s.tellBusy(id, "voice: no recogniser free; turn answered busy")
+}
+
+// tellBusy gives turn id the busy answer (notice, spoken) and the session
+// nothing: answerBusy's, and finalLate's for a final not ready in time.
+func (s *voiceSession) tellBusy(id, why string) {
+	s.turnWithoutWords(id)
+	s.log.Debug(why, "turn", id)
 	s.takeFloor(id) // the busy answer is heard next, not behind earlier speech (floor.go)
 	s.session().Emit(event.TypeNotice, event.Notice{Kind: noticeBusy, Text: busyText, TurnID: id})
 	s.session().NothingHeard(id)

@@ -3,6 +3,7 @@ package voice
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/veraneural/vera-gateway/audio/codec"
 	"github.com/veraneural/vera-gateway/audio/jitter"
@@ -47,8 +48,16 @@ type Config struct {
 	// speech, for a recogniser (the embedded ones are a bounded pool). A turn
 	// that gets none is answered at once, spoken and shown: "I'm a little
 	// busy — could you say that again?" (notice kind "busy"), instead of
-	// silence.
+	// silence. A turn that got one but whose final transcript is not ready
+	// this long after its end of speech (the end of turn counted up to
+	// 500 ms: finalWaitAfterStop) is answered busy then; a session whose
+	// safety level is raised waits for its words.
 	ListenWaitMs int `yaml:"listen_wait_ms"`
+	// finalWait, when set (tests), replaces the final's wait after
+	// input.speech_stopped that ListenWaitMs gives (finalWaitAfterStop):
+	// the tests of other behaviour run under -race on loaded machines, where
+	// a final can take seconds, and are not about the busy answer.
+	finalWait time.Duration
 	// AdmitListenWaitMs protects live sessions before they hear that: while
 	// a turn has waited this long for a recogniser within the last
 	// admitHold, new voice sessions are refused (503 + Retry-After). 0
@@ -104,4 +113,21 @@ func (c Config) Validate() error {
 	}
 	wrap("record_dir", checkRecordDir(c.RecordDir))
 	return errors.Join(errs...)
+}
+
+// eotCounted is how much of a turn's end of turn (speech_stopped's
+// end_of_turn_ms) counts against voice.listen_wait_ms for its final: the
+// default turn silence. A patient session, or one whose detector held the
+// turn open longer, still leaves its recogniser listen_wait_ms − 500 ms.
+const eotCounted = 500 * time.Millisecond
+
+// finalWaitAfterStop is how long after input.speech_stopped a turn's final
+// transcript may take before the turn is answered busy: voice.listen_wait_ms
+// from the true end of speech, eot (end_of_turn_ms) counted up to
+// eotCounted.
+func (c Config) finalWaitAfterStop(eot time.Duration) time.Duration {
+	if c.finalWait > 0 {
+		return c.finalWait
+	}
+	return max(0, time.Duration(c.ListenWaitMs)*time.Millisecond-min(eot, eotCounted))
 }

@@ -26,7 +26,9 @@ import "github.com/prometheus/client_golang/prometheus"
 // phrase_synthesis_seconds (the fixed phrases' cache), listen_wait_seconds
 // (a turn's wait to open a recogniser, mostly for a pooled decoder),
 // listen_busy_total (turns no recogniser was free for within
-// voice.listen_wait_ms, answered busy) and admission_refused_total (new
+// voice.listen_wait_ms, answered busy), final_late_total (turns that got
+// one whose final was not ready listen_wait_ms after the end of speech,
+// answered busy then) and admission_refused_total (new
 // voice sessions refused while the recogniser was saturated, or would be
 // with one more). Admission's estimate (admit.go): talking_sessions,
 // recogniser_hold_seconds, talk_duty, recogniser_turns_per_second,
@@ -51,6 +53,7 @@ type Metrics struct {
 	PhraseSynthesis    prometheus.Histogram
 	ListenWait         prometheus.Histogram
 	ListenBusy         prometheus.Counter
+	FinalLate          prometheus.Counter
 	AdmissionRefused   prometheus.Counter
 
 	LoadTalking, LoadHold, LoadDuty, LoadCapacity, LoadOffered, LoadWait prometheus.Gauge // admit.go
@@ -110,6 +113,8 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		ListenWait:      lat("listen_wait", "Speech start to the turn's recogniser open (includes waiting for a pooled decoder)."),
 		ListenBusy: prometheus.NewCounter(prometheus.CounterOpts{Namespace: "vera", Subsystem: "voice", Name: "listen_busy_total",
 			Help: "Voice turns no recogniser was free for within voice.listen_wait_ms; answered busy (notice kind busy, spoken)."}),
+		FinalLate: prometheus.NewCounter(prometheus.CounterOpts{Namespace: "vera", Subsystem: "voice", Name: "final_late_total",
+			Help: "Voice turns whose recogniser's final transcript was not ready voice.listen_wait_ms after the end of speech; answered busy then (notice kind busy, spoken)."}),
 		AdmissionRefused: prometheus.NewCounter(prometheus.CounterOpts{Namespace: "vera", Subsystem: "voice", Name: "admission_refused_total",
 			Help: "New voice sessions refused (503) while turns queued for a recogniser, or when one more session would make them (voice.admit_listen_wait_ms)."}),
 	}
@@ -122,7 +127,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	if reg != nil {
 		reg.MustRegister(m.Frame, m.FrameOverruns, m.TurnSegment, m.EndOfTurnDelay, m.TranscriptionDelay, m.LLMTTFT, m.TTSTTFB, m.E2ELatency, m.Sessions, m.BargeIns, m.RecordDropped,
 			m.SessionSetup, m.SessionSetupFailed, m.PlayoutFrames, m.PhraseCache, m.PhraseSynthesis, m.ListenWait,
-			m.ListenBusy, m.AdmissionRefused, m.LoadTalking, m.LoadHold, m.LoadDuty, m.LoadCapacity, m.LoadOffered, m.LoadWait)
+			m.ListenBusy, m.FinalLate, m.AdmissionRefused, m.LoadTalking, m.LoadHold, m.LoadDuty, m.LoadCapacity, m.LoadOffered, m.LoadWait)
 	}
 	return m
 }

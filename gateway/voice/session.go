@@ -330,7 +330,7 @@ func (s *voiceSession) onTurnEvent(ev *turn.Event) {
 		s.listenDone.Add(1)
 		go func() {
 			defer stop()
-			s.finishTurn(id, fd, now)
+			s.finishTurn(id, fd, now, speechEnd)
 		}()
 	}
 }
@@ -344,35 +344,80 @@ func (s *voiceSession) dropOnHangUp(fd *feeder) (stop func() bool) {
 }
 
 // finishTurn waits for the final transcript off the media loop, then starts
-// the session turn. A turn with no words starts nothing.
-func (s *voiceSession) finishTurn(id string, fd *feeder, stopped time.Time) {
+// the session turn. A turn with no words starts nothing. A turn whose final
+// is not ready voice.listen_wait_ms after its true end of speech (speechEnd)
+// is answered busy then (finalLate), unless its session's safety level is
+// raised: those turns go first to the recogniser and wait for their words.
+func (s *voiceSession) finishTurn(id string, fd *feeder, stopped, speechEnd time.Time) {
 	defer s.listenDone.Done()
-	ls, err := fd.result()
-	if errors.Is(err, errListenBusy) {
+	fin := make(chan finalResult, 1)
+	go func() { fin <- s.awaitFinal(fd) }() // joined below on every path
+	var r finalResult
+	select {
+	case r = <-fin:
+	default:
+		wait := s.cfg.finalWaitAfterStop(stopped.Sub(speechEnd))
+		if s.raised.Load() {
+			r = <-fin
+			break
+		}
+		t, late := s.factory.clock.NewTimer(wait)
+		select {
+		case r = <-fin:
+			t.Stop()
+		case <-late:
+			if s.ctx.Err() != nil { // hung up: nobody to tell
+				<-fin
+				return
+			}
+			s.finalLate(id, fd, fin)
+			return
+		}
+	}
+	if errors.Is(r.err, errListenBusy) {
 		s.answerBusy(id)
 		return
 	}
-	var tr router.Transcript
-	if err == nil {
-		tr, err = ls.Final(s.ctx)
-		_ = ls.Close()
-		s.recogniserClosed(fd)
-	}
-	if err != nil {
+	if r.err != nil {
 		if s.ctx.Err() == nil {
-			s.log.Warn("voice: final transcript", "turn", id, "err", err)
+			s.log.Warn("voice: final transcript", "turn", id, "err", r.err)
 			s.session().EmitError(event.ErrEngineUnavailable, "VERA could not hear that turn; please say it again")
 			s.nothingHeard(id, event.NothingHeardNotTranscribed)
 		}
 		return
 	}
 	s.m.TranscriptionDelay.Observe(time.Since(stopped).Seconds())
-	text := strings.TrimSpace(tr.Text)
-	spotted := s.agreeingSpots(text, tr.Spotted)
+	text := strings.TrimSpace(r.tr.Text)
+	spotted := s.agreeingSpots(text, r.tr.Spotted)
 	if text == "" && len(spotted) == 0 {
 		s.nothingHeard(id, event.NothingHeardNoWords)
 		return
 	}
+	s.submitTurn(id, text, spotted)
+}
+
+// finalResult is a turn's final transcript, or why there is none
+// (errListenBusy: no recogniser was free in time).
+type finalResult struct {
+	tr  router.Transcript
+	err error
+}
+
+// awaitFinal waits for the feeder to hand the recogniser every frame, then
+// for its final transcript, and closes it.
+func (s *voiceSession) awaitFinal(fd *feeder) finalResult {
+	ls, err := fd.result()
+	if err != nil {
+		return finalResult{err: err}
+	}
+	tr, err := ls.Final(s.ctx)
+	_ = ls.Close()
+	s.recogniserClosed(fd)
+	return finalResult{tr: tr, err: err}
+}
+
+// submitTurn gives the session a transcribed turn.
+func (s *voiceSession) submitTurn(id, text string, spotted []string) {
 	if tt := s.timing(id); tt != nil {
 		tt.markTranscript(time.Now())
 	}
@@ -381,6 +426,35 @@ func (s *voiceSession) finishTurn(id string, fd *feeder, stopped time.Time) {
 	s.confirmBargeIn()
 	s.disclosureYields()
 	s.session().SubmitVoiceTurn(id, text, spotted)
+}
+
+// finalLate answers turn id busy at once: its final transcript was not
+// ready voice.listen_wait_ms after the end of speech (a recogniser that got
+// the turn but decodes slowly on a loaded machine; or none yet, which the
+// feeder reports as busy at about the same time). The person is told as
+// promptly as when no recogniser was free, rather than answered seconds
+// late or not at all. The recogniser still finishes the turn (fin), so that
+// its decoder is released through the usual path; the late transcript is
+// dropped, as for any turn answered busy (docs/events.md: no transcript, no
+// reply) — except when it carries crisis phrases the transcript agrees with:
+// the session then gets it like any other turn, so the safety path judges
+// what was said and its card and resources are given (BRIEF §5).
+func (s *voiceSession) finalLate(id string, fd *feeder, fin <-chan finalResult) {
+	if fd.ls.Load() != nil {
+		s.m.FinalLate.Inc()
+		s.tellBusy(id, "voice: final transcript not ready in time; turn answered busy")
+	} else {
+		s.answerBusy(id) // still waiting for a recogniser: the feeder's own case
+	}
+	r := <-fin
+	if r.err != nil {
+		return
+	}
+	text := strings.TrimSpace(r.tr.Text)
+	if spotted := s.agreeingSpots(text, r.tr.Spotted); len(spotted) > 0 && s.ctx.Err() == nil {
+		s.log.Info("voice: a turn answered busy carried crisis phrases; given to the session", "turn", id, "spotted", len(spotted))
+		s.submitTurn(id, text, spotted)
+	}
 }
 
 // nothingHeard ends a turn that gets no reply: the client is told
