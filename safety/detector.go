@@ -474,19 +474,7 @@ func (d *Detector) analyzeRulesWith(toks []string, infos []tokInfo) analysis {
 			a.level, a.reason, a.lang = lvl, reason, def.lang
 		}
 	}
-	var sig tokSig
-	if d.builtin {
-		for i, ti := range infos {
-			if ti.w != nil {
-				b := ti.w.sig
-				sig[b>>6] |= 1 << (b & 63)
-			} else {
-				sig.add(toks[i])
-			}
-		}
-	} else {
-		sig = sigOf(toks)
-	}
+	sig := d.signature(toks, infos)
 	for i, t := range toks {
 		var cs []cand
 		switch {
@@ -522,6 +510,31 @@ func (d *Detector) analyzeRulesWith(toks []string, infos []tokInfo) analysis {
 			}
 		}
 	}
+	a.withCues(toks, infos)
+	return a
+}
+
+// signature is the utterance's token signature (pattern.go), from the word
+// table's bits where the built-in rules run.
+func (d *Detector) signature(toks []string, infos []tokInfo) tokSig {
+	if !d.builtin {
+		return sigOf(toks)
+	}
+	var sig tokSig
+	for i, ti := range infos {
+		if ti.w != nil {
+			b := ti.w.sig
+			sig[b>>6] |= 1 << (b & 63)
+		} else {
+			sig.add(toks[i])
+		}
+	}
+	return sig
+}
+
+// withCues adds the lexicon's level and the rules' act, time and means cues
+// taken together to the rules' analysis, and its language.
+func (a *analysis) withCues(toks []string, infos []tokInfo) {
 	if a.level < LevelCrisis {
 		if l, r := lexiconWith(toks, infos); l > a.level {
 			a.level, a.reason, a.lang = l, r, ""
@@ -541,7 +554,6 @@ func (d *Detector) analyzeRulesWith(toks []string, infos []tokInfo) analysis {
 	if a.lang == "" {
 		_, a.lang = germanishLangInfos(infos)
 	}
-	return a
 }
 
 var negators = map[string]bool{

@@ -104,29 +104,13 @@ func buildWordTable() map[string]*wordInfo {
 	for w, e := range concepts.words {
 		get(w).concept = e
 	}
-	for _, d := range []func(yield func(string)){
-		func(y func(string)) {
-			for w := range langDrop {
-				y(w)
-			}
-		},
-		func(y func(string)) {
-			for w := range langDropES {
-				y(w)
-			}
-		},
-		func(y func(string)) {
-			for w := range langDropFR {
-				y(w)
-			}
-		},
-		func(y func(string)) {
-			for w := range langDropEN {
-				y(w)
-			}
-		},
-	} {
-		d(func(w string) { get(w).dropped = true })
+	for w := range langDrop {
+		get(w).dropped = true
+	}
+	for _, drops := range []map[string]cset{langDropES, langDropFR, langDropEN} {
+		for w := range drops {
+			get(w).dropped = true
+		}
 	}
 	for w, cs := range builtinRules().byWord {
 		get(w).rules = cs

@@ -210,17 +210,7 @@ func runEOTMake(args []string, stdout, stderr io.Writer) error {
 // makeTurn speaks one turn and writes its clip and labels.
 func makeTurn(base, tmp string, v eotVoice, text string, rng *rand.Rand) error {
 	const lead, trail = 600 * msSamples, 1500 * msSamples
-	// " | " is a pause inside a sentence, " || " one between sentences.
-	var phrases, kinds []string
-	for j, sent := range strings.Split(text, " || ") {
-		for i, ph := range strings.Split(sent, " | ") {
-			phrases = append(phrases, ph)
-			if i == 0 && j > 0 {
-				kinds[len(kinds)-1] = "sentence"
-			}
-			kinds = append(kinds, "continuation")
-		}
-	}
+	phrases, kinds := turnPhrases(text)
 	pcm := make([]int16, lead)
 	voice := v.name
 	if v.engine != "espeak" {
@@ -304,6 +294,27 @@ func makeTurn(base, tmp string, v eotVoice, text string, rng *rand.Rand) error {
 	pcm = append(pcm, make([]int16, trail)...)
 	add(s, int64(len(pcm)), "end", lastWord(phrases[len(phrases)-1]), endKind(phrases[len(phrases)-1]))
 	sort.SliceStable(lab.Points, func(i, j int) bool { return lab.Points[i].StartMs < lab.Points[j].StartMs })
+	return writeTurn(base, pcm, lab, rng)
+}
+
+// turnPhrases splits a turn's text at its pauses: " | " is a pause inside a
+// sentence (kind "continuation"), " || " one between sentences ("sentence").
+func turnPhrases(text string) (phrases, kinds []string) {
+	for j, sent := range strings.Split(text, " || ") {
+		for i, ph := range strings.Split(sent, " | ") {
+			phrases = append(phrases, ph)
+			if i == 0 && j > 0 {
+				kinds[len(kinds)-1] = "sentence"
+			}
+			kinds = append(kinds, "continuation")
+		}
+	}
+	return phrases, kinds
+}
+
+// writeTurn levels the turn, mixes its noise and writes base.16k.wav and
+// base.eot.json.
+func writeTurn(base string, pcm []int16, lab eotLabels, rng *rand.Rand) error {
 	// Level (peak −4 … −14 dBFS) and noise (none, or pink at 35, 25, 15 dB SNR).
 	gain := math.Pow(10, (-4-10*rng.Float64())/20) * 32767 / float64(peakAbs(pcm))
 	snrs := []float64{-1, 35, 25, 15}

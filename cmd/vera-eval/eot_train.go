@@ -76,20 +76,7 @@ func runEOTTrain(args []string, stdout, stderr io.Writer) error {
 	if f.verbose {
 		printFirstSamples(stderr, train.streams, samples)
 	}
-	off := nearChance(samples, *minGap)
-	chance := off
-	if *agree {
-		var split []string
-		for j, o := range disagree(samples, train.streams, *minGap) {
-			if o && !off[j] {
-				off[j] = true
-				split = append(split, turn.EvidenceNames[j])
-			}
-		}
-		if len(split) > 0 {
-			fmt.Fprintf(stderr, "fit: the synthesisers disagree on (AUC per engine), not used: %s\n", strings.Join(split, ", "))
-		}
-	}
+	off, chance := unusedEvidence(samples, train.streams, *minGap, *agree, stderr)
 	w, dropped, err := fitSigned(samples, len(train.streams), *lambda, off)
 	if err != nil {
 		return err
@@ -151,6 +138,27 @@ func runEOTTrain(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "  %-17s %+.3f\n", "bias", w.Bias)
 	return nil
+}
+
+// unusedEvidence: the evidence the fit leaves at weight 0 (off): near
+// chance on the training points (chance) and, with agree, the prosodic
+// evidence the synthesisers disagree on (said on w).
+func unusedEvidence(samples []eotSample, streams []eotStream, minGap float64, agree bool, w io.Writer) (off, chance [turn.NumEvidence]bool) {
+	off = nearChance(samples, minGap)
+	chance = off
+	if agree {
+		var split []string
+		for j, o := range disagree(samples, streams, minGap) {
+			if o && !off[j] {
+				off[j] = true
+				split = append(split, turn.EvidenceNames[j])
+			}
+		}
+		if len(split) > 0 {
+			fmt.Fprintf(w, "fit: the synthesisers disagree on (AUC per engine), not used: %s\n", strings.Join(split, ", "))
+		}
+	}
+	return off, chance
 }
 
 func countPoints(ss []eotStream) (holds, ends int) {
