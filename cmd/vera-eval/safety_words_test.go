@@ -41,3 +41,21 @@ func TestSafetyWords(t *testing.T) {
 		t.Fatal("a carrier without X was accepted")
 	}
 }
+
+// TestSafetyExplain: one explanation per line, with the verdict.
+func TestSafetyExplain(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "lines.txt")
+	if err := os.WriteFile(p, []byte("i took 40 pills just now\n\nthe weather is nice\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	if err := runSafetyExplain([]string{p}, &out, &errb); err != nil {
+		t.Fatalf("safety-explain: %v (%s)", err, errb.String())
+	}
+	if n := strings.Count(out.String(), "\nverdict: "); n != 2 {
+		t.Fatalf("%d verdicts, want 2:\n%s", n, out.String())
+	}
+	if !strings.Contains(out.String(), "verdict: crisis") || !strings.Contains(out.String(), "verdict: none") {
+		t.Fatalf("verdicts:\n%s", out.String())
+	}
+}
