@@ -633,30 +633,14 @@ var pastBefore = map[string]bool{
 
 // recentWords: an attempt "yesterday" or "last night" is not a past
 // attempt but an act just done.
-// narrated: toks tell of someone else in the past — a third person or a
+// narratedWith: toks tell of someone else in the past — a third person or a
 // year, a past form, no word of the speaker or the listener, no cue of
 // now, and either a year, a past time ("years ago") or the length of
 // prose (ten words or more): "hitler killed himself in 1945", "she walked
 // to the edge of the cliff and watched the gulls". A short report with no
 // subject ("just swallowed everything") or about someone now ("he took a
 // bunch of pills") is not narrated. The words are squashed, as the rules
-// read them.
-func narrated(toks []string, pastTime bool) bool {
-	pastTold, other, year := false, false, false
-	for i, t := range toks {
-		if speakerWords[t] || nowWords[t] {
-			return false
-		}
-		year = year || len(t) == 4 && isNumber(t) && (t[:2] == "19" || t[:2] == "20") && i > 0
-		// "his", "their": possessive only, so with no word of the speaker
-		// ("the first great sorrow of his life") the story is someone else's
-		other = other || thirdPartyWords[t] && !objectWords[t] && !spanishHe(toks, i) || otherSelf[t] || t == "his" || t == "their"
-		pastTold = pastTold || pastTellWords[t] || len(t) >= 5 && strings.HasSuffix(t, "ed")
-	}
-	return other && pastTold && (year || pastTime || len(toks) >= 10) && !recentCue(toks)
-}
-
-// narratedWith is narrated reading the word table's bits.
+// read them; infos are their word-table entries (wordSetBits).
 func narratedWith(toks []string, infos []tokInfo, pastTime bool) bool {
 	pastTold, other, year := false, false, false
 	for i, t := range toks {

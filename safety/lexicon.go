@@ -77,29 +77,9 @@ var lexNotAfter = map[string]bool{
 // German "tot" is left to the phrase rules: folded French "tôt" (early) is
 // the same token.
 
-// lexicon scores toks clause by clause and returns the level it supports
-// and its reason id.
-func lexicon(toks []string) (Level, string) {
-	best, reason := LevelNone, ""
-	raise := func(l Level, r string) {
-		if l > best {
-			best, reason = l, r
-		}
-	}
-	start := 0
-	for i := 0; i <= len(toks); i++ {
-		if i < len(toks) && toks[i] != clauseMark {
-			continue
-		}
-		l, r := lexClause(toks, start, i)
-		raise(l, r)
-		start = i + 1
-	}
-	return best, reason
-}
-
-// lexiconWith is lexicon for tokens whose word-table entries the caller
-// has: the loops over every token read bits instead of seven tables.
+// lexiconWith scores toks clause by clause and returns the level it
+// supports and its reason id; infos are the tokens' word-table entries, whose
+// bits stand for the lexicon's word sets (wordSetBits).
 func lexiconWith(toks []string, infos []tokInfo) (Level, string) {
 	best, reason := LevelNone, ""
 	start := 0
@@ -115,7 +95,7 @@ func lexiconWith(toks []string, infos []tokInfo) (Level, string) {
 	return best, reason
 }
 
-// lexClauseWith is lexClause reading the word table's bits.
+// lexClauseWith scores one clause, toks[from:to].
 func lexClauseWith(toks []string, infos []tokInfo, from, to int) (Level, string) {
 	var all wordBits
 	for k := from; k < to; k++ {
@@ -165,64 +145,6 @@ func lexClauseWith(toks []string, infos []tokInfo, from, to int) (Level, string)
 				}
 			}
 		case b&bLexDistress != 0 && subj:
-			if next == "for" || next == "to" {
-				continue
-			}
-			if LevelElevated > best {
-				best, reason = LevelElevated, "lexicon.distress"
-			}
-		}
-	}
-	return best, reason
-}
-
-func lexClause(toks []string, from, to int) (Level, string) {
-	fp, subj, timeCue := false, false, false
-	for k := from; k < to; k++ {
-		t := toks[k]
-		fp = fp || lexFirstPerson[t]
-		subj = subj || lexSubject[t]
-		timeCue = timeCue || lexTime[t]
-	}
-	if !fp {
-		return LevelNone, ""
-	}
-	best, reason := LevelNone, ""
-	for k := from; k < to; k++ {
-		t := toks[k]
-		next := ""
-		if k+1 < to {
-			next = toks[k+1]
-		}
-		switch {
-		case lexStrong[t] || hasAnyPrefix(t, lexStrongPrefix):
-			if lexNotAfter[next] && next != "my" && next != "the" && next != "to" {
-				continue
-			}
-			lvl, r := LevelElevated, "lexicon.mention"
-			if (intentBefore(toks, from, k, 5) || timeCue) && !negatedBefore(toks, from, k) && !thirdParty(toks, k) && !lexPast(toks, from, k, to) {
-				lvl, r = LevelCrisis, "lexicon.intent"
-			}
-			if lvl > best {
-				best, reason = lvl, r
-			}
-		case lexDeath[t]:
-			if lexNotAfter[next] {
-				continue
-			}
-			if intentBefore(toks, from, k, 3) && speakerIsSubject(toks, from, k) {
-				lvl, r := LevelCrisis, "lexicon.intent"
-				switch {
-				case negatedBefore(toks, from, k):
-					lvl, r = LevelElevated, "lexicon.intent/negated"
-				case lexPast(toks, from, k, to):
-					lvl, r = LevelElevated, "lexicon.intent/past"
-				}
-				if lvl > best {
-					best, reason = lvl, r
-				}
-			}
-		case lexDistress[t] && subj:
 			if next == "for" || next == "to" {
 				continue
 			}

@@ -71,6 +71,21 @@ type tokInfo struct {
 
 var wordTable = sync.OnceValue(buildWordTable)
 
+// wordSetBits: the word sets of the lexicon and the narration test, each
+// read as one bit of a word's entry (TestWordTable checks every token's
+// bits against the sets).
+var wordSetBits = []struct {
+	set map[string]bool
+	bit wordBits
+}{
+	{lexFirstPerson, bLexFirstPerson}, {lexSubject, bLexSubject}, {lexTime, bLexTime}, {lexStrong, bLexStrong},
+	{lexDeath, bLexDeath}, {lexDistress, bLexDistress}, {lexNotAfter, bLexNotAfter}, {speakerWords, bSpeaker},
+	{nowWords, bNow}, {thirdPartyWords, bThirdParty}, {objectWords, bObject}, {otherSelf, bOtherSelf},
+	{pastTellWords, bPastTell}, {recentWords, bRecent},
+	{map[string]bool{"last": true, "this": true, "ce": true, "hier": true}, bRecentFirst},
+	{map[string]bool{"his": true, "their": true}, bPossessive3P},
+}
+
 func buildWordTable() map[string]*wordInfo {
 	m := map[string]*wordInfo{}
 	get := func(w string) *wordInfo {
@@ -81,17 +96,7 @@ func buildWordTable() map[string]*wordInfo {
 		}
 		return e
 	}
-	for _, s := range []struct {
-		set map[string]bool
-		bit wordBits
-	}{
-		{lexFirstPerson, bLexFirstPerson}, {lexSubject, bLexSubject}, {lexTime, bLexTime}, {lexStrong, bLexStrong},
-		{lexDeath, bLexDeath}, {lexDistress, bLexDistress}, {lexNotAfter, bLexNotAfter}, {speakerWords, bSpeaker},
-		{nowWords, bNow}, {thirdPartyWords, bThirdParty}, {objectWords, bObject}, {otherSelf, bOtherSelf},
-		{pastTellWords, bPastTell}, {recentWords, bRecent},
-		{map[string]bool{"last": true, "this": true, "ce": true, "hier": true}, bRecentFirst},
-		{map[string]bool{"his": true, "their": true}, bPossessive3P},
-	} {
+	for _, s := range wordSetBits {
 		for w, v := range s.set {
 			if v {
 				get(w).bits |= s.bit
