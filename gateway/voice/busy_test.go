@@ -2,6 +2,7 @@ package voice
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"runtime"
@@ -366,27 +367,59 @@ func TestBusyAnswerWhenFinalIsLate(t *testing.T) {
 			t.Errorf("a transcript for the turn answered busy\n%s", dumpEvents(evs))
 		}
 	}
+	// The busy answer's first packet is due listen_wait_ms after the true
+	// end of speech (speech_stopped's arrival less end_of_turn_ms). Bounded
+	// generously (a loaded machine under -race): this checks it is spoken
+	// then, not seconds later; the exact deadline is TestFinalWaitAfterStop's.
+	if len(stopped) > 0 {
+		var eot struct {
+			EndOfTurnMS int64 `json:"end_of_turn_ms"`
+		}
+		if err := json.Unmarshal(stopped[0].Data, &eot); err != nil {
+			t.Fatal(err)
+		}
+		speechEnd := stopped[0].At.Add(-time.Duration(eot.EndOfTurnMS) * time.Millisecond)
+		var first time.Time
+		for _, p := range res.Audio {
+			if p.Marker && p.At.After(stopped[0].At) { // the busy answer's talkspurt
+				first = p.At
+				break
+			}
+		}
+		t.Logf("busy answer's first packet %v after the true end of speech (listen_wait_ms %d)", first.Sub(speechEnd), cfg.ListenWaitMs)
+		due := speechEnd.Add(time.Duration(cfg.ListenWaitMs)*time.Millisecond + time.Second)
+		if first.IsZero() || first.After(due) {
+			t.Errorf("busy answer's first packet at %v after the end of speech, want by listen_wait_ms (%d ms) + 1 s slack",
+				first.Sub(speechEnd), cfg.ListenWaitMs)
+		}
+	}
 	if got := counterValue(t, st.metrics.FinalLate); got < 1 {
 		t.Errorf("final_late_total %v, want at least 1 (listen_busy_total %v)", got, counterValue(t, st.metrics.ListenBusy))
 	}
 }
 
 // The final's wait after input.speech_stopped: voice.listen_wait_ms from the
-// true end of speech, the end of turn counted up to the default silence, so
-// that a patient session's recogniser is not given no time at all.
+// true end of speech, the end of turn counted in full, less busyLead so that
+// the busy answer's first packet is due by listen_wait_ms; at least
+// minFinalAfterStop, so that a patient session's recogniser is not given no
+// time at all. The old rule (end of turn counted up to 500 ms, no lead)
+// gives 1 s for the default silence and fails here.
 func TestFinalWaitAfterStop(t *testing.T) {
 	c := DefaultConfig() // listen_wait_ms 1500
 	for _, tc := range []struct{ eot, want time.Duration }{
-		{200 * time.Millisecond, 1300 * time.Millisecond}, // adaptive policy
-		{500 * time.Millisecond, time.Second},             // the default silence
-		{1500 * time.Millisecond, time.Second},            // hello.patience 3
+		{200 * time.Millisecond, 1150 * time.Millisecond}, // adaptive policy
+		{500 * time.Millisecond, 850 * time.Millisecond},  // the default silence
+		{1500 * time.Millisecond, minFinalAfterStop},      // hello.patience 3
 	} {
 		if got := c.finalWaitAfterStop(tc.eot); got != tc.want {
 			t.Errorf("end of turn %v: final wait %v after speech_stopped, want %v", tc.eot, got, tc.want)
 		}
+		if due := tc.eot + c.finalWaitAfterStop(tc.eot) + busyLead; tc.eot+minFinalAfterStop+busyLead <= 1500*time.Millisecond && due > 1500*time.Millisecond {
+			t.Errorf("end of turn %v: busy answer due %v after the end of speech, past listen_wait_ms", tc.eot, due)
+		}
 	}
 	c.ListenWaitMs = 300
-	if got := c.finalWaitAfterStop(500 * time.Millisecond); got != 0 {
-		t.Errorf("listen_wait_ms 300, end of turn 500 ms: %v, want 0 (due at speech_stopped)", got)
+	if got := c.finalWaitAfterStop(500 * time.Millisecond); got != minFinalAfterStop {
+		t.Errorf("listen_wait_ms 300, end of turn 500 ms: %v, want %v", got, minFinalAfterStop)
 	}
 }

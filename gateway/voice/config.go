@@ -49,9 +49,10 @@ type Config struct {
 	// that gets none is answered at once, spoken and shown: "I'm a little
 	// busy — could you say that again?" (notice kind "busy"), instead of
 	// silence. A turn that got one but whose final transcript is not ready
-	// this long after its end of speech (the end of turn counted up to
-	// 500 ms: finalWaitAfterStop) is answered busy then; a session whose
-	// safety level is raised waits for its words.
+	// in time is answered busy so that the busy answer's first packet reaches
+	// the client this long after the true end of speech (decided busyLead
+	// earlier, the end of turn counted in full: finalWaitAfterStop); a
+	// session whose safety level is raised waits for its words.
 	ListenWaitMs int `yaml:"listen_wait_ms"`
 	// finalWait, when set (tests), replaces the final's wait after
 	// input.speech_stopped that ListenWaitMs gives (finalWaitAfterStop):
@@ -115,19 +116,28 @@ func (c Config) Validate() error {
 	return errors.Join(errs...)
 }
 
-// eotCounted is how much of a turn's end of turn (speech_stopped's
-// end_of_turn_ms) counts against voice.listen_wait_ms for its final: the
-// default turn silence. A patient session, or one whose detector held the
-// turn open longer, still leaves its recogniser listen_wait_ms − 500 ms.
-const eotCounted = 500 * time.Millisecond
+// busyLead is how long before voice.listen_wait_ms the busy answer is
+// decided, so that its first packet (Opus from the phrase cache, encoded
+// once for all sessions: warmBusy) reaches the client by listen_wait_ms
+// after the true end of speech rather than starting there: the notice's hop
+// through the event pump and the pacer's next 20 ms frame, with room for a
+// loaded machine.
+const busyLead = 150 * time.Millisecond
+
+// minFinalAfterStop is the least a turn's recogniser gets after
+// input.speech_stopped before the turn is answered busy: a session whose end
+// of turn already took listen_wait_ms (hello.patience) is answered busy late
+// rather than always.
+const minFinalAfterStop = 250 * time.Millisecond
 
 // finalWaitAfterStop is how long after input.speech_stopped a turn's final
 // transcript may take before the turn is answered busy: voice.listen_wait_ms
-// from the true end of speech, eot (end_of_turn_ms) counted up to
-// eotCounted.
+// from the true end of speech (eot, speech_stopped's end_of_turn_ms, counted
+// in full) less busyLead, so that the busy answer's first packet is due by
+// listen_wait_ms; at least minFinalAfterStop.
 func (c Config) finalWaitAfterStop(eot time.Duration) time.Duration {
 	if c.finalWait > 0 {
 		return c.finalWait
 	}
-	return max(0, time.Duration(c.ListenWaitMs)*time.Millisecond-min(eot, eotCounted))
+	return max(minFinalAfterStop, time.Duration(c.ListenWaitMs)*time.Millisecond-eot-busyLead)
 }
