@@ -33,6 +33,9 @@ func testFileConfig() fileConfig {
 	cfg := defaultFileConfig()
 	cfg.RTC.UDPPort = 0
 	cfg.RTC.UDPAddress, cfg.RTC.LoopbackOnly, cfg.RTC.IncludeLoopback = "127.0.0.1", true, true
+	// These tests check what a transcript does, not the busy answer (gateway/voice
+	// tests that): give a recogniser slowed by -race and a shared box time to finish.
+	cfg.Voice.ListenWaitMs = 5000
 	return cfg
 }
 
