@@ -55,6 +55,9 @@ func newGatewayWith(t *testing.T, rcfg router.Config) string {
 	// package's own tests do) so turns are not lost to the test machine.
 	cfg.Jitter.MaxDelayMs = 1000
 	cfg.Jitter.Slots = 128
+	// These tests check what the tool reports of answered turns; a recogniser
+	// slowed by -race must not be answered busy (gateway/voice tests that).
+	cfg.ListenWaitMs = 5000
 	st := gatewaytest.NewStack(t, gatewaytest.Options{RouterConfig: &rcfg, Logger: log,
 		Voice: func(gs *gatewaytest.Stack) (gatewaytest.Voice, error) {
 			f, err := voice.NewFactory(cfg, voice.Deps{Listener: gs.Router, Speaker: gs.Router, Sessions: gs.Sessions,
