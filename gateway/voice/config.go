@@ -51,7 +51,7 @@ type Config struct {
 	// silence. A turn that got one but whose final transcript is not ready
 	// in time is answered busy so that the busy answer's first packet reaches
 	// the client this long after the true end of speech (decided busyLead
-	// earlier, the end of turn counted in full: finalWaitAfterStop); a
+	// earlier, the end of turn counted up to 500 ms: finalWaitAfterStop); a
 	// session whose safety level is raised waits for its words.
 	ListenWaitMs int `yaml:"listen_wait_ms"`
 	// finalWait, when set (tests), replaces the final's wait after
@@ -130,14 +130,21 @@ const busyLead = 150 * time.Millisecond
 // rather than always.
 const minFinalAfterStop = 250 * time.Millisecond
 
+// eotCounted is how much of a turn's end of turn counts against
+// voice.listen_wait_ms: the default turn silence. A patient session, or a
+// detector that held the turn open longer because the person paused mid
+// thought, keeps its recogniser's time (busy due later) instead of being told
+// busy for having paused.
+const eotCounted = 500 * time.Millisecond
+
 // finalWaitAfterStop is how long after input.speech_stopped a turn's final
 // transcript may take before the turn is answered busy: voice.listen_wait_ms
 // from the true end of speech (eot, speech_stopped's end_of_turn_ms, counted
-// in full) less busyLead, so that the busy answer's first packet is due by
-// listen_wait_ms; at least minFinalAfterStop.
+// up to eotCounted) less busyLead, so that the busy answer's first packet is
+// due by listen_wait_ms; at least minFinalAfterStop.
 func (c Config) finalWaitAfterStop(eot time.Duration) time.Duration {
 	if c.finalWait > 0 {
 		return c.finalWait
 	}
-	return max(minFinalAfterStop, time.Duration(c.ListenWaitMs)*time.Millisecond-eot-busyLead)
+	return max(minFinalAfterStop, time.Duration(c.ListenWaitMs)*time.Millisecond-min(eot, eotCounted)-busyLead)
 }
