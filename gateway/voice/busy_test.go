@@ -2,8 +2,9 @@ package voice
 
 import (
 	"context"
-	"encoding/json"
 	"io"
+
+	"github.com/veraneural/vera-gateway/gateway/event"
 	"net/http"
 	"runtime"
 	"strings"
@@ -372,12 +373,7 @@ func TestBusyAnswerWhenFinalIsLate(t *testing.T) {
 	// generously (a loaded machine under -race): this checks it is spoken
 	// then, not seconds later; the exact deadline is TestFinalWaitAfterStop's.
 	if len(stopped) > 0 {
-		var eot struct {
-			EndOfTurnMS int64 `json:"end_of_turn_ms"`
-		}
-		if err := json.Unmarshal(stopped[0].Data, &eot); err != nil {
-			t.Fatal(err)
-		}
+		eot := strict[event.SpeechStopped](t, stopped[0])
 		speechEnd := stopped[0].At.Add(-time.Duration(eot.EndOfTurnMS) * time.Millisecond)
 		var first time.Time
 		for _, p := range res.Audio {
@@ -399,11 +395,11 @@ func TestBusyAnswerWhenFinalIsLate(t *testing.T) {
 }
 
 // The final's wait after input.speech_stopped: voice.listen_wait_ms from the
-// true end of speech, the end of turn counted in full, less busyLead so that
+// true end of speech, the end of turn counted up to eotCounted, less busyLead so that
 // the busy answer's first packet is due by listen_wait_ms; at least
 // minFinalAfterStop, so that a patient session's recogniser is not given no
-// time at all. The old rule (end of turn counted up to 500 ms, no lead)
-// gives 1 s for the default silence and fails here.
+// time at all. The old rule (no lead) gives 1 s for the default silence and
+// fails here.
 func TestFinalWaitAfterStop(t *testing.T) {
 	c := DefaultConfig() // listen_wait_ms 1500
 	for _, tc := range []struct{ eot, want time.Duration }{
