@@ -3,8 +3,6 @@ package voice
 import (
 	"context"
 	"io"
-
-	"github.com/veraneural/vera-gateway/gateway/event"
 	"net/http"
 	"runtime"
 	"strings"
@@ -16,6 +14,7 @@ import (
 
 	"github.com/veraneural/vera-gateway/fixtures"
 	"github.com/veraneural/vera-gateway/gateway/clock/clocktest"
+	"github.com/veraneural/vera-gateway/gateway/event"
 	"github.com/veraneural/vera-gateway/gateway/router"
 	"github.com/veraneural/vera-gateway/gateway/router/sphinx"
 	"github.com/veraneural/vera-gateway/gateway/session"
